@@ -1,0 +1,21 @@
+//! haslab-core: a deterministic packet-level simulator for HTTP adaptive streaming over TCP.
+//!
+//! Layers (one idea per folder):
+//! - [`sim`]: integer-nanosecond time, the event list, seeded per-component random streams.
+//! - [`net`]: packets, links (rate, delay, loss), drop-tail queues, routing, pcap output.
+//! - [`tcp`]: the TCP connection (handshake, segmentation, ACKs, loss recovery, RTO) and the
+//!   congestion-control interface modelled on Linux `tcp_congestion_ops` ([`tcp::cc`]).
+//! - [`app`]: applications on the byte-stream API (bulk sender, chunked sender, sink).
+//! - [`metrics`]: counters and time series collected during a run.
+//! - [`scenario`]: the one scenario schema (serde), its validation, and the resolved [`scenario::Plan`].
+//! - [`world`]: builds a [`scenario::Plan`] into a running simulation and returns a [`metrics::SimResult`].
+
+pub mod app;
+pub mod metrics;
+pub mod net;
+pub mod scenario;
+pub mod sim;
+pub mod tcp;
+pub mod world;
+
+pub use world::{run_plan, RunOptions};

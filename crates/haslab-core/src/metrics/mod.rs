@@ -1,0 +1,124 @@
+//! What a run measures: per-flow and per-link-direction summaries, and time series as
+//! columnar tables (one row per sample) that Python turns into pandas DataFrames and Parquet.
+
+pub mod series;
+
+use serde::Serialize;
+
+/// The result of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimResult {
+    pub seed: u64,
+    pub duration_ns: u64,
+    /// Events processed by the event loop.
+    pub events: u64,
+    /// Packets serialised onto links (one per packet per hop).
+    pub link_transmissions: u64,
+    pub flows: Vec<FlowSummary>,
+    /// One entry per link direction.
+    pub links: Vec<LinkDirSummary>,
+    /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]).
+    #[serde(skip)]
+    pub tables: Vec<Table>,
+}
+
+/// Per-flow counters (a flow is one TCP connection; data goes from `src` to `dst`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowSummary {
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub cc: String,
+    /// Bytes the sending application wrote.
+    pub bytes_written: u64,
+    /// Payload bytes put on the wire by the sender, retransmissions included.
+    pub bytes_sent: u64,
+    /// Payload bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+    /// Payload bytes delivered in order to the receiving application.
+    pub bytes_received: u64,
+    pub segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub rto_count: u64,
+    pub fast_recovery_count: u64,
+    /// Time the connection was established (SYN-ACK received), if it was.
+    pub established_ns: Option<u64>,
+    /// Time the last written byte was acknowledged, if all were.
+    pub completed_ns: Option<u64>,
+    /// bytes_received × 8 / (end − established), end = completion or end of run.
+    pub goodput_bps: f64,
+    pub final_cwnd_pkts: u32,
+    pub final_ssthresh_pkts: u32,
+    pub min_rtt_ns: Option<u64>,
+    pub mean_srtt_ns: Option<u64>,
+}
+
+/// Per-link-direction counters: the output queue and the link it feeds.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LinkDirSummary {
+    /// `"from->to"` with node names.
+    pub name: String,
+    pub link: String,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    /// Busy time / run duration.
+    pub utilization: f64,
+    pub enqueued_packets: u64,
+    pub dropped_packets: u64,
+    pub dropped_bytes: u64,
+    /// Packets lost to the link's random loss.
+    pub lost_packets: u64,
+    pub max_queue_packets: u32,
+    pub max_queue_bytes: u64,
+    /// Queuing delay (enqueue → start of transmission) over packets that were transmitted.
+    pub sojourn_mean_ns: f64,
+    pub sojourn_p50_ns: u64,
+    pub sojourn_p95_ns: u64,
+    pub sojourn_p99_ns: u64,
+    pub sojourn_max_ns: u64,
+}
+
+/// A column of a [`Table`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnData {
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    F64(Vec<f64>),
+}
+
+impl ColumnData {
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnData::U64(v) => v.len(),
+            ColumnData::U32(v) => v.len(),
+            ColumnData::F64(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A named columnar table; all columns have the same length.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<(String, ColumnData)>,
+}
+
+impl Table {
+    pub fn column(&self, name: &str) -> Option<&ColumnData> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+}
+
+impl SimResult {
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}

@@ -1,0 +1,131 @@
+//! The one scenario schema shared by the CLI (TOML files) and Python (dicts passed as JSON).
+//!
+//! - [`units`]: human units (`"8Mbps"`, `"100ms"`, `"30KB"`, `"1%"`).
+//! - `spec`: the serde structs of the file ([`Scenario`] and its tables), which also give
+//!   the JSON Schema ([`json_schema`]).
+//! - `validate`: [`Scenario::to_plan`], the semantic checks and the resolution into a
+//!   [`Plan`] (dumbbell expansion, `count` replication, defaults, names → indices).
+//! - [`plan`]: the resolved scenario the simulator builds.
+//!
+//! Every error is a [`ScenarioError`] whose `path` names the offending field the way the file
+//! spells it (`flow[2].tcp.min_rto`, `link[0].rate`, `trace.queues[1]`) and whose message says
+//! what is accepted. No input makes these functions panic.
+
+pub mod plan;
+mod spec;
+pub mod units;
+mod validate;
+
+pub use plan::*;
+pub use spec::*;
+pub use validate::{check_name, MAX_DURATION_NS, MAX_FLOWS, MAX_NAME_LEN, MAX_NODES, MAX_RATE_BPS, SNAPLEN_RANGE};
+
+use std::fmt;
+
+/// A scenario that cannot be run: where (`path`, empty when the whole document is at fault,
+/// e.g. a syntax error) and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    /// Field path as in the file: `flow[2].tcp.min_rto`, `dumbbell.pairs`, `trace.pcap[0]`.
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn path_string(p: &serde_path_to_error::Path) -> String {
+    let s = p.to_string();
+    if s == "." {
+        String::new()
+    } else {
+        s
+    }
+}
+
+/// 1-based line and column of byte offset `at` in `text`.
+fn line_col(text: &str, at: usize) -> Option<(usize, usize)> {
+    let before = text.get(..at)?;
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Some((line, col))
+}
+
+fn toml_message(text: &str, e: &toml::de::Error, syntax: bool) -> String {
+    let at = e.span().and_then(|s| line_col(text, s.start));
+    match (syntax, at) {
+        (true, Some((l, c))) => format!("TOML syntax error at line {l}, column {c}: {}", e.message()),
+        (true, None) => format!("TOML syntax error: {}", e.message()),
+        (false, Some((l, c))) => format!("{} (line {l}, column {c})", e.message()),
+        (false, None) => e.message().to_string(),
+    }
+}
+
+/// Parses a TOML scenario (types and units only; see [`Scenario::to_plan`] for the rest).
+pub fn parse_toml(text: &str) -> Result<Scenario, ScenarioError> {
+    let de = toml::Deserializer::parse(text)
+        .map_err(|e| ScenarioError { path: String::new(), message: toml_message(text, &e, true) })?;
+    let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| ScenarioError {
+        path: path_string(e.path()),
+        message: toml_message(text, e.inner(), false),
+    })?;
+    scenario.check_tables()?;
+    Ok(scenario)
+}
+
+/// Parses a JSON scenario: the same shape as the TOML file (`"flow": [{...}]`, ...).
+pub fn parse_json(text: &str) -> Result<Scenario, ScenarioError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let scenario: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = path_string(e.path());
+        let inner = e.into_inner();
+        let message = if inner.is_syntax() || inner.is_eof() {
+            format!("JSON syntax error: {inner}")
+        } else {
+            inner.to_string()
+        };
+        ScenarioError { path, message }
+    })?;
+    de.end().map_err(|e| ScenarioError { path: String::new(), message: format!("JSON syntax error: {e}") })?;
+    scenario.check_tables()?;
+    Ok(scenario)
+}
+
+/// Parses and validates a TOML scenario.
+pub fn plan_from_toml(text: &str) -> Result<Plan, ScenarioError> {
+    parse_toml(text)?.to_plan()
+}
+
+/// Parses and validates a JSON scenario.
+pub fn plan_from_json(text: &str) -> Result<Plan, ScenarioError> {
+    parse_json(text)?.to_plan()
+}
+
+/// The JSON Schema of [`Scenario`] (draft 2020-12), pretty-printed.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(Scenario);
+    serde_json::to_string_pretty(&schema).expect("a JSON Schema always serialises")
+}
+
+impl Scenario {
+    /// Type-checks the `tcp` tables, which are kept as raw tables until `to_plan` merges them.
+    fn check_tables(&self) -> Result<(), ScenarioError> {
+        validate::tcp_from_table(&self.defaults.tcp, "defaults.tcp")?;
+        for (i, f) in self.flows.iter().enumerate() {
+            validate::tcp_from_table(&f.tcp, &format!("flow[{i}].tcp"))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

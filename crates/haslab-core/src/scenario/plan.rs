@@ -1,0 +1,106 @@
+//! The resolved scenario: what validation of a [`super::Scenario`] produces and what the
+//! simulator builds. Names are resolved to indices, units to integers (`_ns`, `_bps`,
+//! `_bytes`), defaults are applied. Nothing here can be invalid.
+
+use crate::tcp::config::TcpConfig;
+use crate::tcp::cc::CcConfig;
+
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub seed: u64,
+    pub duration_ns: u64,
+    pub nodes: Vec<NodePlan>,
+    pub links: Vec<LinkPlan>,
+    pub flows: Vec<FlowPlan>,
+    pub trace: TracePlan,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodePlan {
+    pub name: String,
+}
+
+/// A bidirectional point-to-point link between nodes `a` and `b` (indices into `Plan::nodes`).
+#[derive(Clone, Debug)]
+pub struct LinkPlan {
+    pub name: String,
+    pub a: usize,
+    pub b: usize,
+    /// direction a → b
+    pub ab: LinkDirPlan,
+    /// direction b → a
+    pub ba: LinkDirPlan,
+}
+
+#[derive(Clone, Debug)]
+pub struct LinkDirPlan {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    /// Bernoulli loss probability applied to each packet as it enters the link.
+    pub loss: f64,
+    pub queue: QueuePlan,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u32),
+    Bytes(u64),
+}
+
+/// Output queue of one link direction. Only drop-tail exists; the enum leaves room for
+/// RED / CoDel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueuePlan {
+    DropTail { limit: QueueLimit },
+}
+
+#[derive(Clone, Debug)]
+pub struct FlowPlan {
+    pub name: String,
+    /// node that opens the connection and runs the sending app
+    pub src: usize,
+    /// node that accepts the connection and runs the sink
+    pub dst: usize,
+    pub app: AppPlan,
+    pub tcp: TcpConfig,
+    pub cc: CcConfig,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AppPlan {
+    /// FTP-like: connects at `start_ns`, writes `bytes` (unbounded if None) and stops writing at
+    /// `stop_ns` (data already written is still delivered).
+    Bulk { start_ns: u64, stop_ns: Option<u64>, bytes: Option<u64> },
+    /// On/off: connects at `start_ns`, writes `chunk_bytes` every `interval_ns` until `stop_ns`.
+    Chunks { start_ns: u64, stop_ns: Option<u64>, chunk_bytes: u64, interval_ns: u64 },
+}
+
+/// One link direction, by link index and direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LinkDirRef {
+    pub link: usize,
+    /// false: a → b, true: b → a
+    pub reverse: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct PcapPlan {
+    pub at: LinkDirRef,
+    /// file name (relative to the run's output directory)
+    pub file: String,
+    pub snaplen: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct TracePlan {
+    /// record cwnd / ssthresh / srtt of every flow on change
+    pub cwnd: bool,
+    /// at most one cwnd sample per flow within this interval (0: every change)
+    pub cwnd_interval_ns: u64,
+    /// queues whose occupancy is recorded (on change, at most once per `queue_interval_ns`)
+    pub queues: Vec<LinkDirRef>,
+    pub queue_interval_ns: u64,
+    /// window for the goodput time series of every flow
+    pub goodput_window_ns: u64,
+    pub pcaps: Vec<PcapPlan>,
+}

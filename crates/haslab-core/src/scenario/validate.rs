@@ -1,0 +1,635 @@
+//! Semantic validation of a [`Scenario`] and its resolution into a [`Plan`]: dumbbell
+//! expansion, `count` replication, merging of `[defaults]`, name → index resolution, routing
+//! feasibility and trace references. Every error names the path of the offending field in the
+//! file (`link[1].rate`, `flow[0].tcp.min_rto`, `trace.queues[0]`, ...); flow paths use the
+//! index of the `[[flow]]` entry in the file, not of the expanded flow.
+
+use super::plan::*;
+use super::spec::*;
+use super::ScenarioError;
+use crate::tcp::cc::CcConfig;
+use crate::tcp::config::TcpConfig;
+use std::collections::{HashMap, HashSet};
+
+/// Longest run, and longest duration anywhere in a scenario: 10 days.
+pub const MAX_DURATION_NS: u64 = 10 * 86_400 * 1_000_000_000;
+/// Most nodes in a scenario (explicit and dumbbell together).
+pub const MAX_NODES: usize = 100_000;
+/// Most flows in a scenario after `count` replication.
+pub const MAX_FLOWS: u64 = 1_000_000;
+/// Fastest link direction: 1 Tbps.
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
+/// Longest node, link or flow name.
+pub const MAX_NAME_LEN: usize = 100;
+/// Accepted range of `trace.snaplen`.
+pub const SNAPLEN_RANGE: std::ops::RangeInclusive<u64> = 40..=65_535;
+
+fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError { path: path.into(), message: message.into() }
+}
+
+/// Checks the character set and length of a node, link or flow name.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a name must not be empty".into());
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return Err(format!("name {name:?} is longer than {MAX_NAME_LEN} characters"));
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))) {
+        return Err(format!(
+            "invalid name {name:?}: character {c:?} is not allowed; use only A-Z, a-z, 0-9, '_', '.' and '-'"
+        ));
+    }
+    Ok(())
+}
+
+fn check_duration(path: &str, d: u64) -> Result<(), ScenarioError> {
+    if d > MAX_DURATION_NS {
+        return Err(err(path, format!("{} is too long: at most 10 days", show_ns(d))));
+    }
+    Ok(())
+}
+
+fn check_rate(path: &str, bps: u64) -> Result<(), ScenarioError> {
+    if bps == 0 {
+        return Err(err(path, "must be greater than zero"));
+    }
+    if bps > MAX_RATE_BPS {
+        return Err(err(path, format!("{bps}bps is too fast: at most 1Tbps")));
+    }
+    Ok(())
+}
+
+fn check_loss(path: &str, p: f64) -> Result<(), ScenarioError> {
+    if !(0.0..=1.0).contains(&p) {
+        return Err(err(path, "must be a probability between 0 and 1 (0% and 100%)"));
+    }
+    Ok(())
+}
+
+/// A duration for messages: "60s", "250ms", "17ns".
+fn show_ns(ns: u64) -> String {
+    if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+/// "a, b, c" (at most 10 names, then "...").
+fn some_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let mut v: Vec<String> = names.take(11).map(|n| format!("{n:?}")).collect();
+    if v.len() > 10 {
+        v.truncate(10);
+        v.push("...".into());
+    }
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// Deserialises a TCP table into a [`TcpConfig`]; an error's path is `prefix.<field>`.
+pub(crate) fn tcp_from_table(table: &TcpTable, prefix: &str) -> Result<TcpConfig, ScenarioError> {
+    let value = serde_json::Value::Object(table.clone());
+    serde_path_to_error::deserialize::<_, TcpConfig>(value).map_err(|e| {
+        let inner = e.path().to_string();
+        let path = if inner == "." || inner.is_empty() { prefix.to_string() } else { format!("{prefix}.{inner}") };
+        err(path, e.into_inner().to_string())
+    })
+}
+
+struct Net {
+    nodes: Vec<NodePlan>,
+    node_index: HashMap<String, usize>,
+    links: Vec<LinkPlan>,
+    link_index: HashMap<String, usize>,
+}
+
+impl Net {
+    fn node(&self, name: &str, path: &str) -> Result<usize, ScenarioError> {
+        self.node_index.get(name).copied().ok_or_else(|| {
+            err(
+                path,
+                format!(
+                    "unknown node {name:?}; nodes are: {}",
+                    some_names(self.nodes.iter().map(|n| n.name.as_str()))
+                ),
+            )
+        })
+    }
+
+    fn add_node(&mut self, name: String, path: &str, why: &str) -> Result<(), ScenarioError> {
+        check_name(&name).map_err(|m| err(path, m))?;
+        if self.nodes.len() >= MAX_NODES {
+            return Err(err(path, format!("too many nodes: at most {MAX_NODES}")));
+        }
+        if self.node_index.contains_key(&name) {
+            return Err(err(path, format!("duplicate node name {name:?}{why}")));
+        }
+        self.node_index.insert(name.clone(), self.nodes.len());
+        self.nodes.push(NodePlan { name });
+        Ok(())
+    }
+
+    fn add_link(&mut self, link: LinkPlan, path: &str, why: &str) -> Result<(), ScenarioError> {
+        check_name(&link.name).map_err(|m| err(path, m))?;
+        if self.link_index.contains_key(&link.name) {
+            return Err(err(path, format!("duplicate link name {:?}{why}", link.name)));
+        }
+        self.link_index.insert(link.name.clone(), self.links.len());
+        self.links.push(link);
+        Ok(())
+    }
+}
+
+fn dir_plan(rate: u64, delay: u64, loss: f64, queue: QueueSize) -> LinkDirPlan {
+    LinkDirPlan { rate_bps: rate, delay_ns: delay, loss, queue: QueuePlan::DropTail { limit: queue.0 } }
+}
+
+/// Connected components (links carry both directions, so a route src → dst exists iff one
+/// dst → src does).
+struct Components {
+    parent: Vec<usize>,
+}
+
+impl Components {
+    fn new(n: usize, links: &[LinkPlan]) -> Self {
+        let mut c = Components { parent: (0..n).collect() };
+        for l in links {
+            let (x, y) = (c.find(l.a), c.find(l.b));
+            if x != y {
+                c.parent[x] = y;
+            }
+        }
+        c
+    }
+    fn find(&mut self, mut x: usize) -> usize {
+        let mut root = x;
+        while self.parent[root] != root {
+            root = self.parent[root];
+        }
+        while self.parent[x] != root {
+            let next = self.parent[x];
+            self.parent[x] = root;
+            x = next;
+        }
+        root
+    }
+}
+
+impl Scenario {
+    /// Validates the scenario and resolves it into a [`Plan`]: expands the dumbbell and
+    /// `count` replication, merges `[defaults]`, resolves names and trace references, and
+    /// checks that every flow has a route.
+    pub fn to_plan(&self) -> Result<Plan, ScenarioError> {
+        // Run length.
+        if self.duration.0 == 0 {
+            return Err(err("duration", "must be greater than zero, e.g. \"60s\""));
+        }
+        check_duration("duration", self.duration.0)?;
+        let duration_ns = self.duration.0;
+
+        let mut net =
+            Net { nodes: Vec::new(), node_index: HashMap::new(), links: Vec::new(), link_index: HashMap::new() };
+
+        // Dumbbell.
+        if let Some(d) = &self.dumbbell {
+            self.expand_dumbbell(d, &mut net)?;
+        }
+        let from_dumbbell = |name: &str| -> &'static str {
+            if self.dumbbell.is_some() {
+                let is_db = name == "r1"
+                    || name == "r2"
+                    || ["left", "right"].iter().any(|p| {
+                        name.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    });
+                if is_db {
+                    return " (the dumbbell already creates it)";
+                }
+            }
+            ""
+        };
+
+        // Explicit nodes.
+        for (i, n) in self.nodes.iter().enumerate() {
+            net.add_node(n.name.clone(), &format!("node[{i}].name"), from_dumbbell(&n.name))?;
+        }
+
+        // Explicit links.
+        for (i, l) in self.links.iter().enumerate() {
+            let p = format!("link[{i}]");
+            let a = net.node(&l.a, &format!("{p}.a"))?;
+            let b = net.node(&l.b, &format!("{p}.b"))?;
+            if a == b {
+                return Err(err(
+                    format!("{p}.b"),
+                    format!("a link cannot join node {:?} to itself (a and b must differ)", l.a),
+                ));
+            }
+            check_rate(&format!("{p}.rate"), l.rate.0)?;
+            check_duration(&format!("{p}.delay"), l.delay.0)?;
+            check_loss(&format!("{p}.loss"), l.loss.0)?;
+            let both = dir_plan(l.rate.0, l.delay.0, l.loss.0, l.queue);
+            let mut dirs = [both.clone(), both];
+            for (k, (key, over)) in [("ab", &l.ab), ("ba", &l.ba)].into_iter().enumerate() {
+                let Some(o) = over else { continue };
+                let dp = format!("{p}.{key}");
+                if let Some(r) = o.rate {
+                    check_rate(&format!("{dp}.rate"), r.0)?;
+                    dirs[k].rate_bps = r.0;
+                }
+                if let Some(d) = o.delay {
+                    check_duration(&format!("{dp}.delay"), d.0)?;
+                    dirs[k].delay_ns = d.0;
+                }
+                if let Some(x) = o.loss {
+                    check_loss(&format!("{dp}.loss"), x.0)?;
+                    dirs[k].loss = x.0;
+                }
+                if let Some(q) = o.queue {
+                    dirs[k].queue = QueuePlan::DropTail { limit: q.0 };
+                }
+            }
+            let (name, why) = match &l.name {
+                Some(n) => (n.clone(), ""),
+                None => (
+                    format!("{}-{}", l.a, l.b),
+                    " (it is this link's default name \"<a>-<b>\"; give the link a distinct `name`)",
+                ),
+            };
+            let [ab, ba] = dirs;
+            net.add_link(LinkPlan { name, a, b, ab, ba }, &format!("{p}.name"), why)?;
+        }
+
+        // Flows.
+        let flows = self.resolve_flows(&net, duration_ns)?;
+
+        // Trace.
+        let trace = self.resolve_trace(&net)?;
+
+        Ok(Plan { seed: self.seed, duration_ns, nodes: net.nodes, links: net.links, flows, trace })
+    }
+
+    fn expand_dumbbell(&self, d: &DumbbellSpec, net: &mut Net) -> Result<(), ScenarioError> {
+        let max_pairs = ((MAX_NODES - 2) / 2) as u64;
+        if d.pairs == 0 {
+            return Err(err("dumbbell.pairs", "must be at least 1"));
+        }
+        if d.pairs > max_pairs {
+            return Err(err(
+                "dumbbell.pairs",
+                format!("{} pairs is too many: at most {max_pairs} ({MAX_NODES} nodes in all)", d.pairs),
+            ));
+        }
+        check_rate("dumbbell.bottleneck_rate", d.bottleneck_rate.0)?;
+        check_duration("dumbbell.bottleneck_delay", d.bottleneck_delay.0)?;
+        check_loss("dumbbell.bottleneck_loss", d.bottleneck_loss.0)?;
+        check_rate("dumbbell.access_rate", d.access_rate.0)?;
+        check_duration("dumbbell.access_delay", d.access_delay.0)?;
+        check_loss("dumbbell.access_loss", d.access_loss.0)?;
+        let pairs = d.pairs as usize;
+        for side in ["left", "right"] {
+            for i in 0..pairs {
+                net.add_node(format!("{side}{i}"), "dumbbell.pairs", "")?;
+            }
+        }
+        net.add_node("r1".into(), "dumbbell", "")?;
+        net.add_node("r2".into(), "dumbbell", "")?;
+        let r1 = pairs * 2;
+        let r2 = r1 + 1;
+        let bn = dir_plan(d.bottleneck_rate.0, d.bottleneck_delay.0, d.bottleneck_loss.0, d.bottleneck_queue);
+        net.add_link(LinkPlan { name: "bottleneck".into(), a: r1, b: r2, ab: bn.clone(), ba: bn }, "dumbbell", "")?;
+        let acc = dir_plan(d.access_rate.0, d.access_delay.0, d.access_loss.0, d.access_queue);
+        for i in 0..pairs {
+            let l = LinkPlan { name: format!("left{i}"), a: i, b: r1, ab: acc.clone(), ba: acc.clone() };
+            net.add_link(l, "dumbbell", "")?;
+        }
+        for i in 0..pairs {
+            let l = LinkPlan { name: format!("right{i}"), a: r2, b: pairs + i, ab: acc.clone(), ba: acc.clone() };
+            net.add_link(l, "dumbbell", "")?;
+        }
+        Ok(())
+    }
+
+    /// Merges `defaults.tcp` under the flow's table and checks the result; errors point at the
+    /// flow's key, or at `defaults.tcp.<key>` when only the defaults set it.
+    fn resolve_tcp(&self, own: &TcpTable, p: &str) -> Result<TcpConfig, ScenarioError> {
+        let defaults = &self.defaults.tcp;
+        // Type errors of each table on its own first, so the path names the table that has them.
+        tcp_from_table(defaults, "defaults.tcp")?;
+        tcp_from_table(own, &format!("{p}.tcp"))?;
+        let mut merged = defaults.clone();
+        for (k, v) in own {
+            merged.insert(k.clone(), v.clone());
+        }
+        let cfg = tcp_from_table(&merged, &format!("{p}.tcp"))?;
+        let at = |field: &str| -> String {
+            if !own.contains_key(field) && defaults.contains_key(field) {
+                format!("defaults.tcp.{field}")
+            } else {
+                format!("{p}.tcp.{field}")
+            }
+        };
+        if let Err((field, message)) = cfg.check() {
+            let path = at(&field);
+            let message = if path.starts_with("defaults") { format!("{message} (as applied to {p})") } else { message };
+            return Err(err(path, message));
+        }
+        for (field, d) in [
+            ("delayed_ack_timeout", cfg.delayed_ack_timeout.0),
+            ("min_rto", cfg.min_rto.0),
+            ("max_rto", cfg.max_rto.0),
+            ("initial_rto", cfg.initial_rto.0),
+        ] {
+            check_duration(&at(field), d)?;
+        }
+        Ok(cfg)
+    }
+
+    fn resolve_flows(&self, net: &Net, duration_ns: u64) -> Result<Vec<FlowPlan>, ScenarioError> {
+        // Bound the expansion before doing any of it.
+        let mut total: u64 = 0;
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.count == 0 {
+                return Err(err(format!("flow[{i}].count"), "must be at least 1"));
+            }
+            total = total
+                .checked_add(f.count)
+                .filter(|t| *t <= MAX_FLOWS)
+                .ok_or_else(|| err(format!("flow[{i}].count"), format!("too many flows: at most {MAX_FLOWS} in all")))?;
+        }
+
+        let default_cc = match &self.defaults.cc {
+            Some(c) => c.0.clone(),
+            None => CcConfig::default(),
+        };
+        let mut comps = Components::new(net.nodes.len(), &net.links);
+        let mut flows: Vec<FlowPlan> = Vec::with_capacity(total as usize);
+        let mut names: HashMap<String, usize> = HashMap::new();
+
+        for (i, f) in self.flows.iter().enumerate() {
+            let p = format!("flow[{i}]");
+
+            // Application.
+            if f.start.0 >= duration_ns {
+                return Err(err(
+                    format!("{p}.start"),
+                    format!(
+                        "{} is not before the end of the run (duration = {}): a flow must start before the run ends",
+                        show_ns(f.start.0),
+                        show_ns(duration_ns)
+                    ),
+                ));
+            }
+            if let Some(stop) = f.stop {
+                if stop.0 <= f.start.0 {
+                    return Err(err(
+                        format!("{p}.stop"),
+                        format!("{} must be after start ({})", show_ns(stop.0), show_ns(f.start.0)),
+                    ));
+                }
+                check_duration(&format!("{p}.stop"), stop.0)?;
+            }
+            let stop_ns = f.stop.map(|s| s.0);
+            let app = match f.app {
+                AppKind::Bulk => {
+                    if f.chunk.is_some() {
+                        return Err(err(format!("{p}.chunk"), "only allowed with app = \"chunks\" (this flow is \"bulk\")"));
+                    }
+                    if f.interval.is_some() {
+                        return Err(err(
+                            format!("{p}.interval"),
+                            "only allowed with app = \"chunks\" (this flow is \"bulk\")",
+                        ));
+                    }
+                    if let Some(b) = f.bytes {
+                        if b.0 == 0 {
+                            return Err(err(format!("{p}.bytes"), "must be greater than zero (omit it to send without end)"));
+                        }
+                    }
+                    AppPlan::Bulk { start_ns: f.start.0, stop_ns, bytes: f.bytes.map(|b| b.0) }
+                }
+                AppKind::Chunks => {
+                    if f.bytes.is_some() {
+                        return Err(err(
+                            format!("{p}.bytes"),
+                            "only allowed with app = \"bulk\"; a \"chunks\" flow uses `chunk` and `interval`",
+                        ));
+                    }
+                    let chunk = f.chunk.ok_or_else(|| {
+                        err(format!("{p}.chunk"), "required with app = \"chunks\": bytes per chunk, e.g. \"1MB\"")
+                    })?;
+                    if chunk.0 == 0 {
+                        return Err(err(format!("{p}.chunk"), "must be greater than zero"));
+                    }
+                    let interval = f.interval.ok_or_else(|| {
+                        err(format!("{p}.interval"), "required with app = \"chunks\": time between chunks, e.g. \"2s\"")
+                    })?;
+                    if interval.0 == 0 {
+                        return Err(err(format!("{p}.interval"), "must be greater than zero"));
+                    }
+                    check_duration(&format!("{p}.interval"), interval.0)?;
+                    AppPlan::Chunks { start_ns: f.start.0, stop_ns, chunk_bytes: chunk.0, interval_ns: interval.0 }
+                }
+            };
+
+            // Transport.
+            let tcp = self.resolve_tcp(&f.tcp, &p)?;
+            let cc = match &f.cc {
+                Some(c) => c.0.clone(),
+                None => default_cc.clone(),
+            };
+
+            // Replication.
+            if f.count > 1 {
+                if let Some(n) = &f.name {
+                    if !n.contains("{i}") {
+                        return Err(err(
+                            format!("{p}.name"),
+                            format!(
+                                "with count = {} the name must contain \"{{i}}\" (replaced by 0..{}), e.g. \"{n}{{i}}\"",
+                                f.count,
+                                f.count - 1
+                            ),
+                        ));
+                    }
+                }
+            }
+            for k in 0..f.count {
+                let ks = k.to_string();
+                let subst = |s: &str| s.replace("{i}", &ks);
+                let copy = if f.count > 1 { format!(" (copy i = {k})") } else { String::new() };
+                let name = match &f.name {
+                    Some(n) => subst(n),
+                    None => format!("flow{}", flows.len()),
+                };
+                check_name(&name).map_err(|m| err(format!("{p}.name"), format!("{m}{copy}")))?;
+                let src_name = subst(&f.src);
+                let dst_name = subst(&f.dst);
+                let src = net.node(&src_name, &format!("{p}.src")).map_err(|mut e| {
+                    e.message.push_str(&copy);
+                    e
+                })?;
+                let dst = net.node(&dst_name, &format!("{p}.dst")).map_err(|mut e| {
+                    e.message.push_str(&copy);
+                    e
+                })?;
+                if src == dst {
+                    return Err(err(
+                        format!("{p}.dst"),
+                        format!("src and dst are both {src_name:?}: a flow needs two different nodes{copy}"),
+                    ));
+                }
+                if comps.find(src) != comps.find(dst) {
+                    return Err(err(
+                        p.clone(),
+                        format!("no route from {src_name:?} to {dst_name:?}: no chain of links joins them{copy}"),
+                    ));
+                }
+                if let Some(prev) = names.get(&name) {
+                    return Err(err(
+                        format!("{p}.name"),
+                        format!("duplicate flow name {name:?} (already used by flow entry {prev}){copy}"),
+                    ));
+                }
+                names.insert(name.clone(), i);
+                flows.push(FlowPlan { name, src, dst, app: app.clone(), tcp: tcp.clone(), cc: cc.clone() });
+            }
+        }
+        Ok(flows)
+    }
+
+    fn resolve_trace(&self, net: &Net) -> Result<TracePlan, ScenarioError> {
+        let t = &self.trace;
+        check_duration("trace.cwnd_interval", t.cwnd_interval.0)?;
+        check_duration("trace.queue_interval", t.queue_interval.0)?;
+        if t.goodput_window.0 == 0 {
+            return Err(err("trace.goodput_window", "must be greater than zero, e.g. \"1s\""));
+        }
+        check_duration("trace.goodput_window", t.goodput_window.0)?;
+        if !SNAPLEN_RANGE.contains(&t.snaplen) {
+            return Err(err(
+                "trace.snaplen",
+                format!(
+                    "{} is out of range: must be between {} and {} bytes",
+                    t.snaplen,
+                    SNAPLEN_RANGE.start(),
+                    SNAPLEN_RANGE.end()
+                ),
+            ));
+        }
+        let snaplen = t.snaplen as u32;
+
+        // Links by their (ordered) end nodes.
+        let mut between: HashMap<(usize, usize), Vec<LinkDirRef>> = HashMap::new();
+        for (li, l) in net.links.iter().enumerate() {
+            between.entry((l.a, l.b)).or_default().push(LinkDirRef { link: li, reverse: false });
+            between.entry((l.b, l.a)).or_default().push(LinkDirRef { link: li, reverse: true });
+        }
+        let resolve = |list: &[String], key: &str| -> Result<Vec<LinkDirRef>, ScenarioError> {
+            let mut out = Vec::new();
+            let mut seen = HashSet::new();
+            for (j, r) in list.iter().enumerate() {
+                let path = format!("trace.{key}[{j}]");
+                for d in resolve_dir_ref(r, &path, net, &between)? {
+                    if seen.insert(d) {
+                        out.push(d);
+                    }
+                }
+            }
+            Ok(out)
+        };
+        let queues = resolve(&t.queues, "queues")?;
+        let mut pcaps = Vec::new();
+        let mut files = HashSet::new();
+        for at in resolve(&t.pcap, "pcap")? {
+            let l = &net.links[at.link];
+            let (from, to) = if at.reverse { (l.b, l.a) } else { (l.a, l.b) };
+            let (from, to) = (&net.nodes[from].name, &net.nodes[to].name);
+            let mut file = format!("{from}-{to}.pcap");
+            if files.contains(&file) || between.get(&(l.a, l.b)).is_some_and(|v| v.len() > 1) {
+                file = format!("{from}-{to}.{}.pcap", l.name);
+            }
+            let mut n = 1;
+            while files.contains(&file) {
+                file = format!("{from}-{to}.{}.{n}.pcap", l.name);
+                n += 1;
+            }
+            files.insert(file.clone());
+            pcaps.push(PcapPlan { at, file, snaplen });
+        }
+        Ok(TracePlan {
+            cwnd: t.cwnd,
+            cwnd_interval_ns: t.cwnd_interval.0,
+            queues,
+            queue_interval_ns: t.queue_interval.0,
+            goodput_window_ns: t.goodput_window.0,
+            pcaps,
+        })
+    }
+}
+
+const DIR_FORMS: &str = "\"A->B\" (node names), \"LINK:ab\" or \"LINK:ba\" (link name and direction), or \"*\" (every link direction)";
+
+/// Resolves one trace reference ("A->B", "LINK:ab", "LINK:ba" or "*").
+fn resolve_dir_ref(
+    r: &str,
+    path: &str,
+    net: &Net,
+    between: &HashMap<(usize, usize), Vec<LinkDirRef>>,
+) -> Result<Vec<LinkDirRef>, ScenarioError> {
+    let s = r.trim();
+    if s == "*" {
+        return Ok((0..net.links.len())
+            .flat_map(|link| [LinkDirRef { link, reverse: false }, LinkDirRef { link, reverse: true }])
+            .collect());
+    }
+    if let Some((x, y)) = s.split_once("->") {
+        let (x, y) = (x.trim(), y.trim());
+        let a = net.node(x, path)?;
+        let b = net.node(y, path)?;
+        return match between.get(&(a, b)).map(|v| v.as_slice()).unwrap_or(&[]) {
+            [] => Err(err(path, format!("no link joins {x:?} and {y:?}; expected {DIR_FORMS}"))),
+            [one] => Ok(vec![*one]),
+            many => {
+                let names: Vec<String> = many.iter().map(|d| format!("{:?}", net.links[d.link].name)).collect();
+                let first = &net.links[many[0].link];
+                let dir = if many[0].reverse { "ba" } else { "ab" };
+                Err(err(
+                    path,
+                    format!(
+                        "{r:?} is ambiguous: {} links join {x:?} and {y:?} ({}); name one as \"LINK:ab\" or \"LINK:ba\", e.g. \"{}:{dir}\"",
+                        many.len(),
+                        names.join(", "),
+                        first.name
+                    ),
+                ))
+            }
+        };
+    }
+    if let Some((name, dir)) = s.rsplit_once(':') {
+        let name = name.trim();
+        let link = *net.link_index.get(name).ok_or_else(|| {
+            err(
+                path,
+                format!("unknown link {name:?}; links are: {}", some_names(net.links.iter().map(|l| l.name.as_str()))),
+            )
+        })?;
+        let reverse = match dir.trim() {
+            "ab" => false,
+            "ba" => true,
+            other => {
+                return Err(err(path, format!("unknown direction {other:?} after the link name: expected \"ab\" or \"ba\"")))
+            }
+        };
+        return Ok(vec![LinkDirRef { link, reverse }]);
+    }
+    Err(err(path, format!("invalid link direction {r:?}: expected {DIR_FORMS}")))
+}

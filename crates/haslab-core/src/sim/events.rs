@@ -1,0 +1,251 @@
+//! The event list: a binary min-heap of `(time_ns, sequence, event)`.
+//!
+//! Events are small `Copy` values (component indices), never boxed closures, so scheduling
+//! allocates nothing once the heap has grown (htsim's lesson). Ties in time are broken by
+//! insertion order, which makes every run deterministic.
+//!
+//! Cancellation is lazy: a component that re-arms a timer keeps its own deadline in a
+//! [`Timer`]; a heap entry whose deadline was moved or cancelled is ignored when it pops. A
+//! timer that only moves later (the RTO, re-armed on every ACK) therefore costs no heap
+//! operation per re-arm.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+struct Entry<E> {
+    at_ns: u64,
+    seq: u64,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.at_ns == other.at_ns && self.seq == other.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // reversed: BinaryHeap is a max-heap
+        (other.at_ns, other.seq).cmp(&(self.at_ns, self.seq))
+    }
+}
+
+/// A deterministic event list.
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    next_seq: u64,
+    now_ns: u64,
+    processed: u64,
+}
+
+impl<E: Copy> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E: Copy> EventQueue<E> {
+    pub fn new() -> Self {
+        EventQueue { heap: BinaryHeap::with_capacity(1024), next_seq: 0, now_ns: 0, processed: 0 }
+    }
+    /// Current simulated time.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+    /// Number of events popped so far.
+    pub fn processed(&self) -> u64 {
+        self.processed
+    }
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+    /// Schedules `event` at absolute time `at_ns` (clamped to now: the past cannot be scheduled).
+    #[inline]
+    pub fn schedule(&mut self, at_ns: u64, event: E) {
+        let at_ns = at_ns.max(self.now_ns);
+        self.heap.push(Entry { at_ns, seq: self.next_seq, event });
+        self.next_seq += 1;
+    }
+    /// Time of the next event, if any.
+    pub fn peek_time_ns(&self) -> Option<u64> {
+        self.heap.peek().map(|e| e.at_ns)
+    }
+    /// Pops the next event if it is due no later than `until_ns`, advancing the clock.
+    #[inline]
+    pub fn pop_until(&mut self, until_ns: u64) -> Option<E> {
+        if self.heap.peek()?.at_ns > until_ns {
+            return None;
+        }
+        let e = self.heap.pop()?;
+        self.now_ns = e.at_ns;
+        self.processed += 1;
+        Some(e.event)
+    }
+    /// Advances the clock to `t_ns` without an event (end of run).
+    pub fn advance_to(&mut self, t_ns: u64) {
+        self.now_ns = self.now_ns.max(t_ns);
+    }
+}
+
+/// A cancellable, re-armable timer with lazy heap cancellation.
+///
+/// `deadline_ns` is the time the timer should fire (None: not armed); `queued_ns` is the time
+/// of the earliest heap entry already scheduled for it. [`Timer::arm`] returns the time at
+/// which the caller must schedule a heap entry, or `None` when an earlier entry already covers
+/// it. When an entry pops, [`Timer::on_pop`] says whether the timer is really due; if the
+/// deadline moved later it returns the time to schedule again.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timer {
+    deadline_ns: Option<u64>,
+    queued_ns: Option<u64>,
+}
+
+/// What to do with a popped timer entry.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TimerPop {
+    /// The timer fires now.
+    Fire,
+    /// Stale entry, the timer is now due later: schedule an entry at this time.
+    Reschedule(u64),
+    /// Stale entry; nothing to do.
+    Ignore,
+}
+
+impl Timer {
+    pub fn deadline_ns(&self) -> Option<u64> {
+        self.deadline_ns
+    }
+    pub fn is_armed(&self) -> bool {
+        self.deadline_ns.is_some()
+    }
+    /// Arms (or re-arms) the timer for `at_ns`. Returns `Some(t)` if a heap entry must be
+    /// scheduled at `t`.
+    #[must_use]
+    pub fn arm(&mut self, at_ns: u64) -> Option<u64> {
+        self.deadline_ns = Some(at_ns);
+        match self.queued_ns {
+            Some(q) if q <= at_ns => None,
+            _ => {
+                self.queued_ns = Some(at_ns);
+                Some(at_ns)
+            }
+        }
+    }
+    pub fn cancel(&mut self) {
+        self.deadline_ns = None;
+    }
+    /// Called when a heap entry for this timer pops at `now_ns`.
+    pub fn on_pop(&mut self, now_ns: u64) -> TimerPop {
+        if self.queued_ns == Some(now_ns) {
+            self.queued_ns = None;
+        } else if self.queued_ns.is_some_and(|q| q < now_ns) {
+            // cannot happen: entries pop in time order
+            self.queued_ns = None;
+        } else {
+            // an older, superseded entry (a later one is still queued)
+            return match self.deadline_ns {
+                Some(d) if d <= now_ns => {
+                    self.deadline_ns = None;
+                    TimerPop::Fire
+                }
+                _ => TimerPop::Ignore,
+            };
+        }
+        match self.deadline_ns {
+            None => TimerPop::Ignore,
+            Some(d) if d <= now_ns => {
+                self.deadline_ns = None;
+                TimerPop::Fire
+            }
+            Some(d) => {
+                self.queued_ns = Some(d);
+                TimerPop::Reschedule(d)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_pop_in_time_then_insertion_order() {
+        let mut q = EventQueue::new();
+        q.schedule(30, 'c');
+        q.schedule(10, 'a');
+        q.schedule(30, 'd');
+        q.schedule(10, 'b');
+        let mut out = vec![];
+        while let Some(e) = q.pop_until(u64::MAX) {
+            out.push((q.now_ns(), e));
+        }
+        assert_eq!(out, vec![(10, 'a'), (10, 'b'), (30, 'c'), (30, 'd')]);
+    }
+
+    #[test]
+    fn pop_until_respects_horizon() {
+        let mut q = EventQueue::new();
+        q.schedule(5, 1);
+        q.schedule(50, 2);
+        assert_eq!(q.pop_until(10), Some(1));
+        assert_eq!(q.pop_until(10), None);
+        assert_eq!(q.now_ns(), 5);
+    }
+
+    /// Drives a Timer with a queue the way components do, returning the times it fired.
+    fn fire_times(ops: &[(u64, Option<u64>)], end: u64) -> Vec<u64> {
+        // ops: at time t, arm(Some(d)) or cancel(None)
+        let mut q = EventQueue::new();
+        let mut timer = Timer::default();
+        for (i, (t, _)) in ops.iter().enumerate() {
+            q.schedule(*t, (false, i));
+        }
+        let mut fired = vec![];
+        while let Some((is_timer, i)) = q.pop_until(end) {
+            if is_timer {
+                match timer.on_pop(q.now_ns()) {
+                    TimerPop::Fire => fired.push(q.now_ns()),
+                    TimerPop::Reschedule(t) => q.schedule(t, (true, 0)),
+                    TimerPop::Ignore => {}
+                }
+            } else {
+                match ops[i].1 {
+                    Some(d) => {
+                        if let Some(t) = timer.arm(d) {
+                            q.schedule(t, (true, 0))
+                        }
+                    }
+                    None => timer.cancel(),
+                }
+            }
+        }
+        fired
+    }
+
+    #[test]
+    fn timer_rearmed_later_fires_once_at_last_deadline() {
+        assert_eq!(fire_times(&[(0, Some(100)), (50, Some(150)), (120, Some(300))], 1000), vec![300]);
+    }
+
+    #[test]
+    fn timer_rearmed_earlier_fires_at_the_earlier_deadline_only() {
+        assert_eq!(fire_times(&[(0, Some(100)), (10, Some(40))], 1000), vec![40]);
+    }
+
+    #[test]
+    fn cancelled_timer_never_fires_and_can_be_rearmed() {
+        assert_eq!(fire_times(&[(0, Some(100)), (10, None)], 1000), Vec::<u64>::new());
+        assert_eq!(fire_times(&[(0, Some(100)), (10, None), (20, Some(200))], 1000), vec![200]);
+    }
+}

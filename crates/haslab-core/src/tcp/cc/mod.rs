@@ -1,0 +1,283 @@
+//! The congestion-control interface, modelled on Linux `struct tcp_congestion_ops`
+//! (include/net/tcp.h), so that each algorithm reads like its kernel counterpart and can be
+//! ported to BPF struct_ops.
+//!
+//! Units follow Linux: `cwnd` and `ssthresh` are in **packets** (full-sized segments), with a
+//! credit counter `cwnd_cnt` for additive increase. The sender owns loss detection and
+//! recovery (RFC 5681 / 6582 / 6298); an algorithm only answers the kernel's questions:
+//!
+//! | hook | Linux | called by the sender |
+//! |---|---|---|
+//! | [`CongestionControl::ssthresh`] | `ssthresh` | on entering fast recovery or on RTO |
+//! | [`CongestionControl::cong_avoid`] | `cong_avoid` | on an ACK of new data outside recovery |
+//! | [`CongestionControl::set_state`] | `set_state` | on a change of [`CaState`] |
+//! | [`CongestionControl::cwnd_event`] | `cwnd_event` | on [`CaEvent`]s (TX start after idle, restart, loss) |
+//! | [`CongestionControl::pkts_acked`] | `pkts_acked` | on every ACK of new data, with an RTT sample |
+//! | [`CongestionControl::undo_cwnd`] | `undo_cwnd` | when a reduction is found spurious |
+//! | [`CongestionControl::set_app_data`] | (socket storage in BPF) | when the application passes data down |
+//!
+//! Everything an algorithm may read or write lives in [`CcState`] (Linux's `struct tcp_sock`
+//! subset). An algorithm may set `pacing_rate_bps`, which the sender honours by spacing its
+//! transmissions.
+
+pub mod newreno;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Linux `enum tcp_ca_state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    /// Normal state, no dubious events.
+    Open,
+    /// Duplicate ACKs seen, fewer than the threshold.
+    Disorder,
+    /// Fast recovery after a fast retransmit.
+    Recovery,
+    /// After an RTO: retransmitting from snd_una in slow start.
+    Loss,
+}
+
+/// Linux `enum tcp_ca_event` (the ones a simulator raises).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when nothing is in flight (after an idle period or at start).
+    TxStart,
+    /// cwnd is about to be reduced because of idle time (restart after idle).
+    CwndRestart,
+    /// RTO: the loss state is entered.
+    Loss,
+    /// The connection is established (ns-3 calls Init here; Linux's `init` is at socket set-up).
+    Established,
+}
+
+/// What the sender tells an algorithm about an ACK of new data (Linux `struct ack_sample`).
+#[derive(Clone, Copy, Debug)]
+pub struct AckSample {
+    /// Packets newly acknowledged by this ACK.
+    pub pkts_acked: u32,
+    /// Bytes newly acknowledged by this ACK.
+    pub bytes_acked: u64,
+    /// RTT sample (None when Karn's rule forbids one).
+    pub rtt_ns: Option<u64>,
+    /// Packets in flight before this ACK.
+    pub in_flight_pkts: u32,
+}
+
+/// Data an application passes down to its connection's congestion control (Linux: a BPF
+/// socket-storage map filled by the server). TcpHas and Trickle read the encoding ladder.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AppData {
+    /// Encoding bitrates of the video being served, ascending, in bits per second.
+    pub encoding_bitrates_bps: Vec<u64>,
+}
+
+/// The part of the connection an algorithm sees (Linux `struct tcp_sock` subset).
+#[derive(Clone, Debug)]
+pub struct CcState {
+    /// Congestion window, packets.
+    pub cwnd_pkts: u32,
+    /// Slow-start threshold, packets (u32::MAX / 2 initially, "infinite").
+    pub ssthresh_pkts: u32,
+    /// Additive-increase credit, packets acked since the last increment (`snd_cwnd_cnt`).
+    pub cwnd_cnt: u32,
+    /// Upper bound of cwnd (`snd_cwnd_clamp`).
+    pub cwnd_clamp_pkts: u32,
+    /// cwnd and ssthresh before the last reduction, for undo (`prior_cwnd`, `prior_ssthresh`).
+    pub prior_cwnd_pkts: u32,
+    pub prior_ssthresh_pkts: u32,
+    /// Initial window, packets.
+    pub initial_cwnd_pkts: u32,
+    /// Sender MSS, bytes.
+    pub mss_bytes: u32,
+    /// Current time.
+    pub now_ns: u64,
+    /// Smoothed RTT (0 before the first sample).
+    pub srtt_ns: u64,
+    /// Minimum RTT seen over the connection's life (u64::MAX before the first sample).
+    pub min_rtt_ns: u64,
+    /// Latest RTT sample.
+    pub last_rtt_ns: u64,
+    /// Current retransmission timeout (with backoff).
+    pub rto_ns: u64,
+    /// Packets in flight (sent, not cumulatively acknowledged).
+    pub in_flight_pkts: u32,
+    /// Total bytes cumulatively acknowledged (Linux `delivered`, in bytes).
+    pub delivered_bytes: u64,
+    /// Time of the last transmission of new data (`lsndtime`).
+    pub last_send_ns: u64,
+    /// Congestion-avoidance state.
+    pub ca_state: CaState,
+    /// Linux `tp->is_cwnd_limited`: the current window was fully used.
+    pub is_cwnd_limited: bool,
+    /// Linux `tp->max_packets_out`: most packets in flight in the current window.
+    pub max_packets_out: u32,
+    /// Pacing rate the sender honours (None: no pacing). Algorithms or sender options set it.
+    pub pacing_rate_bps: Option<u64>,
+}
+
+impl CcState {
+    pub fn new(initial_cwnd_pkts: u32, mss_bytes: u32) -> Self {
+        CcState {
+            cwnd_pkts: initial_cwnd_pkts,
+            ssthresh_pkts: TCP_INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+            cwnd_clamp_pkts: u32::MAX / 2,
+            prior_cwnd_pkts: initial_cwnd_pkts,
+            prior_ssthresh_pkts: 0,
+            initial_cwnd_pkts,
+            mss_bytes,
+            now_ns: 0,
+            srtt_ns: 0,
+            min_rtt_ns: u64::MAX,
+            last_rtt_ns: 0,
+            rto_ns: 0,
+            in_flight_pkts: 0,
+            delivered_bytes: 0,
+            last_send_ns: 0,
+            ca_state: CaState::Open,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            pacing_rate_bps: None,
+        }
+    }
+
+    /// Linux `tcp_in_slow_start`.
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd_pkts < self.ssthresh_pkts
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: in slow start, growing is allowed while cwnd is below twice
+    /// the packets actually used; otherwise only if the window was fully used.
+    #[inline]
+    pub fn is_cwnd_limited(&self) -> bool {
+        if self.in_slow_start() {
+            return self.cwnd_pkts < 2 * self.max_packets_out;
+        }
+        self.is_cwnd_limited
+    }
+
+    /// Linux `tcp_slow_start`: cwnd grows by the packets acked, up to ssthresh; returns the
+    /// acked packets left over for congestion avoidance.
+    pub fn slow_start(&mut self, acked_pkts: u32) -> u32 {
+        let cwnd = (self.cwnd_pkts.saturating_add(acked_pkts)).min(self.ssthresh_pkts);
+        let used = cwnd - self.cwnd_pkts;
+        self.cwnd_pkts = cwnd.min(self.cwnd_clamp_pkts);
+        acked_pkts - used
+    }
+
+    /// Linux `tcp_cong_avoid_ai`: one packet of growth per `w` packets acked (byte counting in
+    /// packet units, RFC 5681 §3.1 / RFC 3465).
+    pub fn cong_avoid_ai(&mut self, w: u32, acked_pkts: u32) {
+        let w = w.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd_pkts += 1;
+        }
+        self.cwnd_cnt += acked_pkts;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd_pkts += delta;
+        }
+        self.cwnd_pkts = self.cwnd_pkts.min(self.cwnd_clamp_pkts);
+    }
+}
+
+/// Linux `TCP_INFINITE_SSTHRESH`.
+pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// A congestion-control algorithm. Hooks other than `ssthresh` and `cong_avoid` have defaults
+/// that do nothing, as an unset function pointer does in `tcp_congestion_ops`.
+pub trait CongestionControl: Send {
+    /// The algorithm's name as in scenarios (`"newreno"`).
+    fn name(&self) -> &'static str;
+    /// Called once when the connection is created.
+    fn init(&mut self, _tp: &mut CcState) {}
+    /// The new ssthresh after a loss (fast retransmit or RTO), in packets.
+    fn ssthresh(&mut self, tp: &CcState) -> u32;
+    /// Grow cwnd on an ACK of new data in the Open / Disorder states.
+    fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32);
+    /// The congestion state changes to `new_state` (tp.ca_state still holds the old one).
+    fn set_state(&mut self, _tp: &mut CcState, _new_state: CaState) {}
+    fn cwnd_event(&mut self, _tp: &mut CcState, _event: CaEvent) {}
+    /// Every ACK of new data, with the RTT sample when there is one.
+    fn pkts_acked(&mut self, _tp: &mut CcState, _sample: &AckSample) {}
+    /// cwnd to restore when the last reduction proved spurious (Linux `tcp_reno_undo_cwnd`).
+    fn undo_cwnd(&mut self, tp: &CcState) -> u32 {
+        tp.cwnd_pkts.max(tp.prior_cwnd_pkts)
+    }
+    /// Per-connection data passed down by the application (see [`AppData`]).
+    fn set_app_data(&mut self, _tp: &mut CcState, _data: &AppData) {}
+}
+
+/// The `[flow.cc]` table of a scenario: the algorithm and its parameters. A new algorithm adds
+/// a variant here and a file in this folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "algorithm", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum CcConfig {
+    /// NewReno (RFC 5681 + RFC 6582), Linux `tcp_reno_*` rules.
+    #[serde(rename = "newreno")]
+    NewReno(newreno::NewRenoConfig),
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig::NewReno(Default::default())
+    }
+}
+
+impl CcConfig {
+    /// The names of all algorithms, for error messages and `haslab cc list`.
+    pub const NAMES: &'static [&'static str] = &["newreno"];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            CcConfig::NewReno(_) => "newreno",
+        }
+    }
+
+    /// A fresh instance of the configured algorithm.
+    pub fn build(&self) -> Box<dyn CongestionControl> {
+        match self {
+            CcConfig::NewReno(c) => Box::new(newreno::NewReno::new(c.clone())),
+        }
+    }
+
+    /// A default configuration for the algorithm called `name`.
+    pub fn by_name(name: &str) -> Option<CcConfig> {
+        match name {
+            "newreno" | "reno" => Some(CcConfig::NewReno(Default::default())),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
+        let mut tp = CcState::new(10, 1448);
+        tp.ssthresh_pkts = 12;
+        assert_eq!(tp.slow_start(5), 3);
+        assert_eq!(tp.cwnd_pkts, 12);
+    }
+
+    #[test]
+    fn additive_increase_is_one_packet_per_window_acked() {
+        let mut tp = CcState::new(20, 1448);
+        for _ in 0..19 {
+            tp.cong_avoid_ai(20, 1);
+        }
+        assert_eq!(tp.cwnd_pkts, 20);
+        tp.cong_avoid_ai(20, 1);
+        assert_eq!(tp.cwnd_pkts, 21);
+        // a stretch ACK of 45 packets at w = 21 gives two increments and keeps the remainder
+        tp.cong_avoid_ai(21, 45);
+        assert_eq!(tp.cwnd_pkts, 23);
+        assert_eq!(tp.cwnd_cnt, 3);
+    }
+}

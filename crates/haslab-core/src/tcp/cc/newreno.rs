@@ -1,0 +1,125 @@
+//! NewReno congestion control: Reno AIMD (RFC 5681 §3.1) as Linux `tcp_reno_cong_avoid`,
+//! `tcp_reno_ssthresh` and `tcp_reno_undo_cwnd` (net/ipv4/tcp_cong.c). The NewReno part —
+//! fast recovery with partial ACKs (RFC 6582) — is the sender's loss recovery, which every
+//! algorithm shares.
+//!
+//! Rules and constants:
+//! - Slow start (cwnd < ssthresh): cwnd += packets newly acked, capped at ssthresh (Linux
+//!   `tcp_slow_start`; with ACKs every 2 segments this is RFC 3465 byte counting with L = 2).
+//! - Congestion avoidance: +1 packet per cwnd packets acked (RFC 5681 byte counting,
+//!   Linux `tcp_cong_avoid_ai`).
+//! - Growth only when cwnd-limited (Linux `tcp_is_cwnd_limited`); `grow_when_app_limited`
+//!   turns the gate off to model ns-3's TcpNewReno, which grows regardless (algorithms.md A1).
+//! - On loss: ssthresh = max(cwnd / 2, 2) packets (Linux `tcp_reno_ssthresh`; β = 1/2).
+
+use super::{CcState, CongestionControl};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Parameters of NewReno.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct NewRenoConfig {
+    /// Grow cwnd even when the sender is application-limited (ns-3 TcpNewReno). Default false
+    /// (Linux).
+    pub grow_when_app_limited: bool,
+}
+
+impl Default for NewRenoConfig {
+    fn default() -> Self {
+        NewRenoConfig { grow_when_app_limited: false }
+    }
+}
+
+pub struct NewReno {
+    cfg: NewRenoConfig,
+}
+
+impl NewReno {
+    pub fn new(cfg: NewRenoConfig) -> Self {
+        NewReno { cfg }
+    }
+}
+
+impl CongestionControl for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn ssthresh(&mut self, tp: &CcState) -> u32 {
+        (tp.cwnd_pkts / 2).max(2)
+    }
+
+    fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
+        if !self.cfg.grow_when_app_limited && !tp.is_cwnd_limited() {
+            return;
+        }
+        let mut acked = acked_pkts;
+        if tp.in_slow_start() {
+            acked = tp.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let w = tp.cwnd_pkts;
+        tp.cong_avoid_ai(w, acked);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limited(cwnd: u32, ssthresh: u32) -> CcState {
+        let mut tp = CcState::new(cwnd, 1448);
+        tp.ssthresh_pkts = ssthresh;
+        tp.is_cwnd_limited = true;
+        tp.max_packets_out = cwnd;
+        tp
+    }
+
+    #[test]
+    fn slow_start_doubles_per_window_of_acks() {
+        let mut cc = NewReno::new(Default::default());
+        let mut tp = limited(10, 1000);
+        // a window of 10 packets acked two at a time (delayed ACKs)
+        for _ in 0..5 {
+            cc.cong_avoid(&mut tp, 2);
+            tp.max_packets_out = tp.cwnd_pkts;
+        }
+        assert_eq!(tp.cwnd_pkts, 20);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_packet_per_rtt() {
+        let mut cc = NewReno::new(Default::default());
+        let mut tp = limited(40, 40);
+        for _ in 0..40 {
+            cc.cong_avoid(&mut tp, 1);
+        }
+        assert_eq!(tp.cwnd_pkts, 41);
+    }
+
+    #[test]
+    fn no_growth_when_application_limited_unless_configured() {
+        let mut tp = limited(40, 20);
+        tp.is_cwnd_limited = false;
+        let mut linux = NewReno::new(Default::default());
+        for _ in 0..100 {
+            linux.cong_avoid(&mut tp, 1);
+        }
+        assert_eq!(tp.cwnd_pkts, 40);
+        let mut ns3 = NewReno::new(NewRenoConfig { grow_when_app_limited: true });
+        for _ in 0..100 {
+            ns3.cong_avoid(&mut tp, 1);
+        }
+        assert!(tp.cwnd_pkts > 40);
+    }
+
+    #[test]
+    fn ssthresh_halves_with_floor_of_two() {
+        let mut cc = NewReno::new(Default::default());
+        assert_eq!(cc.ssthresh(&limited(41, 100)), 20);
+        assert_eq!(cc.ssthresh(&limited(3, 100)), 2);
+    }
+}

@@ -1,0 +1,121 @@
+//! Per-connection TCP options. This struct *is* the `[flow.tcp]` table of the scenario schema
+//! (one definition for the CLI, Python and the simulator); its defaults model a current Linux
+//! sender, and each field says where the ns-3 or RFC value differs.
+
+use crate::scenario::units::{Duration, Size};
+use crate::tcp::rtt::RtoFormula;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Delayed-ACK policy of the receiver (RFC 5681 §4.2, RFC 1122 §4.2.3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DelayedAckMode {
+    /// ACK every segment.
+    Off,
+    /// ACK every second full-sized segment, or when `delayed_ack_timeout` expires.
+    On,
+}
+
+/// What the sender does to cwnd when it starts sending after an idle period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdleRestart {
+    /// Keep cwnd (ns-3's TcpSocketBase behaviour; Linux with tcp_slow_start_after_idle = 0).
+    Off,
+    /// RFC 5681 §4.1: after an idle period longer than one RTO, cwnd = min(IW, cwnd).
+    Rfc5681,
+    /// Linux `tcp_cwnd_restart`: ssthresh = max(ssthresh, ¾·cwnd), then halve cwnd once per RTO
+    /// of idle time beyond the first, not below min(IW, cwnd) (algorithms.md A4).
+    Linux,
+}
+
+fn d_ms(ms: u64) -> Duration {
+    Duration(ms * 1_000_000)
+}
+
+/// TCP options of one flow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Sender maximum segment size (payload bytes). Default 1448: a full segment with the
+    /// timestamps option is a 1500-byte IP packet. ns-3's default is 536.
+    pub mss: u32,
+    /// Initial window in segments (RFC 6928: 10; Linux TCP_INIT_CWND = 10).
+    pub initial_cwnd: u32,
+    /// RFC 7323 timestamps option (RTTM): 12 bytes per segment. Default on, as in Linux.
+    pub timestamps: bool,
+    /// Delayed ACKs: `on` (every 2nd full segment, else the timeout) or `off`.
+    pub delayed_ack: DelayedAckMode,
+    /// Delayed-ACK timer. Default 40 ms (Linux TCP_ATO_MIN); ns-3 uses 200 ms.
+    pub delayed_ack_timeout: Duration,
+    /// Lower bound of the RTO. Default 200 ms (Linux TCP_RTO_MIN); RFC 6298 and ns-3: 1 s.
+    pub min_rto: Duration,
+    /// Upper bound of the backed-off RTO. Default 120 s (Linux TCP_RTO_MAX); ns-3: 60 s.
+    pub max_rto: Duration,
+    /// RTO formula: `linux` (SRTT + max(4·RTTVAR, min_rto), default, matching the default
+    /// min_rto) or `rfc6298` (max(min_rto, SRTT + max(G, 4·RTTVAR)), as ns-3). See tcp/rtt.rs.
+    pub rto_formula: RtoFormula,
+    /// RTO before the first RTT sample, and the SYN retransmission timer (RFC 6298: 1 s).
+    pub initial_rto: Duration,
+    /// Receive window advertised by the receiver. Default 64 MiB (large: never the limit
+    /// unless set). Window scaling is negotiated whenever it exceeds 65535.
+    pub rwnd: Size,
+    /// Restart after idle: `off`, `rfc5681` or `linux` (default: `linux`, because the papers
+    /// that measured real servers ran Linux with tcp_slow_start_after_idle = 1).
+    pub idle_restart: IdleRestart,
+    /// Initial sequence number of each direction; random (from the seed) when absent.
+    pub isn: Option<u32>,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1448,
+            initial_cwnd: 10,
+            timestamps: true,
+            delayed_ack: DelayedAckMode::On,
+            delayed_ack_timeout: d_ms(40),
+            min_rto: d_ms(200),
+            max_rto: d_ms(120_000),
+            rto_formula: RtoFormula::Linux,
+            initial_rto: d_ms(1000),
+            rwnd: Size(64 << 20),
+            idle_restart: IdleRestart::Linux,
+            isn: None,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// TCP header bytes on a data or ACK segment (20, + 12 with timestamps).
+    pub fn tcp_header_bytes(&self) -> u32 {
+        if self.timestamps { 32 } else { 20 }
+    }
+    /// Checks the ranges a type cannot express; errors name the field.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        let err = |f: &str, m: &str| Err((f.to_string(), m.to_string()));
+        if !(64..=65_495).contains(&self.mss) {
+            return err("mss", "must be between 64 and 65495 bytes");
+        }
+        if self.initial_cwnd == 0 || self.initial_cwnd > 1000 {
+            return err("initial_cwnd", "must be between 1 and 1000 segments");
+        }
+        if self.min_rto.0 == 0 {
+            return err("min_rto", "must be greater than zero");
+        }
+        if self.max_rto < self.min_rto {
+            return err("max_rto", "must not be smaller than min_rto");
+        }
+        if self.initial_rto.0 == 0 {
+            return err("initial_rto", "must be greater than zero");
+        }
+        if self.delayed_ack == DelayedAckMode::On && self.delayed_ack_timeout.0 == 0 {
+            return err("delayed_ack_timeout", "must be greater than zero when delayed_ack = \"on\"");
+        }
+        if self.rwnd.0 < self.mss as u64 || self.rwnd.0 > (1u64 << 30) {
+            return err("rwnd", "must be at least one MSS and at most 1GiB (window scale 14)");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,11 @@
+//! TCP: one connection is two [`endpoint::Endpoint`]s (client and server), each a full-duplex
+//! socket with a send half (segmentation, cwnd, loss recovery, RTO) and a receive half
+//! (reassembly, delayed ACKs). Congestion control is pluggable ([`cc`]), and so is
+//! congestion-window validation ([`cwv`]).
+pub mod cc;
+pub mod config;
+pub mod conn;
+pub mod cwv;
+pub mod endpoint;
+pub mod rtt;
+pub mod seq;

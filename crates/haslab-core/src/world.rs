@@ -1,0 +1,480 @@
+//! The world: builds a [`Plan`] into nodes, link directions, connections and applications,
+//! runs the event loop, and collects a [`SimResult`].
+//!
+//! The event loop dispatches on a small `Copy` enum of component indices; there is no
+//! dynamic dispatch on the per-packet path (links, queues, forwarding, TCP segment
+//! handling). Congestion controls and applications are trait objects, called once per ACK or
+//! per application event.
+
+use crate::app::bulk::BulkSender;
+use crate::app::chunks::ChunkSender;
+use crate::app::{App, AppAction, AppApi};
+use crate::metrics::series::{CwndSeries, GoodputSeries, QueueSeries};
+use crate::metrics::{FlowSummary, LinkDirSummary, SimResult};
+use crate::net::link::{LinkAction, LinkDir};
+use crate::net::packet::{Packet, Transport};
+use crate::net::pcap::PcapWriter;
+use crate::net::queue::DropTail;
+use crate::net::routing::{Edge, Routes, NO_ROUTE};
+use crate::scenario::{AppPlan, Plan, QueuePlan};
+use crate::sim::events::EventQueue;
+use crate::sim::rng::Stream;
+use crate::tcp::conn::Connection;
+use crate::tcp::endpoint::{Endpoint, Notice, Output, TimerKind};
+use std::path::PathBuf;
+
+/// Options of a run that are not part of the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Directory for pcap files (pcaps the scenario asks for are skipped when None).
+    pub out_dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// serialisation on link direction ends
+    TxDone(u32),
+    /// the head of link direction's pipe arrives
+    Arrive(u32),
+    /// a TCP timer entry
+    Tcp { conn: u32, side: u8, kind: TimerKind },
+    AppStart(u32),
+    AppTimer { app: u32, token: u64 },
+    /// close a goodput window
+    GoodputTick,
+}
+
+/// Port of the accepting side of every flow (as iperf's default).
+const SERVER_PORT: u16 = 5201;
+
+pub struct World {
+    q: EventQueue<Ev>,
+    duration_ns: u64,
+    seed: u64,
+    node_names: Vec<String>,
+    links: Vec<LinkDir>,
+    link_names: Vec<String>,
+    routes: Routes,
+    conns: Vec<Connection>,
+    /// app of each connection side
+    conn_apps: Vec<[Option<u32>; 2]>,
+    apps: Vec<Box<dyn App>>,
+    flow_names: Vec<String>,
+    flow_cc: Vec<String>,
+    out: Output,
+    actions: Vec<AppAction>,
+    pcaps: Vec<Option<PcapWriter>>,
+    cwnd: Option<CwndSeries>,
+    goodput: GoodputSeries,
+    last_goodput_ns: u64,
+    queues: QueueSeries,
+    unroutable: u64,
+    finished: bool,
+}
+
+impl World {
+    pub fn new(plan: &Plan, opts: &RunOptions) -> Result<World, String> {
+        let n_nodes = plan.nodes.len();
+        let mut links = Vec::with_capacity(plan.links.len() * 2);
+        let mut link_names = Vec::with_capacity(plan.links.len() * 2);
+        let mut edges = Vec::with_capacity(plan.links.len() * 2);
+        for l in &plan.links {
+            for (rev, d) in [(false, &l.ab), (true, &l.ba)] {
+                let (from, to) = if rev { (l.b, l.a) } else { (l.a, l.b) };
+                let name = format!("{}->{}", plan.nodes[from].name, plan.nodes[to].name);
+                let QueuePlan::DropTail { limit } = d.queue;
+                let rng = Stream::new(plan.seed, &format!("link:{}:{}:loss", l.name, if rev { "ba" } else { "ab" }));
+                edges.push(Edge { from: from as u32, to: to as u32, link_dir: links.len() as u32 });
+                links.push(LinkDir::new(from as u32, to as u32, d.rate_bps, d.delay_ns, d.loss, DropTail::new(limit), rng));
+                link_names.push(name);
+            }
+        }
+        let mut dests: Vec<u32> = Vec::new();
+        for f in &plan.flows {
+            dests.push(f.dst as u32);
+            dests.push(f.src as u32);
+        }
+        let routes = Routes::compute(n_nodes, &edges, &dests);
+        for f in &plan.flows {
+            if routes.next_hop(f.src as u32, f.dst as u32) == NO_ROUTE
+                || routes.next_hop(f.dst as u32, f.src as u32) == NO_ROUTE
+            {
+                return Err(format!("flow {:?}: no route between its nodes", f.name));
+            }
+        }
+
+        let mut q = EventQueue::new();
+        let mut conns = Vec::with_capacity(plan.flows.len());
+        let mut conn_apps = Vec::with_capacity(plan.flows.len());
+        let mut apps: Vec<Box<dyn App>> = Vec::with_capacity(plan.flows.len());
+        for (i, f) in plan.flows.iter().enumerate() {
+            let conn = i as u32;
+            let mut isn_rng = Stream::new(plan.seed, &format!("flow:{}:isn", f.name));
+            let (isn_c, isn_s) = match f.tcp.isn {
+                Some(isn) => (isn, isn),
+                None => (isn_rng.next_u32(), isn_rng.next_u32()),
+            };
+            let client_port = 32768 + (i % 28232) as u16; // Linux's ephemeral range 32768–60999
+            let client = Endpoint::new(
+                conn,
+                0,
+                f.src as u32,
+                f.dst as u32,
+                client_port,
+                SERVER_PORT,
+                f.tcp.clone(),
+                f.cc.build(),
+                isn_c,
+            );
+            let server = Endpoint::new(
+                conn,
+                1,
+                f.dst as u32,
+                f.src as u32,
+                SERVER_PORT,
+                client_port,
+                f.tcp.clone(),
+                f.cc.build(),
+                isn_s,
+            );
+            conns.push(Connection::new(client, server));
+            let (app, start_ns): (Box<dyn App>, u64) = match f.app {
+                AppPlan::Bulk { start_ns, stop_ns, bytes } => (Box::new(BulkSender::new(conn, bytes, stop_ns)), start_ns),
+                AppPlan::Chunks { start_ns, stop_ns, chunk_bytes, interval_ns } => {
+                    (Box::new(ChunkSender::new(conn, chunk_bytes, interval_ns, stop_ns)), start_ns)
+                }
+            };
+            let app_id = apps.len() as u32;
+            apps.push(app);
+            conn_apps.push([Some(app_id), None]);
+            q.schedule(start_ns, Ev::AppStart(app_id));
+        }
+
+        let mut pcaps: Vec<Option<PcapWriter>> = (0..links.len()).map(|_| None).collect();
+        if let Some(dir) = &opts.out_dir {
+            if !plan.trace.pcaps.is_empty() {
+                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            }
+            for p in &plan.trace.pcaps {
+                let ld = 2 * p.at.link + p.at.reverse as usize;
+                let path = dir.join(&p.file);
+                let w = PcapWriter::create(&path, p.snaplen).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+                pcaps[ld] = Some(w);
+            }
+        }
+        let traced: Vec<usize> = plan.trace.queues.iter().map(|r| 2 * r.link + r.reverse as usize).collect();
+        let goodput_window_ns = plan.trace.goodput_window_ns.max(1);
+        q.schedule(goodput_window_ns.min(plan.duration_ns), Ev::GoodputTick);
+        Ok(World {
+            q,
+            duration_ns: plan.duration_ns,
+            seed: plan.seed,
+            node_names: plan.nodes.iter().map(|n| n.name.clone()).collect(),
+            queues: QueueSeries::new(links.len(), &traced, plan.trace.queue_interval_ns),
+            links,
+            link_names,
+            routes,
+            conns,
+            conn_apps,
+            apps,
+            flow_names: plan.flows.iter().map(|f| f.name.clone()).collect(),
+            flow_cc: plan.flows.iter().map(|f| f.cc.name().to_string()).collect(),
+            out: Output::default(),
+            actions: Vec::new(),
+            pcaps,
+            cwnd: plan.trace.cwnd.then(|| CwndSeries::new(plan.flows.len(), plan.trace.cwnd_interval_ns)),
+            goodput: GoodputSeries::new(plan.flows.len(), goodput_window_ns),
+            last_goodput_ns: 0,
+            unroutable: 0,
+            finished: false,
+        })
+    }
+
+    pub fn now_ns(&self) -> u64 {
+        self.q.now_ns()
+    }
+    pub fn duration_ns(&self) -> u64 {
+        self.duration_ns
+    }
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.q.processed()
+    }
+
+    /// Advances the simulation to `t_ns` (at most the scenario's duration).
+    pub fn run_until(&mut self, t_ns: u64) {
+        let until = t_ns.min(self.duration_ns);
+        while let Some(ev) = self.q.pop_until(until) {
+            self.handle(ev);
+        }
+        self.q.advance_to(until);
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        let now = self.q.now_ns();
+        match ev {
+            Ev::TxDone(ld) => {
+                let link = &mut self.links[ld as usize];
+                let (pkt, pipe_was_empty, next) = link.tx_done(now);
+                if pipe_was_empty {
+                    self.q.schedule(now + link.delay_ns, Ev::Arrive(ld));
+                }
+                if let LinkAction::TxDoneAt(t) = next {
+                    self.q.schedule(t, Ev::TxDone(ld));
+                }
+                if let Some(w) = &mut self.pcaps[ld as usize] {
+                    // a failing disk must not stop the simulation; the error surfaces at finish
+                    w.write_packet(now, &pkt).ok();
+                }
+                self.trace_queue(ld as usize, now);
+            }
+            Ev::Arrive(ld) => {
+                let link = &mut self.links[ld as usize];
+                let to = link.to;
+                let (pkt, next) = link.arrive();
+                if let Some(t) = next {
+                    self.q.schedule(t, Ev::Arrive(ld));
+                }
+                if let Some(p) = pkt {
+                    self.receive(to, p, now);
+                }
+            }
+            Ev::Tcp { conn, side, kind } => {
+                let mut out = std::mem::take(&mut self.out);
+                self.conns[conn as usize].ends[side as usize].on_timer_entry(kind, now, &mut out);
+                self.out = out;
+                self.after_tcp(conn, now);
+            }
+            Ev::AppStart(app) => {
+                let mut actions = std::mem::take(&mut self.actions);
+                self.apps[app as usize].start(&mut AppApi::new(now, &mut actions));
+                self.actions = actions;
+                self.apply_actions(app, now);
+            }
+            Ev::AppTimer { app, token } => {
+                let mut actions = std::mem::take(&mut self.actions);
+                self.apps[app as usize].on_timer(&mut AppApi::new(now, &mut actions), token);
+                self.actions = actions;
+                self.apply_actions(app, now);
+            }
+            Ev::GoodputTick => {
+                let len = now - self.last_goodput_ns;
+                self.last_goodput_ns = now;
+                self.goodput.close_window(now, len, self.conns.iter().map(|c| c.ends[1].stats.bytes_received));
+                if now < self.duration_ns {
+                    let next = (now + self.goodput.window_ns).min(self.duration_ns);
+                    self.q.schedule(next, Ev::GoodputTick);
+                }
+            }
+        }
+    }
+
+    /// A packet arrives at `node`: deliver it or forward it.
+    #[inline]
+    fn receive(&mut self, node: u32, pkt: Packet, now: u64) {
+        if pkt.dst == node {
+            if let Transport::Tcp(h) = pkt.transport {
+                let side = pkt.to_server as usize;
+                let mut out = std::mem::take(&mut self.out);
+                self.conns[pkt.conn as usize].ends[side].on_segment(&h, now, &mut out);
+                self.out = out;
+                self.after_tcp(pkt.conn, now);
+            }
+            return;
+        }
+        self.forward(node, pkt, now);
+    }
+
+    #[inline]
+    fn forward(&mut self, node: u32, pkt: Packet, now: u64) {
+        let ld = self.routes.next_hop(node, pkt.dst);
+        if ld == NO_ROUTE {
+            self.unroutable += 1;
+            return;
+        }
+        if let LinkAction::TxDoneAt(t) = self.links[ld as usize].enqueue(pkt, now) {
+            self.q.schedule(t, Ev::TxDone(ld));
+        }
+        self.trace_queue(ld as usize, now);
+    }
+
+    #[inline]
+    fn trace_queue(&mut self, ld: usize, now: u64) {
+        if self.queues.is_traced(ld) {
+            let q = &self.links[ld].queue;
+            self.queues.observe(now, ld, q.len_pkts(), q.len_bytes());
+        }
+    }
+
+    /// Drains what TCP produced for connection `conn`: packets onto the network, timers into
+    /// the event list, notices to the applications (whose actions may produce more).
+    fn after_tcp(&mut self, conn: u32, now: u64) {
+        loop {
+            let mut out = std::mem::take(&mut self.out);
+            for p in out.packets.drain(..) {
+                self.forward(p.src, p, now);
+            }
+            for (t, c, s, kind) in out.timers.drain(..) {
+                self.q.schedule(t, Ev::Tcp { conn: c, side: s, kind });
+            }
+            let notices: Vec<Notice> = out.notices.drain(..).collect();
+            self.out = out;
+            if let Some(cw) = &mut self.cwnd {
+                let ep = &self.conns[conn as usize].ends[0];
+                if ep.stats.bytes_written > 0 {
+                    cw.observe(now, conn, ep.tp.cwnd_pkts, ep.tp.ssthresh_pkts, ep.tp.srtt_ns);
+                }
+            }
+            if notices.is_empty() {
+                return;
+            }
+            for n in notices {
+                if let Some(app) = self.conn_apps[n.conn as usize][n.side as usize] {
+                    let mut actions = std::mem::take(&mut self.actions);
+                    self.apps[app as usize].on_notice(&mut AppApi::new(now, &mut actions), &n);
+                    self.actions = actions;
+                    self.apply_actions_no_drain(app, now);
+                }
+            }
+        }
+    }
+
+    /// Applies an application's actions and drains the resulting TCP output.
+    fn apply_actions(&mut self, app: u32, now: u64) {
+        let touched = self.apply_actions_no_drain(app, now);
+        if let Some(conn) = touched {
+            self.after_tcp(conn, now);
+        }
+    }
+
+    /// Applies an application's actions; returns a connection it touched (its output sits
+    /// in `self.out` until drained).
+    fn apply_actions_no_drain(&mut self, app: u32, now: u64) -> Option<u32> {
+        let mut touched = None;
+        let actions = std::mem::take(&mut self.actions);
+        let mut out = std::mem::take(&mut self.out);
+        for a in &actions {
+            match *a {
+                AppAction::Connect { conn } => {
+                    self.conns[conn as usize].ends[0].connect(now, &mut out);
+                    touched = Some(conn);
+                }
+                AppAction::Write { conn, side, bytes, tag } => {
+                    self.conns[conn as usize].write(side, bytes, tag, now, &mut out);
+                    touched = Some(conn);
+                }
+                AppAction::WithdrawUnsent { conn, side } => {
+                    self.conns[conn as usize].ends[side as usize].withdraw_unsent();
+                }
+                AppAction::Close { conn, side } => {
+                    self.conns[conn as usize].ends[side as usize].close(now, &mut out);
+                    touched = Some(conn);
+                }
+                AppAction::Timer { at_ns, token } => self.q.schedule(at_ns, Ev::AppTimer { app, token }),
+                AppAction::SetAppData { conn, side, ref data } => {
+                    self.conns[conn as usize].set_app_data(side, data);
+                }
+            }
+        }
+        self.out = out;
+        let mut actions = actions;
+        actions.clear();
+        self.actions = actions;
+        touched
+    }
+
+    /// Runs to the end (if needed), closes pcap files and returns the result.
+    pub fn finish(mut self) -> Result<SimResult, String> {
+        self.run_until(self.duration_ns);
+        self.finished = true;
+        let dur = self.duration_ns.max(1);
+        for w in self.pcaps.iter_mut().filter_map(Option::take) {
+            w.finish().map_err(|e| format!("writing pcap: {e}"))?;
+        }
+        let flows = self
+            .conns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let (tx, rx) = (&c.ends[0], &c.ends[1]);
+                let start = tx.stats.established_ns;
+                let end = tx.stats.completed_ns.filter(|_| tx.unacked_written_bytes() == 0).unwrap_or(dur);
+                let goodput_bps = match start {
+                    Some(s) if end > s => rx.stats.bytes_received as f64 * 8e9 / (end - s) as f64,
+                    _ => 0.0,
+                };
+                FlowSummary {
+                    name: self.flow_names[i].clone(),
+                    src: self.node_names[tx_node(c, 0)].clone(),
+                    dst: self.node_names[tx_node(c, 1)].clone(),
+                    cc: self.flow_cc[i].clone(),
+                    bytes_written: tx.stats.bytes_written,
+                    bytes_sent: tx.stats.bytes_sent,
+                    bytes_acked: tx.stats.bytes_acked,
+                    bytes_received: rx.stats.bytes_received,
+                    segments_sent: tx.stats.segments_sent,
+                    retransmitted_segments: tx.stats.retransmitted_segments,
+                    rto_count: tx.stats.rto_count,
+                    fast_recovery_count: tx.stats.fast_recovery_count,
+                    established_ns: tx.stats.established_ns,
+                    completed_ns: tx.stats.completed_ns.filter(|_| tx.unacked_written_bytes() == 0),
+                    goodput_bps,
+                    final_cwnd_pkts: tx.tp.cwnd_pkts,
+                    final_ssthresh_pkts: tx.tp.ssthresh_pkts,
+                    min_rtt_ns: tx.rtt.has_sample().then_some(tx.rtt.min_rtt_ns),
+                    mean_srtt_ns: tx.rtt.mean_srtt_ns(),
+                }
+            })
+            .collect();
+        let links: Vec<LinkDirSummary> = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LinkDirSummary {
+                name: self.link_names[i].clone(),
+                link: format!("{}", i / 2),
+                rate_bps: l.rate_bps,
+                delay_ns: l.delay_ns,
+                tx_packets: l.tx_packets,
+                tx_bytes: l.tx_bytes,
+                utilization: l.busy_ns.min(dur) as f64 / dur as f64,
+                enqueued_packets: l.queue.enqueued,
+                dropped_packets: l.queue.dropped,
+                dropped_bytes: l.queue.dropped_bytes,
+                lost_packets: l.lost_packets,
+                max_queue_packets: l.queue.max_pkts,
+                max_queue_bytes: l.queue.max_bytes,
+                sojourn_mean_ns: l.queue.sojourn.mean_ns(),
+                sojourn_p50_ns: l.queue.sojourn.quantile_ns(0.5),
+                sojourn_p95_ns: l.queue.sojourn.quantile_ns(0.95),
+                sojourn_p99_ns: l.queue.sojourn.quantile_ns(0.99),
+                sojourn_max_ns: l.queue.sojourn.max_ns,
+            })
+            .collect();
+        let link_transmissions = self.links.iter().map(|l| l.tx_packets).sum();
+        let mut tables = Vec::new();
+        if let Some(c) = self.cwnd.take() {
+            tables.push(c.into_table());
+        }
+        tables.push(std::mem::take(&mut self.goodput).into_table());
+        tables.push(std::mem::take(&mut self.queues).into_table());
+        Ok(SimResult {
+            seed: self.seed,
+            duration_ns: self.duration_ns,
+            events: self.q.processed(),
+            link_transmissions,
+            flows,
+            links,
+            tables,
+        })
+    }
+}
+
+fn tx_node(c: &Connection, side: usize) -> usize {
+    c.ends[side].node() as usize
+}
+
+/// Builds and runs a plan to its end.
+pub fn run_plan(plan: &Plan, opts: &RunOptions) -> Result<SimResult, String> {
+    World::new(plan, opts)?.finish()
+}

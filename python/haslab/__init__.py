@@ -1,0 +1,21 @@
+"""haslab: a deterministic packet-level simulator of HTTP adaptive streaming over TCP.
+
+>>> import haslab
+>>> result = haslab.run("examples/dumbbell.toml")          # doctest: +SKIP
+>>> result.flows[["name", "goodput_bps"]]                   # doctest: +SKIP
+>>> result.cwnd.groupby("flow_name").cwnd_pkts.mean()       # doctest: +SKIP
+
+See :func:`run`, :func:`validate`, :func:`schema` and :class:`Result`.
+"""
+
+from ._core import __version__
+from .api import Result, ScenarioError, run, schema, validate
+
+__all__ = ["Result", "ScenarioError", "run", "schema", "validate", "demo_scenario", "__version__"]
+
+
+def demo_scenario() -> str:
+    """The TOML text of the packaged demo scenario (4 NewReno flows on a dumbbell)."""
+    from importlib.resources import files
+
+    return files(__package__).joinpath("scenarios/demo.toml").read_text(encoding="utf-8")

@@ -1,0 +1,249 @@
+"""The Python API: run a scenario, get a :class:`Result` with pandas DataFrames.
+
+A scenario is given as
+
+* a path (``str`` or :class:`pathlib.Path`) to a ``.toml`` (or ``.json``) file,
+* a TOML document as a string, or
+* a ``dict`` with the same structure as the TOML file (sent to the simulator as JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Union
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import _core
+
+Scenario = Union[str, os.PathLike, Mapping[str, Any]]
+
+#: Trace tables whose ``flow`` column indexes ``Result.flows``.
+FLOW_TABLES = ("cwnd", "goodput")
+#: Trace tables whose ``link`` column indexes ``Result.links``.
+LINK_TABLES = ("queue",)
+
+
+class ScenarioError(ValueError):
+    """An invalid scenario; the message starts with the offending field's path."""
+
+
+def _looks_like_path(s: str) -> bool:
+    """A one-line string is a path if it names a file or cannot be TOML (no ``=``, no ``[``)."""
+    if "\n" in s:
+        return False
+    return os.path.isfile(s) or not ("=" in s or "[" in s)
+
+
+def _source(scenario: Scenario) -> tuple[str, str]:
+    """Returns (text, fmt) for the simulator; fmt is "toml" or "json"."""
+    if isinstance(scenario, Mapping):
+        return json.dumps(scenario), "json"
+    if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and _looks_like_path(scenario)):
+        path = Path(scenario)
+        if not path.is_file():
+            raise FileNotFoundError(f"scenario file not found: {path}")
+        fmt = "json" if path.suffix.lower() == ".json" else "toml"
+        return path.read_text(encoding="utf-8"), fmt
+    if isinstance(scenario, str):
+        return scenario, "toml"
+    raise TypeError(
+        f"a scenario is a path, a TOML string or a dict, not {type(scenario).__name__}"
+    )
+
+
+def validate(scenario: Scenario) -> dict:
+    """Checks a scenario without running it.
+
+    Returns a description of the resolved plan (seed, duration_ns, nodes, link directions,
+    flows, traces). Raises :class:`ScenarioError` (a ``ValueError``) naming the offending field.
+    """
+    text, fmt = _source(scenario)
+    try:
+        return _core.validate(text, fmt)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+
+
+def schema() -> str:
+    """The JSON Schema of scenario files, as a string."""
+    return _core.schema()
+
+
+def _want_progress(progress: bool | str) -> bool:
+    if progress == "always":
+        return True
+    return bool(progress) and sys.stderr.isatty()
+
+
+def run(
+    scenario: Scenario,
+    *,
+    out_dir: str | os.PathLike | None = None,
+    progress: bool | str = False,
+    pcap: bool = True,
+) -> "Result":
+    """Runs a scenario to its end and returns a :class:`Result`.
+
+    Args:
+        scenario: a path to a TOML/JSON file, a TOML string, or a dict.
+        out_dir: where the pcap files the scenario asks for are written (created if needed).
+            Nothing else is written: call :meth:`Result.save` for the summary and traces.
+        progress: ``True`` shows a progress bar over simulated time on stderr when it is a
+            terminal; ``"always"`` shows it even when it is not.
+        pcap: ``False`` skips the pcap captures the scenario asks for.
+    """
+    text, fmt = _source(scenario)
+    if out_dir is not None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        sim = _core.Simulation(text, fmt, None if out_dir is None else str(out_dir), pcap)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    duration = sim.duration_ns
+    # Step in 1% slices even without a progress bar, so that Ctrl-C is handled promptly.
+    step = max(duration // 100, 1)
+    if _want_progress(progress):
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn("[bold]simulating"),
+            BarColumn(),
+            TextColumn("{task.completed:.1f}/{task.total:.1f} s simulated"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True, force_terminal=progress == "always" or None),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("sim", total=duration / 1e9)
+            t = 0
+            while t < duration:
+                t = min(t + step, duration)
+                sim.run_until(t)
+                bar.update(task, completed=t / 1e9)
+    else:
+        t = 0
+        while t < duration:
+            t = min(t + step, duration)
+            sim.run_until(t)
+    plan = sim.plan
+    raw = sim.finish()
+    return Result(json.loads(raw["summary"]), raw["tables"], plan)
+
+
+class Result:
+    """The outcome of a run.
+
+    Attributes:
+        summary: the run's counters as a dict (seed, duration_ns, events, link_transmissions,
+            flows, links), exactly what ``summary.json`` holds.
+        plan: the description of the resolved scenario (see :func:`validate`).
+        flows: one row per flow (TCP connection), from ``summary["flows"]``.
+        links: one row per link direction (``"from->to"``), from ``summary["links"]``.
+        traces: time series by name (``cwnd``, ``goodput``, ``queue``), one row per sample.
+    """
+
+    def __init__(self, summary: dict, tables: Mapping[str, Mapping[str, np.ndarray]], plan: dict | None = None):
+        self.summary = summary
+        self.plan = plan or {}
+        self.flows = pd.DataFrame(summary.get("flows", []))
+        self.links = pd.DataFrame(summary.get("links", []))
+        flow_names = [f["name"] for f in summary.get("flows", [])]
+        link_names = [l["name"] for l in summary.get("links", [])]
+        self.traces: dict[str, pd.DataFrame] = {}
+        for name in sorted(tables):
+            df = pd.DataFrame(dict(tables[name]))
+            if "flow" in df.columns:
+                df["flow_name"] = pd.Categorical.from_codes(df["flow"].astype("int64"), categories=flow_names)
+            if "link" in df.columns:
+                df["link_name"] = pd.Categorical.from_codes(df["link"].astype("int64"), categories=link_names)
+            self.traces[name] = df
+
+    def _trace(self, name: str) -> pd.DataFrame:
+        try:
+            return self.traces[name]
+        except KeyError:
+            raise KeyError(f"no {name!r} trace in this run (traces: {sorted(self.traces)})") from None
+
+    @property
+    def cwnd(self) -> pd.DataFrame:
+        """cwnd / ssthresh (packets) and smoothed RTT of each flow over time."""
+        return self._trace("cwnd")
+
+    @property
+    def goodput(self) -> pd.DataFrame:
+        """Bytes delivered to each flow's receiver per window (``time_ns`` = end of window)."""
+        return self._trace("goodput")
+
+    @property
+    def queue(self) -> pd.DataFrame:
+        """Occupancy (packets, bytes) of the traced queues over time."""
+        return self._trace("queue")
+
+    def link(self, name: str) -> dict:
+        """The summary of one link direction, e.g. ``result.link("r1->r2")``."""
+        for l in self.summary.get("links", []):
+            if l["name"] == name:
+                return l
+        raise KeyError(f"no link direction {name!r}")
+
+    def flow(self, name: str) -> dict:
+        """The summary of one flow."""
+        for f in self.summary.get("flows", []):
+            if f["name"] == name:
+                return f
+        raise KeyError(f"no flow {name!r}")
+
+    def save(self, out_dir: str | os.PathLike) -> list[Path]:
+        """Writes ``summary.json`` and one Parquet file per trace (``cwnd.parquet``, …).
+
+        The bytes are a function of the data only: the same run saved twice gives identical
+        files. Returns the paths written.
+        """
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        path = out / "summary.json"
+        path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        written.append(path)
+        for name, df in self.traces.items():
+            path = out / f"{name}.parquet"
+            write_parquet(df, path)
+            written.append(path)
+        return written
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<haslab.Result seed={s.get('seed')} duration={s.get('duration_ns', 0) / 1e9:g}s "
+            f"flows={len(self.flows)} traces={sorted(self.traces)}>"
+        )
+
+
+def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Writes a DataFrame as Parquet with deterministic bytes.
+
+    The table is built column by column (no pandas index, no pandas metadata blob) and written
+    without statistics that could depend on anything but the data; categorical columns become
+    dictionary-encoded strings (read back as categoricals by pandas).
+    """
+    arrays, names = [], []
+    for col in df.columns:
+        s = df[col]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            arr = pa.DictionaryArray.from_arrays(
+                pa.array(s.cat.codes.to_numpy(dtype=np.int32)),
+                pa.array([str(c) for c in s.cat.categories], type=pa.string()),
+            )
+        else:
+            arr = pa.array(s.to_numpy())
+        arrays.append(arr)
+        names.append(str(col))
+    table = pa.Table.from_arrays(arrays, names=names)
+    pq.write_table(table, str(path), compression="zstd", store_schema=True)

@@ -1,0 +1,283 @@
+"""The ``haslab`` command line: run, validate, schema, demo, bench."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    name="haslab",
+    help=(
+        "haslab: a deterministic packet-level simulator of HTTP adaptive streaming over TCP.\n\n"
+        "Scenarios are TOML files (see `haslab schema` and examples/). Same scenario and seed, "
+        "same results, byte for byte."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# Tables are wider than 80 columns: when stdout is not a terminal (a pipe, a log), use 120.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True, highlight=False)
+
+
+class UserError(Exception):
+    """An error caused by the user's input: printed as one line, exit code 1, no traceback."""
+
+
+def _fail(message: str) -> "typer.Exit":
+    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    return typer.Exit(code=1)
+
+
+def _guarded(fn):
+    """Runs fn(), turning user errors (bad scenario, missing file, unwritable output) into a
+    one-line message and exit code 1."""
+    from .api import ScenarioError
+
+    try:
+        return fn()
+    except (ScenarioError, UserError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        raise _fail(str(e)) from None
+    except ValueError as e:  # e.g. pcap directory problems reported by World::new
+        raise _fail(str(e)) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# summary tables
+
+
+def _ms(ns) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.1f}"
+
+
+def flow_table(result) -> Table:
+    t = Table(title="Flows", title_justify="left")
+    for col, just in [
+        ("flow", "left"),
+        ("cc", "left"),
+        ("goodput\nMbps", "right"),
+        ("retrans-\nmits", "right"),
+        ("RTOs", "right"),
+        ("fast\nrecov.", "right"),
+        ("min RTT\nms", "right"),
+        ("mean RTT\nms", "right"),
+    ]:
+        t.add_column(col, justify=just, no_wrap=just == "left")
+    for f in result.summary["flows"]:
+        t.add_row(
+            f["name"],
+            f["cc"],
+            f"{f['goodput_bps'] / 1e6:.3f}",
+            str(f["retransmitted_segments"]),
+            str(f["rto_count"]),
+            str(f["fast_recovery_count"]),
+            _ms(f.get("min_rtt_ns")),
+            _ms(f.get("mean_srtt_ns")),
+        )
+    return t
+
+
+def shown_links(result) -> list[dict]:
+    """The link directions the summary shows: the traced ones (queue samples or pcap); if none
+    is traced, the directions of a link called "bottleneck"; else the two busiest."""
+    links = result.summary["links"]
+    trace = result.plan.get("trace", {})
+    traced = list(dict.fromkeys(list(trace.get("queues", [])) + [p["at"] for p in trace.get("pcaps", [])]))
+    if traced:
+        return [l for l in links if l["name"] in traced]
+    named = [l for l in links if l.get("link") == "bottleneck"]
+    if named:
+        return named
+    return sorted(links, key=lambda l: -l["utilization"])[:2]
+
+
+def link_table(result) -> Table:
+    t = Table(title="Links", title_justify="left")
+    for col, just in [
+        ("link\ndirection", "left"),
+        ("rate\nMbps", "right"),
+        ("utili-\nzation", "right"),
+        ("tx\npackets", "right"),
+        ("drops", "right"),
+        ("mean queuing\ndelay ms", "right"),
+        ("p99 queuing\ndelay ms", "right"),
+    ]:
+        t.add_column(col, justify=just, no_wrap=just == "left")
+    for l in shown_links(result):
+        t.add_row(
+            l["name"],
+            f"{l['rate_bps'] / 1e6:g}",
+            f"{100 * l['utilization']:.1f}%",
+            str(l["tx_packets"]),
+            str(l["dropped_packets"]),
+            f"{l['sojourn_mean_ns'] / 1e6:.2f}",
+            f"{l['sojourn_p99_ns'] / 1e6:.2f}",
+        )
+    return t
+
+
+def print_summary(result) -> None:
+    s = result.summary
+    out.print(
+        f"simulated {s['duration_ns'] / 1e9:g} s (seed {s['seed']}): {s['events']:,} events, "
+        f"{s['link_transmissions']:,} link transmissions"
+    )
+    out.print(flow_table(result))
+    out.print(link_table(result))
+
+
+def _describe(plan: dict) -> str:
+    ccs = sorted({f["cc"] for f in plan["flows"]})
+    n_links = len(plan["links"]) // 2
+    trace = plan["trace"]
+    traced = []
+    if trace["cwnd"]:
+        traced.append("cwnd")
+    if trace["queues"]:
+        traced.append("queues " + ", ".join(trace["queues"]))
+    if trace["pcaps"]:
+        traced.append("pcap " + ", ".join(p["at"] for p in trace["pcaps"]))
+    return (
+        f"{plan['duration_ns'] / 1e9:g} s, seed {plan['seed']}: {len(plan['nodes'])} nodes, "
+        f"{n_links} links, {len(plan['flows'])} flows ({', '.join(ccs) or 'none'}); "
+        f"traces: {'; '.join(traced) or 'none'}"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# commands
+
+
+@app.command()
+def run(
+    scenario: Path = typer.Argument(..., help="Scenario file (.toml, or .json).", show_default=False),
+    out_dir: Path = typer.Option(
+        Path("out"), "--out", "-o", help="Directory for summary.json, the Parquet traces and pcap files."
+    ),
+    pcap: bool = typer.Option(True, "--pcap/--no-pcap", help="Write the pcap captures the scenario asks for."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (no table, no progress bar)."),
+) -> None:
+    """Run a scenario and write its results.
+
+    Writes OUT/summary.json (all counters), one Parquet file per trace (cwnd.parquet, goodput.parquet, queue.parquet) and the pcap files that the scenario's trace.pcap list asks for, then prints a table per flow and per traced link direction.
+    """
+    from .api import run as run_scenario
+
+    def go():
+        result = run_scenario(scenario, out_dir=out_dir, progress=not quiet, pcap=pcap)
+        written = result.save(out_dir)
+        if not quiet:
+            print_summary(result)
+            pcaps = [p["file"] for p in result.plan["trace"]["pcaps"]] if pcap else []
+            names = [p.name for p in written] + pcaps
+            out.print(f"wrote {', '.join(names)} in {out_dir}/")
+
+    _guarded(go)
+
+
+@app.command()
+def validate(
+    scenario: Path = typer.Argument(..., help="Scenario file (.toml, or .json).", show_default=False),
+) -> None:
+    """Check a scenario without running it.
+
+    Prints "ok" and a one-line description; or prints the error, the offending field's path first, and exits with code 1.
+    """
+    from .api import validate as validate_scenario
+
+    plan = _guarded(lambda: validate_scenario(scenario))
+    out.print(f"ok: {_describe(plan)}")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of scenario files."""
+    from .api import schema as get_schema
+
+    sys.stdout.write(get_schema().rstrip("\n") + "\n")
+
+
+@app.command()
+def demo(
+    out_dir: Path = typer.Option(Path("demo-out"), "--out", "-o", help="Where demo.png and the results go."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the path of the figure."),
+) -> None:
+    """Run the packaged demo: 4 NewReno flows on an 8 Mbps / 100 ms RTT dumbbell.
+
+    The bottleneck has a one-BDP drop-tail queue; the run lasts 60 simulated seconds. Prints the summary tables and writes OUT/demo.png (cwnd of each flow on top, bottleneck queue below), plus summary.json and the Parquet traces.
+    """
+    from . import demo_scenario
+    from .api import run as run_scenario
+    from .plots import cwnd_and_queue
+
+    def go():
+        result = run_scenario(demo_scenario(), progress=not quiet)
+        result.save(out_dir)
+        png = out_dir / "demo.png"
+        cwnd_and_queue(result, png)
+        if not quiet:
+            print_summary(result)
+        out.print(f"wrote {png}")
+
+    _guarded(go)
+
+
+@app.command()
+def bench(
+    case: str = typer.Option("all", "--case", "-c", help="Which case: a, b or all."),
+    as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON lines instead of a table."),
+) -> None:
+    """Measure simulator speed and memory on two cases, each in a fresh process.
+
+    Case a: 8 NewReno flows, 8 Mbps, 100 ms RTT, 1-BDP queue, 60 s. Case b: 1000 NewReno flows, 10 Gbps, 20 ms RTT, 1-BDP queue, 10 s.
+
+    Traces are off. Reports wall time, events/s, link transmissions/s and the peak resident memory (MiB) of the process that ran the case.
+    """
+    from .bench import CASES, run_case_in_subprocess
+
+    keys = list(CASES) if case == "all" else [case]
+    for k in keys:
+        if k not in CASES:
+            raise _fail(f"unknown case {k!r}: expected one of {', '.join(CASES)} or all")
+    t = Table(title="haslab bench", title_justify="left")
+    for col in ["case", "scenario", "wall (s)", "events", "events/s", "link tx/s", "peak RSS (MiB)"]:
+        t.add_column(col, justify="left" if col in ("case", "scenario") else "right")
+    for k in keys:
+        if not as_json:
+            err.print(f"running case {k}: {CASES[k].title} …")
+        try:
+            m = run_case_in_subprocess(k)
+        except RuntimeError as e:
+            raise _fail(str(e)) from None
+        if as_json:
+            out.print(json.dumps(m), soft_wrap=True)
+        t.add_row(
+            k,
+            m["title"],
+            f"{m['wall_seconds']:.2f}",
+            f"{m['events']:,}",
+            f"{m['events_per_second'] / 1e6:.2f} M",
+            f"{m['link_transmissions_per_second'] / 1e6:.2f} M",
+            f"{m['peak_rss_mib']:.0f}",
+        )
+    if not as_json:
+        out.print(t)
+
+
+def main() -> None:
+    app(prog_name="haslab")
+
+
+if __name__ == "__main__":
+    main()

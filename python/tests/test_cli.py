@@ -1,0 +1,144 @@
+"""The `haslab` command line, run as a subprocess (`python -m haslab`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from conftest import cli, demo_toml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_console_script_is_installed():
+    exe = Path(sys.executable).parent / "haslab"
+    assert exe.exists() or shutil.which("haslab"), "the `haslab` console script is not installed"
+
+
+def test_help_lists_every_command():
+    p = cli("--help")
+    assert p.returncode == 0
+    for cmd in ("run", "validate", "schema", "demo", "bench"):
+        assert cmd in p.stdout
+    for cmd in ("run", "validate", "schema", "demo", "bench"):
+        p = cli(cmd, "--help")
+        assert p.returncode == 0, p.stderr
+        assert "Usage" in p.stdout
+
+
+def test_run_writes_results_and_prints_tables(tmp_path):
+    scenario = tmp_path / "demo.toml"
+    scenario.write_text(demo_toml("5s"))
+    out = tmp_path / "out"
+    p = cli("run", scenario, "--out", out)
+    assert p.returncode == 0, p.stderr
+    for name in ("summary.json", "cwnd.parquet", "goodput.parquet", "queue.parquet"):
+        assert (out / name).is_file(), name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["duration_ns"] == 5_000_000_000
+    for f in summary["flows"]:
+        assert f["name"] in p.stdout
+    assert "r1->r2" in p.stdout
+    assert "Traceback" not in p.stderr
+    cwnd = pd.read_parquet(out / "cwnd.parquet")
+    assert set(cwnd["flow_name"].astype(str)) == {f["name"] for f in summary["flows"]}
+
+
+def test_run_quiet_prints_nothing(tmp_path):
+    scenario = tmp_path / "demo.toml"
+    scenario.write_text(demo_toml("1s"))
+    p = cli("run", scenario, "--out", tmp_path / "o", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == ""
+    assert (tmp_path / "o" / "summary.json").is_file()
+
+
+def _bad_scenario(tmp_path) -> Path:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(demo_toml("10s").replace('bottleneck_rate = "8Mbps"', 'bottleneck_rate = "eight"'))
+    assert "eight" in bad.read_text()
+    return bad
+
+
+def test_validate_bad_file_exits_1_with_the_field_path_and_no_traceback(tmp_path):
+    p = cli("validate", _bad_scenario(tmp_path))
+    assert p.returncode == 1
+    assert "bottleneck_rate" in p.stderr
+    assert "Traceback" not in p.stderr + p.stdout
+    assert "ok" not in p.stdout
+
+
+def test_run_bad_file_exits_1_without_traceback(tmp_path):
+    p = cli("run", _bad_scenario(tmp_path), "--out", tmp_path / "o")
+    assert p.returncode == 1
+    assert "bottleneck_rate" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_validate_missing_file(tmp_path):
+    p = cli("validate", tmp_path / "nope.toml")
+    assert p.returncode == 1
+    assert "nope.toml" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_validate_good_file_says_ok(tmp_path):
+    scenario = tmp_path / "demo.toml"
+    scenario.write_text(demo_toml("10s"))
+    p = cli("validate", scenario)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("ok")
+    assert "4 flows" in p.stdout
+
+
+def test_schema_prints_json():
+    p = cli("schema")
+    assert p.returncode == 0
+    assert isinstance(json.loads(p.stdout), dict)
+
+
+def test_examples_validate():
+    examples = sorted((REPO / "examples").glob("*.toml"))
+    for ex in examples:
+        p = cli("validate", ex)
+        assert p.returncode == 0, f"{ex.name}: {p.stderr}"
+
+
+def test_packaged_demo_is_the_dumbbell_example():
+    import haslab
+
+    example = REPO / "examples" / "dumbbell.toml"
+    assert example.is_file(), "examples/dumbbell.toml is missing"
+    assert haslab.demo_scenario() == example.read_text(), (
+        "python/haslab/scenarios/demo.toml must be a copy of examples/dumbbell.toml"
+    )
+
+
+def test_demo_writes_the_figure(tmp_path):
+    p = cli("demo", "--out", tmp_path / "d")
+    assert p.returncode == 0, p.stderr
+    png = tmp_path / "d" / "demo.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 20_000  # two panels with curves, not an empty canvas
+    assert "flow0" in p.stdout and "demo.png" in p.stdout
+
+
+def test_bench_case_a_reports_measurements():
+    p = cli("bench", "--case", "a", "--json")
+    assert p.returncode == 0, p.stderr
+    m = json.loads(p.stdout.strip().splitlines()[-1])
+    assert m["case"] == "a"
+    assert m["events"] > 0 and m["events_per_second"] > 0
+    assert m["link_transmissions"] > 0
+    assert 10 < m["peak_rss_mib"] < 4096
+    assert m["sim_seconds"] == 60
+
+
+def test_bench_unknown_case():
+    p = cli("bench", "--case", "z")
+    assert p.returncode == 1
+    assert "unknown case" in p.stderr
