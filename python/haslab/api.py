@@ -13,14 +13,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Mapping, Union
-
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any, Mapping, Union
 
 from . import _core
+
+# pandas, numpy and pyarrow are imported where they are used, so that `haslab validate`,
+# `haslab schema` and the benchmark workers start fast and small.
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 Scenario = Union[str, os.PathLike, Mapping[str, Any]]
 
@@ -149,14 +150,16 @@ class Result:
         traces: time series by name (``cwnd``, ``goodput``, ``queue``), one row per sample.
     """
 
-    def __init__(self, summary: dict, tables: Mapping[str, Mapping[str, np.ndarray]], plan: dict | None = None):
+    def __init__(self, summary: dict, tables: Mapping[str, Mapping[str, "np.ndarray"]], plan: dict | None = None):
+        import pandas as pd
+
         self.summary = summary
         self.plan = plan or {}
         self.flows = pd.DataFrame(summary.get("flows", []))
         self.links = pd.DataFrame(summary.get("links", []))
         flow_names = [f["name"] for f in summary.get("flows", [])]
         link_names = [l["name"] for l in summary.get("links", [])]
-        self.traces: dict[str, pd.DataFrame] = {}
+        self.traces: dict[str, "pd.DataFrame"] = {}
         for name in sorted(tables):
             df = pd.DataFrame(dict(tables[name]))
             if "flow" in df.columns:
@@ -165,24 +168,24 @@ class Result:
                 df["link_name"] = pd.Categorical.from_codes(df["link"].astype("int64"), categories=link_names)
             self.traces[name] = df
 
-    def _trace(self, name: str) -> pd.DataFrame:
+    def _trace(self, name: str) -> "pd.DataFrame":
         try:
             return self.traces[name]
         except KeyError:
             raise KeyError(f"no {name!r} trace in this run (traces: {sorted(self.traces)})") from None
 
     @property
-    def cwnd(self) -> pd.DataFrame:
+    def cwnd(self) -> "pd.DataFrame":
         """cwnd / ssthresh (packets) and smoothed RTT of each flow over time."""
         return self._trace("cwnd")
 
     @property
-    def goodput(self) -> pd.DataFrame:
+    def goodput(self) -> "pd.DataFrame":
         """Bytes delivered to each flow's receiver per window (``time_ns`` = end of window)."""
         return self._trace("goodput")
 
     @property
-    def queue(self) -> pd.DataFrame:
+    def queue(self) -> "pd.DataFrame":
         """Occupancy (packets, bytes) of the traced queues over time."""
         return self._trace("queue")
 
@@ -226,13 +229,18 @@ class Result:
         )
 
 
-def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
+def write_parquet(df: "pd.DataFrame", path: str | os.PathLike) -> None:
     """Writes a DataFrame as Parquet with deterministic bytes.
 
     The table is built column by column (no pandas index, no pandas metadata blob) and written
     without statistics that could depend on anything but the data; categorical columns become
     dictionary-encoded strings (read back as categoricals by pandas).
     """
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     arrays, names = [], []
     for col in df.columns:
         s = df[col]

@@ -38,14 +38,16 @@ def _fail(message: str) -> "typer.Exit":
     return typer.Exit(code=1)
 
 
-def _guarded(fn):
+def _guarded(fn, scenario: Optional[Path] = None):
     """Runs fn(), turning user errors (bad scenario, missing file, unwritable output) into a
-    one-line message and exit code 1."""
+    one-line message and exit code 1. Scenario errors are prefixed with the file's name."""
     from .api import ScenarioError
 
     try:
         return fn()
-    except (ScenarioError, UserError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+    except ScenarioError as e:
+        raise _fail(f"{scenario}: {e}" if scenario is not None else str(e)) from None
+    except (UserError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:
         raise _fail(str(e)) from None
     except ValueError as e:  # e.g. pcap directory problems reported by World::new
         raise _fail(str(e)) from None
@@ -96,7 +98,8 @@ def shown_links(result) -> list[dict]:
     traced = list(dict.fromkeys(list(trace.get("queues", [])) + [p["at"] for p in trace.get("pcaps", [])]))
     if traced:
         return [l for l in links if l["name"] in traced]
-    named = [l for l in links if l.get("link") == "bottleneck"]
+    bottleneck = {l["name"] for l in result.plan.get("links", []) if l["link"] == "bottleneck"}
+    named = [l for l in links if l["name"] in bottleneck]
     if named:
         return named
     return sorted(links, key=lambda l: -l["utilization"])[:2]
@@ -183,7 +186,7 @@ def run(
             names = [p.name for p in written] + pcaps
             out.print(f"wrote {', '.join(names)} in {out_dir}/")
 
-    _guarded(go)
+    _guarded(go, scenario)
 
 
 @app.command()
@@ -196,7 +199,7 @@ def validate(
     """
     from .api import validate as validate_scenario
 
-    plan = _guarded(lambda: validate_scenario(scenario))
+    plan = _guarded(lambda: validate_scenario(scenario), scenario)
     out.print(f"ok: {_describe(plan)}")
 
 
@@ -250,9 +253,14 @@ def bench(
     for k in keys:
         if k not in CASES:
             raise _fail(f"unknown case {k!r}: expected one of {', '.join(CASES)} or all")
-    t = Table(title="haslab bench", title_justify="left")
+    t = Table(
+        title="haslab bench (NewReno, dumbbell, 1-BDP drop-tail queue, traces off)",
+        title_justify="left",
+        caption="peak RSS: the whole process that ran the case (Python included)",
+        caption_justify="left",
+    )
     for col in ["case", "scenario", "wall (s)", "events", "events/s", "link tx/s", "peak RSS (MiB)"]:
-        t.add_column(col, justify="left" if col in ("case", "scenario") else "right")
+        t.add_column(col, justify="left" if col in ("case", "scenario") else "right", no_wrap=True)
     for k in keys:
         if not as_json:
             err.print(f"running case {k}: {CASES[k].title} …")

@@ -124,7 +124,7 @@ def test_demo_writes_the_figure(tmp_path):
     png = tmp_path / "d" / "demo.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert png.stat().st_size > 20_000  # two panels with curves, not an empty canvas
-    assert "flow0" in p.stdout and "demo.png" in p.stdout
+    assert "bulk0" in p.stdout and "demo.png" in p.stdout
 
 
 def test_bench_case_a_reports_measurements():

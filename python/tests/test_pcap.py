@@ -111,8 +111,16 @@ def test_capture_is_well_formed_and_matches_the_link_counters(tmp_path):
         assert tshark("-r", str(path), "-Y", "_ws.malformed").strip() == "", f"malformed packets in {path.name}"
         rows = fields(path, "frame.len")
         link = links[direction]
-        assert len(rows) == link["tx_packets"], direction
-        assert sum(int(r[0]) for r in rows) == link["tx_bytes"], direction
+        # tx_packets counts a packet when its serialisation starts, the capture when it ends:
+        # the one packet on the wire when the run stops (bulk flows keep the link busy) is
+        # counted but not captured.
+        missing_packets = link["tx_packets"] - len(rows)
+        missing_bytes = link["tx_bytes"] - sum(int(r[0]) for r in rows)
+        assert missing_packets in (0, 1), (direction, len(rows), link["tx_packets"])
+        if missing_packets == 0:
+            assert missing_bytes == 0, direction
+        else:
+            assert 40 <= missing_bytes <= 1500, (direction, missing_bytes)
 
     # one TCP conversation per flow, on both directions
     conv = tshark("-r", str(files["r1->r2"]), "-q", "-z", "conv,tcp")
@@ -139,10 +147,14 @@ def test_without_drops_each_stream_carries_exactly_its_flow_bytes(tmp_path):
     assert all(f["bytes_received"] == 300_000 for f in flows), [f["bytes_received"] for f in flows]
     crossed = stream_payload(files["r1->r2"])
     assert sorted(crossed.values()) == sorted(f["bytes_sent"] for f in flows)
+    # every flow finished long before the end, so nothing is on the wire when the run stops:
+    # the captures hold exactly what the link counters counted
+    assert all(f["completed_ns"] is not None for f in flows)
     for direction, path in files.items():
+        assert tshark("-r", str(path), "-Y", "_ws.malformed").strip() == ""
         rows = fields(path, "frame.len")
-        assert len(rows) == links[direction]["tx_packets"]
-        assert sum(int(r[0]) for r in rows) == links[direction]["tx_bytes"]
+        assert len(rows) == links[direction]["tx_packets"], direction
+        assert sum(int(r[0]) for r in rows) == links[direction]["tx_bytes"], direction
     # no retransmission seen by tshark, none counted by haslab
     assert fields(files["r1->r2"], "frame.number", filter="tcp.analysis.retransmission") == []
     assert all(f["retransmitted_segments"] == 0 for f in flows)

@@ -412,6 +412,7 @@ impl World {
                     bytes_sent: tx.stats.bytes_sent,
                     bytes_acked: tx.stats.bytes_acked,
                     bytes_received: rx.stats.bytes_received,
+                    messages_received: rx.stats.messages_received,
                     segments_sent: tx.stats.segments_sent,
                     retransmitted_segments: tx.stats.retransmitted_segments,
                     rto_count: tx.stats.rto_count,
@@ -426,8 +427,40 @@ impl World {
                 }
             })
             .collect();
-        let links: Vec<LinkDirSummary> = self
-            .links
+        let links = self.link_summaries();
+        let link_transmissions = self.links.iter().map(|l| l.tx_packets).sum();
+        let mut tables = Vec::new();
+        if let Some(c) = self.cwnd.take() {
+            tables.push(c.into_table());
+        }
+        tables.push(std::mem::take(&mut self.goodput).into_table());
+        tables.push(std::mem::take(&mut self.queues).into_table());
+        Ok(SimResult {
+            seed: self.seed,
+            duration_ns: self.duration_ns,
+            events: self.q.processed(),
+            link_transmissions,
+            flows,
+            links,
+            tables,
+        })
+    }
+
+    /// Index of the link direction called `"from->to"`.
+    pub fn link_dir_index(&self, name: &str) -> Option<usize> {
+        self.link_names.iter().position(|n| n == name)
+    }
+
+    /// Changes the random-loss probability of a link direction from now on (path cuts, loss
+    /// bursts).
+    pub fn set_link_loss(&mut self, link_dir: usize, p: f64) {
+        self.links[link_dir].loss = p.clamp(0.0, 1.0);
+    }
+
+    /// Counters of every link direction so far (utilisation relative to the elapsed time).
+    pub fn link_summaries(&self) -> Vec<LinkDirSummary> {
+        let dur = if self.finished { self.duration_ns.max(1) } else { self.q.now_ns().max(1) };
+        self.links
             .iter()
             .enumerate()
             .map(|(i, l)| LinkDirSummary {
@@ -450,23 +483,7 @@ impl World {
                 sojourn_p99_ns: l.queue.sojourn.quantile_ns(0.99),
                 sojourn_max_ns: l.queue.sojourn.max_ns,
             })
-            .collect();
-        let link_transmissions = self.links.iter().map(|l| l.tx_packets).sum();
-        let mut tables = Vec::new();
-        if let Some(c) = self.cwnd.take() {
-            tables.push(c.into_table());
-        }
-        tables.push(std::mem::take(&mut self.goodput).into_table());
-        tables.push(std::mem::take(&mut self.queues).into_table());
-        Ok(SimResult {
-            seed: self.seed,
-            duration_ns: self.duration_ns,
-            events: self.q.processed(),
-            link_transmissions,
-            flows,
-            links,
-            tables,
-        })
+            .collect()
     }
 }
 

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use haslab_core::metrics::{ColumnData, SimResult};
-use haslab_core::scenario::plan::{AppPlan, LinkDirRef, Plan, QueueLimit, QueuePlan};
 use haslab_core::scenario::{self as scn};
+use haslab_core::scenario::{AppPlan, LinkDirRef, Plan, QueueLimit, QueuePlan};
 use haslab_core::world::{RunOptions, World};
 use numpy::IntoPyArray;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::{json, Value};
@@ -177,7 +177,7 @@ fn schema() -> String {
 ///
 /// A running simulation of one scenario. Advance it with run_until(t_ns) (the GIL is released
 /// while it runs), then call finish() once. pcap files requested by the scenario are written
-/// into out_dir; pcap=False drops them from the plan.
+/// into out_dir (and skipped when out_dir is None); pcap=False drops them from the plan.
 #[pyclass(module = "haslab._core")]
 struct Simulation {
     /// None once finished. The mutex makes the class Sync (a World is only Send) and keeps two
@@ -195,7 +195,9 @@ impl Simulation {
             .map_err(|_| PyRuntimeError::new_err("the simulation panicked earlier"))?;
         match guard.as_mut() {
             Some(w) => Ok(f(w)),
-            None => Err(PyRuntimeError::new_err("the simulation has already finished")),
+            None => Err(PyRuntimeError::new_err(
+                "the simulation has already finished",
+            )),
         }
     }
 }
@@ -255,7 +257,7 @@ impl Simulation {
             .map_err(|_| PyRuntimeError::new_err("the simulation panicked earlier"))?
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("the simulation has already finished"))?;
-        let result: SimResult = py.detach(|| world.finish());
+        let result: SimResult = py.detach(|| world.finish()).map_err(PyOSError::new_err)?;
         let summary = serde_json::to_string(&result)
             .map_err(|e| PyRuntimeError::new_err(format!("cannot serialise the summary: {e}")))?;
         let tables = PyDict::new(py);

@@ -37,6 +37,8 @@ pub struct FlowSummary {
     pub bytes_acked: u64,
     /// Payload bytes delivered in order to the receiving application.
     pub bytes_received: u64,
+    /// Tagged application messages (writes) received whole and in order.
+    pub messages_received: u64,
     pub segments_sent: u64,
     pub retransmitted_segments: u64,
     pub rto_count: u64,

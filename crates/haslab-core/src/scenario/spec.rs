@@ -24,7 +24,7 @@ pub const MIN_QUEUE_BYTES: u64 = 1500;
 /// A simulation scenario: the network (explicit `node`/`link` entries and/or a `dumbbell`), the
 /// flows that run over it, and what to trace.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a scenario table")]
 pub struct Scenario {
     /// Seed of every random stream of the run (loss, initial sequence numbers, ...). Default 1.
     #[serde(default = "default_seed")]
@@ -58,7 +58,7 @@ fn default_seed() -> u64 {
 
 /// A node (host or router). Every node forwards packets along shortest paths.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a node table such as { name = \"r1\" }")]
 pub struct NodeSpec {
     /// Unique name: 1 to 100 characters from A-Z, a-z, 0-9, `_`, `.` and `-`.
     pub name: String,
@@ -67,7 +67,7 @@ pub struct NodeSpec {
 /// A bidirectional point-to-point link. `rate`, `delay`, `loss` and `queue` apply to both
 /// directions unless `ab` / `ba` override them.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a link table such as { a = \"r1\", b = \"r2\", rate = \"8Mbps\" }")]
 pub struct LinkSpec {
     /// Unique link name (same characters as node names). Default "<a>-<b>".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,7 +98,7 @@ pub struct LinkSpec {
 
 /// Per-direction overrides of a link; an absent key keeps the link's value.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of per-direction overrides (rate, delay, loss, queue)")]
 pub struct LinkDirSpec {
     /// Transmission rate of this direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,7 +119,7 @@ pub struct LinkDirSpec {
 /// (r2–right{i}). The one-way delay from `left{i}` to `right{i}` is
 /// `bottleneck_delay + 2 × access_delay`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a dumbbell table such as { pairs = 4, bottleneck_rate = \"8Mbps\" }")]
 pub struct DumbbellSpec {
     /// Number of sender/receiver pairs, at least 1 (at most 49999: 100000 nodes in all).
     pub pairs: u64,
@@ -154,7 +154,7 @@ fn default_access_rate() -> Rate {
 
 /// Settings applied to every flow unless the flow sets them itself.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table of flow defaults (tcp, cc)")]
 pub struct DefaultsSpec {
     /// TCP options merged key by key under each flow's own `tcp` table (the flow wins).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
@@ -177,7 +177,7 @@ pub enum AppKind {
 
 /// One TCP connection from `src` to `dst`, or `count` of them.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a flow table such as { src = \"left0\", dst = \"right0\", app = \"bulk\" }")]
 pub struct FlowSpec {
     /// Unique flow name (same characters as node names). Default "flow<index>" (index in the
     /// expanded list of flows). With `count` > 1 it must contain "{i}".
@@ -226,7 +226,7 @@ fn default_count() -> u64 {
 
 /// What to record during the run.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a trace table (cwnd, queues, pcap, ...)")]
 pub struct TraceSpec {
     /// Record cwnd, ssthresh and srtt of every flow when they change. Default true.
     #[serde(default = "default_true")]
@@ -431,20 +431,34 @@ impl<'de> de::Visitor<'de> for CcVisitor {
         })
     }
     fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<CcSpec, A::Error> {
-        CcConfig::deserialize(de::value::MapAccessDeserializer::new(map))
+        // Buffer the table, so that a missing or unknown `algorithm` gets the list of names and
+        // the messages read the same from TOML and JSON.
+        let mut table = serde_json::Map::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        let name = match table.get("algorithm") {
+            None => {
+                return Err(de::Error::custom(format!(
+                    "missing key `algorithm`: expected one of {}",
+                    cc_names()
+                )))
+            }
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(other) => {
+                return Err(de::Error::custom(format!(
+                    "invalid `algorithm` {other}: expected one of {}",
+                    cc_names()
+                )))
+            }
+        };
+        let canonical = CcConfig::by_name(&name).ok_or_else(|| {
+            de::Error::custom(format!(
+                "unknown congestion control {name:?}: expected one of {}",
+                cc_names()
+            ))
+        })?;
+        table.insert("algorithm".into(), canonical.name().into());
+        CcConfig::deserialize(serde_json::Value::Object(table))
             .map(CcSpec)
-            .map_err(|e| {
-                // serde's own message already lists the variants; make sure the names appear.
-                let m = e.to_string();
-                if m.contains("unknown variant") || m.contains("missing field `algorithm`") {
-                    de::Error::custom(format!(
-                        "{m} (congestion controls: {})",
-                        cc_names()
-                    ))
-                } else {
-                    e
-                }
-            })
+            .map_err(de::Error::custom)
     }
 }
 

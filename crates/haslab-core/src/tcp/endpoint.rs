@@ -104,6 +104,8 @@ pub struct EndpointStats {
     pub bytes_sent: u64,
     pub bytes_acked: u64,
     pub bytes_received: u64,
+    /// Tagged messages of the peer received completely, in order.
+    pub messages_received: u64,
     pub segments_sent: u64,
     pub retransmitted_segments: u64,
     pub rto_count: u64,
@@ -897,6 +899,7 @@ impl Endpoint {
                 break;
             }
             self.recv_marks.pop_front();
+            self.stats.messages_received += 1;
             out.notices.push(Notice { conn: self.conn, side: self.side, kind: NoticeKind::Received { tag } });
         }
         if self.peer_closed && ack_now {
