@@ -19,7 +19,9 @@ use crate::net::routing::{Edge, Routes, NO_ROUTE};
 use crate::scenario::{AppPlan, Plan, QueuePlan};
 use crate::sim::events::EventQueue;
 use crate::sim::rng::Stream;
+use crate::tcp::cc::CongestionControl;
 use crate::tcp::conn::Connection;
+use crate::tcp::cwv::CwndValidation;
 use crate::tcp::endpoint::{Endpoint, Notice, Output, TimerKind};
 use std::path::PathBuf;
 
@@ -444,6 +446,24 @@ impl World {
             links,
             tables,
         })
+    }
+
+    /// Replaces the congestion control of one side of flow `flow`'s connection (before the
+    /// run starts): the extension point for algorithms not in the scenario schema.
+    pub fn set_congestion_control(&mut self, flow: usize, side: u8, cc: Box<dyn CongestionControl>) {
+        self.conns[flow].ends[side as usize].set_congestion_control(cc);
+    }
+
+    /// Replaces the cwnd-validation policy of one side of a flow's connection.
+    pub fn set_cwnd_validation(&mut self, flow: usize, side: u8, policy: Box<dyn CwndValidation>) {
+        self.conns[flow].ends[side as usize].set_cwnd_validation(policy);
+    }
+
+    /// Replaces the sending application of flow `flow` (before the run starts).
+    pub fn set_app(&mut self, flow: usize, app: Box<dyn App>) {
+        if let Some(id) = self.conn_apps[flow][0] {
+            self.apps[id as usize] = app;
+        }
     }
 
     /// Index of the link direction called `"from->to"`.

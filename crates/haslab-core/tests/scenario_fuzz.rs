@@ -279,7 +279,7 @@ fn the_base_scenario_is_valid() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
 
     #[test]
     fn arbitrary_unicode_never_panics(s in "\\PC{0,300}") {
@@ -314,5 +314,56 @@ proptest! {
         }
         let text = v.to_string();
         no_panic_and_consistent(plan_from_json(&text))?;
+    }
+}
+
+/// Every single-value replacement of every line, exhaustively: none panics, and the set
+/// reaches validation (some mutants are still valid, some fail only in `to_plan`).
+#[test]
+fn every_single_replacement_is_handled() {
+    let lines = VALID.lines().count();
+    let (mut ok, mut parse_err, mut plan_err) = (0, 0, 0);
+    for i in 0..lines {
+        for k in 0..NASTY.len() {
+            let text = apply(VALID, &[Mutation::Replace(i, k)]);
+            match parse_toml(&text) {
+                Err(e) => {
+                    assert!(!e.message.is_empty());
+                    parse_err += 1;
+                }
+                Ok(s) => match s.to_plan() {
+                    Ok(p) => {
+                        no_panic_and_consistent(Ok(p)).unwrap();
+                        ok += 1
+                    }
+                    Err(e) => {
+                        assert!(!e.message.is_empty() && !e.path.is_empty(), "{text}\n{e}");
+                        plan_err += 1;
+                    }
+                },
+            }
+        }
+    }
+    assert!(ok > 50 && parse_err > 500 && plan_err > 100, "ok {ok}, parse errors {parse_err}, plan errors {plan_err}");
+}
+
+/// Deeply nested input must not overflow the stack.
+#[test]
+fn deep_nesting_is_rejected_without_overflow() {
+    for depth in [1_000, 100_000] {
+        let arrays = format!("duration = \"1s\"\nseed = {}{}\n", "[".repeat(depth), "]".repeat(depth));
+        assert!(plan_from_toml(&arrays).is_err());
+        let tables = format!("duration = \"1s\"\nx = {}1{}\n", "{a=".repeat(depth), "}".repeat(depth));
+        assert!(plan_from_toml(&tables).is_err());
+        let json = format!("{{\"duration\": \"1s\", \"seed\": {}{}}}", "[".repeat(depth), "]".repeat(depth));
+        assert!(plan_from_json(&json).is_err());
+        let tcp = format!(
+            "{{\"duration\": \"1s\", \"defaults\": {{\"tcp\": {{\"isn\": {}{}}}}}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        assert!(plan_from_json(&tcp).is_err());
+        let keys = format!("duration = \"1s\"\n{} = 1\n", vec!["a"; depth].join("."));
+        assert!(plan_from_toml(&keys).is_err());
     }
 }

@@ -259,6 +259,11 @@ impl Endpoint {
     pub fn cwv_name(&self) -> &'static str {
         self.cwv.name()
     }
+    /// Replaces the congestion control (before the connection starts).
+    pub fn set_congestion_control(&mut self, mut cc: Box<dyn CongestionControl>) {
+        cc.init(&mut self.tp);
+        self.cc = cc;
+    }
     /// Replaces the congestion-window validation policy (newCWV plugs in here).
     pub fn set_cwnd_validation(&mut self, policy: Box<dyn CwndValidation>) {
         self.cwv = policy;
