@@ -254,3 +254,21 @@ fn same_seed_same_result_different_seed_different_result() {
     assert_ne!(json(&a), json(&c));
 }
 
+
+#[test]
+fn a_lost_syn_is_retransmitted_after_one_second_then_two() {
+    for (cut_ns, expected_syn_ns) in [(S / 2, S), (3 * S / 2, 3 * S)] {
+        let plan = plan_from_toml(&dumbbell(1, "8Mbps", "67pkts", "10s", "", "")).unwrap();
+        let mut w = World::new(&plan, &RunOptions::default()).unwrap();
+        let ld = w.link_dir_index("r1->r2").unwrap();
+        w.set_link_loss(ld, 1.0);
+        w.run_until(cut_ns);
+        w.set_link_loss(ld, 0.0);
+        let r = w.finish().unwrap();
+        let est = r.flows[0].established_ns.unwrap();
+        // the SYN that gets through leaves at 1 s (then 1 + 2 s); the handshake takes one
+        // RTT of 100 ms plus serialisation
+        assert!(est > expected_syn_ns + 100_000_000 && est < expected_syn_ns + 101_000_000, "established at {est}");
+        assert!(r.flows[0].bytes_received > 0);
+    }
+}
