@@ -466,6 +466,12 @@ impl World {
         }
     }
 
+    /// One endpoint of flow `flow`'s connection (side 0 sends, side 1 receives), for
+    /// inspection.
+    pub fn endpoint(&self, flow: usize, side: u8) -> &Endpoint {
+        &self.conns[flow].ends[side as usize]
+    }
+
     /// Index of the link direction called `"from->to"`.
     pub fn link_dir_index(&self, name: &str) -> Option<usize> {
         self.link_names.iter().position(|n| n == name)

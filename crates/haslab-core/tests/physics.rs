@@ -272,3 +272,41 @@ fn a_lost_syn_is_retransmitted_after_one_second_then_two() {
         assert!(r.flows[0].bytes_received > 0);
     }
 }
+
+#[test]
+fn delayed_acks_acknowledge_every_second_segment() {
+    let acks_per_segment = |da: &str| {
+        // a queue that never overflows: every segment is acknowledged by the normal rule
+        let text = dumbbell(1, "8Mbps", "2000pkts", "20s", &format!("bytes = \"2MB\"\n[flow.tcp]\ndelayed_ack = \"{da}\""), "");
+        let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
+        let data = r.links.iter().find(|l| l.name == "r1->r2").unwrap().tx_packets;
+        let acks = r.links.iter().find(|l| l.name == "r2->r1").unwrap().tx_packets;
+        assert_eq!(r.flows[0].bytes_received, 2_000_000);
+        acks as f64 / data as f64
+    };
+    let on = acks_per_segment("on");
+    let off = acks_per_segment("off");
+    assert!((0.48..0.56).contains(&on), "delayed ACKs: {on:.3} ACKs per data packet");
+    assert!(off > 0.99, "no delayed ACKs: {off:.3} ACKs per data packet");
+}
+
+#[test]
+fn a_lone_segment_is_acknowledged_when_the_delayed_ack_timer_expires() {
+    // one 100-byte chunk per second: nothing else arrives, so the ACK waits for the timer
+    for (timeout_ms, expected_ms) in [(40u64, 40u64), (200, 200)] {
+        let text = dumbbell(
+            1,
+            "8Mbps",
+            "67pkts",
+            "3s",
+            &format!("app = \"chunks\"\nchunk = \"100B\"\ninterval = \"1s\"\n[flow.tcp]\ndelayed_ack_timeout = \"{timeout_ms}ms\""),
+            "",
+        )
+        .replace("app = \"bulk\"\n", "");
+        let mut w = World::new(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
+        w.run_until(2_500_000_000);
+        // the last RTT sample: network RTT (100 ms + serialisation) + the delayed-ACK wait
+        let last_ms = w.endpoint(0, 0).tp.last_rtt_ns / 1_000_000;
+        assert!(last_ms >= 100 + expected_ms && last_ms <= 102 + expected_ms, "{timeout_ms}: {last_ms} ms");
+    }
+}
