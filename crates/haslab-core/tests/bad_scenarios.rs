@@ -54,10 +54,18 @@ fn every_bad_scenario_is_rejected_with_the_expected_error() {
             let json = serde_json::to_string(&scenario).expect("a parsed scenario serialises");
             match plan_from_json(&json) {
                 Ok(_) => failures.push(format!("{name}: accepted as JSON {json}")),
-                Err(e) if e != err => failures.push(format!("{name}: JSON error {e} differs from TOML error {err}")),
+                Err(e) if e != err => failures.push(format!(
+                    "{name}: JSON error {e} differs from TOML error {err}"
+                )),
                 Err(_) => {}
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} bad scenarios failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} bad scenarios failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
 }

@@ -126,7 +126,11 @@ const NASTY: &[&str] = &[
 fn no_panic_and_consistent(result: Result<Plan, ScenarioError>) -> Result<(), TestCaseError> {
     match result {
         Err(e) => {
-            prop_assert!(!e.message.trim().is_empty(), "empty message for path {:?}", e.path);
+            prop_assert!(
+                !e.message.trim().is_empty(),
+                "empty message for path {:?}",
+                e.path
+            );
             prop_assert!(!e.to_string().is_empty());
         }
         Ok(p) => {
@@ -135,10 +139,16 @@ fn no_panic_and_consistent(result: Result<Plan, ScenarioError>) -> Result<(), Te
             for link in &p.links {
                 prop_assert!(link.a < n && link.b < n && link.a != link.b);
                 prop_assert!(link.ab.rate_bps > 0 && link.ba.rate_bps > 0);
-                prop_assert!((0.0..=1.0).contains(&link.ab.loss) && (0.0..=1.0).contains(&link.ba.loss));
+                prop_assert!(
+                    (0.0..=1.0).contains(&link.ab.loss) && (0.0..=1.0).contains(&link.ba.loss)
+                );
             }
             for f in &p.flows {
-                prop_assert!(f.src < n && f.dst < n && f.src != f.dst, "bad flow {}", f.name);
+                prop_assert!(
+                    f.src < n && f.dst < n && f.src != f.dst,
+                    "bad flow {}",
+                    f.name
+                );
                 prop_assert!(f.tcp.check().is_ok());
             }
             for q in &p.trace.queues {
@@ -206,7 +216,10 @@ fn apply(text: &str, muts: &[Mutation]) -> String {
             }
             Mutation::InsertKey(i, k, j) => {
                 let (i, j) = (at(i), at(j));
-                let key = lines[j].split_once('=').map_or("x", |(key, _)| key.trim()).to_string();
+                let key = lines[j]
+                    .split_once('=')
+                    .map_or("x", |(key, _)| key.trim())
+                    .to_string();
                 lines.insert(i + 1, format!("{key} = {}", NASTY[k]));
             }
         }
@@ -254,8 +267,12 @@ fn replace_leaf(v: &mut serde_json::Value, k: usize, with: serde_json::Value) {
     }
     fn go(v: &mut serde_json::Value, k: &mut usize, with: &mut Option<serde_json::Value>) {
         match v {
-            serde_json::Value::Object(m) if !m.is_empty() => m.values_mut().for_each(|c| go(c, k, with)),
-            serde_json::Value::Array(a) if !a.is_empty() => a.iter_mut().for_each(|c| go(c, k, with)),
+            serde_json::Value::Object(m) if !m.is_empty() => {
+                m.values_mut().for_each(|c| go(c, k, with))
+            }
+            serde_json::Value::Array(a) if !a.is_empty() => {
+                a.iter_mut().for_each(|c| go(c, k, with))
+            }
             leaf => {
                 if *k == 0 {
                     if let Some(w) = with.take() {
@@ -344,18 +361,34 @@ fn every_single_replacement_is_handled() {
             }
         }
     }
-    assert!(ok > 50 && parse_err > 500 && plan_err > 100, "ok {ok}, parse errors {parse_err}, plan errors {plan_err}");
+    println!("ok {ok}, parse errors {parse_err}, plan errors {plan_err}");
+    assert!(
+        ok > 50 && parse_err > 500 && plan_err > 100,
+        "ok {ok}, parse errors {parse_err}, plan errors {plan_err}"
+    );
 }
 
 /// Deeply nested input must not overflow the stack.
 #[test]
 fn deep_nesting_is_rejected_without_overflow() {
     for depth in [1_000, 100_000] {
-        let arrays = format!("duration = \"1s\"\nseed = {}{}\n", "[".repeat(depth), "]".repeat(depth));
+        let arrays = format!(
+            "duration = \"1s\"\nseed = {}{}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
         assert!(plan_from_toml(&arrays).is_err());
-        let tables = format!("duration = \"1s\"\nx = {}1{}\n", "{a=".repeat(depth), "}".repeat(depth));
+        let tables = format!(
+            "duration = \"1s\"\nx = {}1{}\n",
+            "{a=".repeat(depth),
+            "}".repeat(depth)
+        );
         assert!(plan_from_toml(&tables).is_err());
-        let json = format!("{{\"duration\": \"1s\", \"seed\": {}{}}}", "[".repeat(depth), "]".repeat(depth));
+        let json = format!(
+            "{{\"duration\": \"1s\", \"seed\": {}{}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
         assert!(plan_from_json(&json).is_err());
         let tcp = format!(
             "{{\"duration\": \"1s\", \"defaults\": {{\"tcp\": {{\"isn\": {}{}}}}}}}",

@@ -18,7 +18,10 @@ mod validate;
 
 pub use plan::*;
 pub use spec::*;
-pub use validate::{check_name, MAX_DURATION_NS, MAX_FLOWS, MAX_NAME_LEN, MAX_NODES, MAX_RATE_BPS, SNAPLEN_RANGE};
+pub use validate::{
+    check_name, MAX_APP_BYTES, MAX_DURATION_NS, MAX_FLOWS, MAX_NAME_LEN, MAX_NODES, MAX_RATE_BPS,
+    SNAPLEN_RANGE,
+};
 
 use std::fmt;
 
@@ -63,7 +66,9 @@ fn line_col(text: &str, at: usize) -> Option<(usize, usize)> {
 fn toml_message(text: &str, e: &toml::de::Error, syntax: bool) -> String {
     let at = e.span().and_then(|s| line_col(text, s.start));
     match (syntax, at) {
-        (true, Some((l, c))) => format!("TOML syntax error at line {l}, column {c}: {}", e.message()),
+        (true, Some((l, c))) => {
+            format!("TOML syntax error at line {l}, column {c}: {}", e.message())
+        }
         (true, None) => format!("TOML syntax error: {}", e.message()),
         (false, Some((l, c))) => format!("{} (line {l}, column {c})", e.message()),
         (false, None) => e.message().to_string(),
@@ -72,8 +77,10 @@ fn toml_message(text: &str, e: &toml::de::Error, syntax: bool) -> String {
 
 /// Parses a TOML scenario (types and units only; see [`Scenario::to_plan`] for the rest).
 pub fn parse_toml(text: &str) -> Result<Scenario, ScenarioError> {
-    let de = toml::Deserializer::parse(text)
-        .map_err(|e| ScenarioError { path: String::new(), message: toml_message(text, &e, true) })?;
+    let de = toml::Deserializer::parse(text).map_err(|e| ScenarioError {
+        path: String::new(),
+        message: toml_message(text, &e, true),
+    })?;
     let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| ScenarioError {
         path: path_string(e.path()),
         message: toml_message(text, e.inner(), false),
@@ -95,7 +102,10 @@ pub fn parse_json(text: &str) -> Result<Scenario, ScenarioError> {
         };
         ScenarioError { path, message }
     })?;
-    de.end().map_err(|e| ScenarioError { path: String::new(), message: format!("JSON syntax error: {e}") })?;
+    de.end().map_err(|e| ScenarioError {
+        path: String::new(),
+        message: format!("JSON syntax error: {e}"),
+    })?;
     scenario.check_tables()?;
     Ok(scenario)
 }

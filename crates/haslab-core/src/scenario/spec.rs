@@ -58,18 +58,25 @@ fn default_seed() -> u64 {
 
 /// A node (host or router). Every node forwards packets along shortest paths.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, expecting = "a node table such as { name = \"r1\" }")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a node table such as { name = \"r1\" }"
+)]
 pub struct NodeSpec {
-    /// Unique name: 1 to 100 characters from A-Z, a-z, 0-9, `_`, `.` and `-`.
+    /// Unique name: 1 to 64 characters from A-Z, a-z, 0-9, `_`, `.` and `-`, not starting
+    /// with `.`.
     pub name: String,
 }
 
 /// A bidirectional point-to-point link. `rate`, `delay`, `loss` and `queue` apply to both
 /// directions unless `ab` / `ba` override them.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, expecting = "a link table such as { a = \"r1\", b = \"r2\", rate = \"8Mbps\" }")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a link table such as { a = \"r1\", b = \"r2\", rate = \"8Mbps\" }"
+)]
 pub struct LinkSpec {
-    /// Unique link name (same characters as node names). Default "<a>-<b>".
+    /// Unique link name (same characters as node names, up to 129 long). Default "<a>-<b>".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Name of the node at one end.
@@ -98,7 +105,10 @@ pub struct LinkSpec {
 
 /// Per-direction overrides of a link; an absent key keeps the link's value.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, expecting = "a table of per-direction overrides (rate, delay, loss, queue)")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table of per-direction overrides (rate, delay, loss, queue)"
+)]
 pub struct LinkDirSpec {
     /// Transmission rate of this direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,7 +129,10 @@ pub struct LinkDirSpec {
 /// (r2–right{i}). The one-way delay from `left{i}` to `right{i}` is
 /// `bottleneck_delay + 2 × access_delay`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, expecting = "a dumbbell table such as { pairs = 4, bottleneck_rate = \"8Mbps\" }")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a dumbbell table such as { pairs = 4, bottleneck_rate = \"8Mbps\" }"
+)]
 pub struct DumbbellSpec {
     /// Number of sender/receiver pairs, at least 1 (at most 49999: 100000 nodes in all).
     pub pairs: u64,
@@ -177,7 +190,10 @@ pub enum AppKind {
 
 /// One TCP connection from `src` to `dst`, or `count` of them.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, expecting = "a flow table such as { src = \"left0\", dst = \"right0\", app = \"bulk\" }")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a flow table such as { src = \"left0\", dst = \"right0\", app = \"bulk\" }"
+)]
 pub struct FlowSpec {
     /// Unique flow name (same characters as node names). Default "flow<index>" (index in the
     /// expanded list of flows). With `count` > 1 it must contain "{i}".
@@ -200,10 +216,11 @@ pub struct FlowSpec {
     /// after `start`. Default: never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Duration>,
-    /// bulk only: bytes to send, greater than zero. Default: without end.
+    /// bulk only: bytes to send, greater than zero and at most 1PB. Default: without end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Size>,
-    /// chunks only (required): bytes written at each interval, greater than zero.
+    /// chunks only (required): bytes written at each interval, greater than zero (at most
+    /// 1PB written over the whole run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunk: Option<Size>,
     /// chunks only (required): time between two chunks, greater than zero.
@@ -226,7 +243,10 @@ fn default_count() -> u64 {
 
 /// What to record during the run.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, expecting = "a trace table (cwnd, queues, pcap, ...)")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a trace table (cwnd, queues, pcap, ...)"
+)]
 pub struct TraceSpec {
     /// Record cwnd, ssthresh and srtt of every flow when they change. Default true.
     #[serde(default = "default_true")]
@@ -322,7 +342,8 @@ pub fn parse_queue(s: &str) -> Result<QueueSize, String> {
             "invalid queue limit {s:?}: a unit is required; expected {QUEUE_FORMS}"
         ));
     }
-    let size = parse_size(s).map_err(|_| format!("invalid queue limit {s:?}: expected {QUEUE_FORMS}"))?;
+    let size =
+        parse_size(s).map_err(|_| format!("invalid queue limit {s:?}: expected {QUEUE_FORMS}"))?;
     queue_bytes(size.0, s)
 }
 

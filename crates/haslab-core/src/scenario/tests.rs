@@ -24,7 +24,10 @@ fn node_names(p: &Plan) -> Vec<&str> {
 }
 
 fn link<'a>(p: &'a Plan, name: &str) -> &'a LinkPlan {
-    p.links.iter().find(|l| l.name == name).unwrap_or_else(|| panic!("no link {name}"))
+    p.links
+        .iter()
+        .find(|l| l.name == name)
+        .unwrap_or_else(|| panic!("no link {name}"))
 }
 
 const MS: u64 = 1_000_000;
@@ -43,25 +46,47 @@ access_rate = "100Mbps"
 access_delay = "5ms"
 "#,
     );
-    assert_eq!(node_names(&p), ["left0", "left1", "right0", "right1", "r1", "r2"]);
+    assert_eq!(
+        node_names(&p),
+        ["left0", "left1", "right0", "right1", "r1", "r2"]
+    );
     let names: Vec<&str> = p.links.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(names, ["bottleneck", "left0", "left1", "right0", "right1"]);
     let bn = link(&p, "bottleneck");
-    assert_eq!((p.nodes[bn.a].name.as_str(), p.nodes[bn.b].name.as_str()), ("r1", "r2"));
+    assert_eq!(
+        (p.nodes[bn.a].name.as_str(), p.nodes[bn.b].name.as_str()),
+        ("r1", "r2")
+    );
     for d in [&bn.ab, &bn.ba] {
         assert_eq!(d.rate_bps, 8_000_000);
         assert_eq!(d.delay_ns, 40 * MS);
-        assert_eq!(d.queue, QueuePlan::DropTail { limit: QueueLimit::Packets(67) });
+        assert_eq!(
+            d.queue,
+            QueuePlan::DropTail {
+                limit: QueueLimit::Packets(67)
+            }
+        );
         assert_eq!(d.loss, 0.0);
     }
     let l1 = link(&p, "left1");
-    assert_eq!((p.nodes[l1.a].name.as_str(), p.nodes[l1.b].name.as_str()), ("left1", "r1"));
+    assert_eq!(
+        (p.nodes[l1.a].name.as_str(), p.nodes[l1.b].name.as_str()),
+        ("left1", "r1")
+    );
     let r0 = link(&p, "right0");
-    assert_eq!((p.nodes[r0.a].name.as_str(), p.nodes[r0.b].name.as_str()), ("r2", "right0"));
+    assert_eq!(
+        (p.nodes[r0.a].name.as_str(), p.nodes[r0.b].name.as_str()),
+        ("r2", "right0")
+    );
     for d in [&l1.ab, &l1.ba, &r0.ab, &r0.ba] {
         assert_eq!(d.rate_bps, 100_000_000);
         assert_eq!(d.delay_ns, 5 * MS);
-        assert_eq!(d.queue, QueuePlan::DropTail { limit: QueueLimit::Packets(1000) });
+        assert_eq!(
+            d.queue,
+            QueuePlan::DropTail {
+                limit: QueueLimit::Packets(1000)
+            }
+        );
     }
     // defaults
     assert_eq!(p.seed, 1);
@@ -132,16 +157,31 @@ app = "bulk"
 "#,
     );
     let names: Vec<&str> = p.flows.iter().map(|f| f.name.as_str()).collect();
-    assert_eq!(names, ["solo", "video0", "video1", "video2", "flow4", "flow5"]);
+    assert_eq!(
+        names,
+        ["solo", "video0", "video1", "video2", "flow4", "flow5"]
+    );
     for (k, f) in p.flows[1..4].iter().enumerate() {
         assert_eq!(p.nodes[f.src].name, format!("left{k}"));
         assert_eq!(p.nodes[f.dst].name, format!("right{k}"));
         assert_eq!(
             f.app,
-            AppPlan::Chunks { start_ns: 1000 * MS, stop_ns: Some(20_000 * MS), chunk_bytes: 500_000, interval_ns: 2000 * MS }
+            AppPlan::Chunks {
+                start_ns: 1000 * MS,
+                stop_ns: Some(20_000 * MS),
+                chunk_bytes: 500_000,
+                interval_ns: 2000 * MS
+            }
         );
     }
-    assert_eq!(p.flows[0].app, AppPlan::Bulk { start_ns: 0, stop_ns: None, bytes: Some(1_000_000) });
+    assert_eq!(
+        p.flows[0].app,
+        AppPlan::Bulk {
+            start_ns: 0,
+            stop_ns: None,
+            bytes: Some(1_000_000)
+        }
+    );
     assert_eq!(p.nodes[p.flows[5].src].name, "left2");
 }
 
@@ -176,7 +216,10 @@ timestamps = false
     assert!(f0.tcp.timestamps);
     assert_eq!(f0.tcp.mss, TcpConfig::default().mss);
     assert_eq!(f1.tcp.min_rto.0, 300 * MS, "the flow's own value wins");
-    assert_eq!(f1.tcp.initial_cwnd, 4, "keys the flow does not set come from the defaults");
+    assert_eq!(
+        f1.tcp.initial_cwnd, 4,
+        "keys the flow does not set come from the defaults"
+    );
     assert!(!f1.tcp.timestamps);
     let grows = |c: &CcConfig| match c {
         CcConfig::NewReno(n) => n.grow_when_app_limited,
@@ -220,18 +263,43 @@ queue = "1500B"
     assert_eq!(wan.ab.rate_bps, 10_000_000);
     assert_eq!(wan.ab.delay_ns, 20 * MS);
     assert_eq!(wan.ab.loss, 0.01);
-    assert_eq!(wan.ab.queue, QueuePlan::DropTail { limit: QueueLimit::Bytes(65_536) });
+    assert_eq!(
+        wan.ab.queue,
+        QueuePlan::DropTail {
+            limit: QueueLimit::Bytes(65_536)
+        }
+    );
     assert_eq!(wan.ba.rate_bps, 1_000_000);
     assert_eq!(wan.ba.delay_ns, 30 * MS);
     assert_eq!(wan.ba.loss, 0.005);
-    assert_eq!(wan.ba.queue, QueuePlan::DropTail { limit: QueueLimit::Packets(10) });
+    assert_eq!(
+        wan.ba.queue,
+        QueuePlan::DropTail {
+            limit: QueueLimit::Packets(10)
+        }
+    );
     let other = link(&p, "b-a");
     assert_eq!(other.ab.rate_bps, 2_500_000_000);
-    assert_eq!(other.ba.queue, QueuePlan::DropTail { limit: QueueLimit::Bytes(1500) });
-    assert_eq!(parse_queue("100pkts"), Ok(QueueSize(QueueLimit::Packets(100))));
-    assert_eq!(parse_queue("30KB"), Ok(QueueSize(QueueLimit::Bytes(30_000))));
-    assert!(parse_queue("1499B").unwrap_err().contains("full-sized packet"));
-    assert!(parse_queue("0pkts").unwrap_err().contains("at least 1 packet"));
+    assert_eq!(
+        other.ba.queue,
+        QueuePlan::DropTail {
+            limit: QueueLimit::Bytes(1500)
+        }
+    );
+    assert_eq!(
+        parse_queue("100pkts"),
+        Ok(QueueSize(QueueLimit::Packets(100)))
+    );
+    assert_eq!(
+        parse_queue("30KB"),
+        Ok(QueueSize(QueueLimit::Bytes(30_000)))
+    );
+    assert!(parse_queue("1499B")
+        .unwrap_err()
+        .contains("full-sized packet"));
+    assert!(parse_queue("0pkts")
+        .unwrap_err()
+        .contains("at least 1 packet"));
     assert!(parse_queue("100").unwrap_err().contains("unit is required"));
 }
 
@@ -264,16 +332,37 @@ snaplen = 128
     assert_eq!(
         t.queues,
         [
-            LinkDirRef { link: bn, reverse: false },
-            LinkDirRef { link: bn, reverse: true },
-            LinkDirRef { link: left0, reverse: true },
+            LinkDirRef {
+                link: bn,
+                reverse: false
+            },
+            LinkDirRef {
+                link: bn,
+                reverse: true
+            },
+            LinkDirRef {
+                link: left0,
+                reverse: true
+            },
         ],
         "duplicates are dropped"
     );
     assert_eq!(t.pcaps.len(), 2);
-    assert_eq!(t.pcaps[0].at, LinkDirRef { link: bn, reverse: false });
+    assert_eq!(
+        t.pcaps[0].at,
+        LinkDirRef {
+            link: bn,
+            reverse: false
+        }
+    );
     assert_eq!(t.pcaps[0].file, "r1-r2.pcap");
-    assert_eq!(t.pcaps[1].at, LinkDirRef { link: right0, reverse: true });
+    assert_eq!(
+        t.pcaps[1].at,
+        LinkDirRef {
+            link: right0,
+            reverse: true
+        }
+    );
     assert_eq!(t.pcaps[1].file, "right0-r2.pcap");
     assert!(t.pcaps.iter().all(|c| c.snaplen == 128));
 
@@ -293,7 +382,11 @@ pcap = ["*"]
     let mut files: Vec<&str> = all.trace.pcaps.iter().map(|c| c.file.as_str()).collect();
     files.sort();
     files.dedup();
-    assert_eq!(files.len(), 2 * all.links.len(), "pcap file names are distinct");
+    assert_eq!(
+        files.len(),
+        2 * all.links.len(),
+        "pcap file names are distinct"
+    );
 }
 
 #[test]
@@ -318,8 +411,16 @@ rate = "1Mbps"
     let e = plan_err(&format!("{base}[trace]\nqueues = [\"x->y\"]\n"));
     assert_eq!(e.path, "trace.queues[0]");
     assert!(e.message.contains("ambiguous"), "{e}");
-    let p = plan(&format!("{base}[trace]\nqueues = [\"two:ba\"]\npcap = [\"one:ab\", \"two:ba\"]\n"));
-    assert_eq!(p.trace.queues, [LinkDirRef { link: 1, reverse: true }]);
+    let p = plan(&format!(
+        "{base}[trace]\nqueues = [\"two:ba\"]\npcap = [\"one:ab\", \"two:ba\"]\n"
+    ));
+    assert_eq!(
+        p.trace.queues,
+        [LinkDirRef {
+            link: 1,
+            reverse: true
+        }]
+    );
     assert_eq!(p.trace.pcaps[0].file, "x-y.one.pcap");
     assert_eq!(p.trace.pcaps[1].file, "x-y.two.pcap");
 }
@@ -348,7 +449,11 @@ tcp = { min_rto = "soon" }
 "#,
     );
     assert_eq!(e.path, "flow[2].tcp.min_rto");
-    assert!(e.to_string().starts_with("flow[2].tcp.min_rto: invalid duration"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("flow[2].tcp.min_rto: invalid duration"),
+        "{e}"
+    );
 
     let e = plan_err("duration = \"1s\"\n[[link]]\na = \"x\"\nb = \"y\"\nrate = \"1Mbps\"\n");
     assert_eq!(e.path, "link[0].a");
@@ -371,7 +476,10 @@ app = "bulk"
     assert_eq!(e.path, "defaults.tcp.mss");
     assert!(e.message.contains("flow[0]"), "{e}");
 
-    let e = ScenarioError { path: String::new(), message: "oops".into() };
+    let e = ScenarioError {
+        path: String::new(),
+        message: "oops".into(),
+    };
     assert_eq!(e.to_string(), "oops");
 }
 
@@ -401,11 +509,25 @@ fn the_example_dumbbell_parses() {
     assert_eq!(bn.ab.rate_bps, 8_000_000);
     let one_way = bn.ab.delay_ns + link(&p, "left0").ab.delay_ns + link(&p, "right0").ab.delay_ns;
     assert_eq!(one_way, 50 * MS, "RTT is 100 ms");
-    assert_eq!(bn.ab.queue, QueuePlan::DropTail { limit: QueueLimit::Packets(67) });
+    assert_eq!(
+        bn.ab.queue,
+        QueuePlan::DropTail {
+            limit: QueueLimit::Packets(67)
+        }
+    );
     assert!(p.trace.cwnd);
     let bi = p.links.iter().position(|l| l.name == "bottleneck").unwrap();
-    assert_eq!(p.trace.queues, [LinkDirRef { link: bi, reverse: false }]);
-    assert!(p.flows.iter().all(|f| f.cc.name() == "newreno" && matches!(f.app, AppPlan::Bulk { .. })));
+    assert_eq!(
+        p.trace.queues,
+        [LinkDirRef {
+            link: bi,
+            reverse: false
+        }]
+    );
+    assert!(p
+        .flows
+        .iter()
+        .all(|f| f.cc.name() == "newreno" && matches!(f.app, AppPlan::Bulk { .. })));
 }
 
 #[test]
@@ -413,12 +535,40 @@ fn json_schema_is_json_and_names_the_top_level_keys() {
     let s = json_schema();
     let v: serde_json::Value = serde_json::from_str(&s).expect("valid JSON");
     let props = v["properties"].as_object().expect("properties");
-    for key in ["seed", "duration", "node", "link", "dumbbell", "defaults", "flow", "trace"] {
+    for key in [
+        "seed", "duration", "node", "link", "dumbbell", "defaults", "flow", "trace",
+    ] {
         assert!(props.contains_key(key), "schema lacks {key}");
     }
     assert_eq!(v["additionalProperties"], serde_json::Value::Bool(false));
-    assert!(v["required"].as_array().unwrap().contains(&"duration".into()));
+    assert!(v["required"]
+        .as_array()
+        .unwrap()
+        .contains(&"duration".into()));
     // the tcp table is described by TcpConfig's fields
     assert!(s.contains("min_rto") && s.contains("initial_cwnd"));
     assert!(s.contains("newreno"));
+}
+
+#[test]
+fn cc_accepts_a_name_a_table_or_an_alias() {
+    let base = "duration = \"1s\"\n[dumbbell]\npairs = 1\nbottleneck_rate = \"1Mbps\"\n[[flow]]\nsrc = \"left0\"\ndst = \"right0\"\napp = \"bulk\"\n";
+    for cc in [
+        "\"newreno\"",
+        "\"reno\"",
+        "{ algorithm = \"reno\" }",
+        "{ algorithm = \"newreno\", grow_when_app_limited = false }",
+    ] {
+        let p = plan(&format!("{base}cc = {cc}\n"));
+        assert_eq!(p.flows[0].cc, CcConfig::default(), "{cc}");
+    }
+    let e = plan_err(&format!(
+        "{base}cc = {{ algorithm = \"newreno\", grow_when_app_limited = \"yes\" }}\n"
+    ));
+    assert_eq!(e.path, "flow[0].cc");
+    assert!(e.message.contains("boolean"), "{e}");
+    // a duplicate explicit node that merely looks like a dumbbell name is not blamed on it
+    let e = plan_err("duration = \"1s\"\n[dumbbell]\npairs = 1\nbottleneck_rate = \"1Mbps\"\n[[node]]\nname = \"left7\"\n[[node]]\nname = \"left7\"\n");
+    assert_eq!(e.path, "node[1].name");
+    assert!(!e.message.contains("dumbbell"), "{e}");
 }

@@ -149,7 +149,7 @@ impl<T> de::Visitor<'_> for UnitVisitor<T> {
 }
 
 macro_rules! unit_serde {
-    ($ty:ident, $parse:ident, $forms:ident, $from_number:expr, $display:expr, $pattern:expr) => {
+    ($ty:ident, $parse:ident, $forms:ident, $from_number:expr, $display:expr, $pattern:expr, $number_schema:expr) => {
         impl<'de> Deserialize<'de> for $ty {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 d.deserialize_any(UnitVisitor { parse: $parse, forms: $forms, from_number: $from_number })
@@ -166,10 +166,17 @@ macro_rules! unit_serde {
                 stringify!($ty).into()
             }
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({
-                    "description": $forms,
-                    "anyOf": [{"type": "string", "pattern": $pattern}, {"type": "number", "minimum": 0}]
-                })
+                match $number_schema {
+                    Some(n) => schemars::json_schema!({
+                        "description": $forms,
+                        "anyOf": [{"type": "string", "pattern": $pattern}, n]
+                    }),
+                    None => schemars::json_schema!({
+                        "description": $forms,
+                        "type": "string",
+                        "pattern": $pattern
+                    }),
+                }
             }
         }
         impl std::str::FromStr for $ty {
@@ -181,14 +188,23 @@ macro_rules! unit_serde {
     };
 }
 
-unit_serde!(Rate, parse_rate, RATE_FORMS, None, |r| format!("{}bps", r.0), r"^\s*[0-9.]+\s*[kKMG]?(bps|bit/s)\s*$");
+unit_serde!(
+    Rate,
+    parse_rate,
+    RATE_FORMS,
+    None,
+    |r| format!("{}bps", r.0),
+    r"^\s*[0-9.]+\s*([kKMGmg]?bps|[kKMG]?bit/s|b/s)\s*$",
+    None::<serde_json::Value>
+);
 unit_serde!(
     Duration,
     parse_duration,
     DURATION_FORMS,
     Some(|v| if v == 0.0 { Ok(Duration(0)) } else { Err(format!("invalid duration {v}: a unit is required; expected {DURATION_FORMS}")) }),
     |d| format!("{}ns", d.0),
-    r"^\s*[0-9.]+\s*(ns|us|µs|ms|s|min)?\s*$"
+    r"^\s*([0-9.]+\s*(ns|us|µs|ms|s|min)|0)\s*$",
+    Some(serde_json::json!({"const": 0}))
 );
 unit_serde!(
     Size,
@@ -196,7 +212,8 @@ unit_serde!(
     SIZE_FORMS,
     Some(|v| if v >= 0.0 && v.fract() == 0.0 { Ok(Size(v as u64)) } else { Err(format!("invalid size {v}: expected {SIZE_FORMS}")) }),
     |s| format!("{}B", s.0),
-    r"^\s*[0-9.]+\s*(B|KB|kB|MB|GB|KiB|MiB|GiB)?\s*$"
+    r"^\s*[0-9.]+\s*(B|KB|kB|MB|GB|KiB|MiB|GiB)?\s*$",
+    Some(serde_json::json!({"type": "integer", "minimum": 0}))
 );
 unit_serde!(
     Probability,
@@ -204,7 +221,8 @@ unit_serde!(
     PROBABILITY_FORMS,
     Some(|v| parse_probability(&v.to_string())),
     |p| format!("{}", p.0),
-    r"^\s*[0-9.]+\s*%?\s*$"
+    r"^\s*[0-9.]+\s*%?\s*$",
+    Some(serde_json::json!({"type": "number", "minimum": 0, "maximum": 1}))
 );
 
 #[cfg(test)]

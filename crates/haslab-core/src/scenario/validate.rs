@@ -19,34 +19,54 @@ pub const MAX_NODES: usize = 100_000;
 pub const MAX_FLOWS: u64 = 1_000_000;
 /// Fastest link direction: 1 Tbps.
 pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
-/// Longest node, link or flow name.
-pub const MAX_NAME_LEN: usize = 100;
+/// Longest node or flow name (a link's name may be `2 × MAX_NAME_LEN + 1` long, as its default
+/// "<a>-<b>" is), so that pcap and other output file names stay under 255 bytes.
+pub const MAX_NAME_LEN: usize = 64;
+/// Most bytes one application may write over a run (`bytes`, or `chunk` × the number of
+/// chunks): 1 PB, so no byte counter of the simulator can overflow.
+pub const MAX_APP_BYTES: u64 = 1_000_000_000_000_000;
 /// Accepted range of `trace.snaplen`.
 pub const SNAPLEN_RANGE: std::ops::RangeInclusive<u64> = 40..=65_535;
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-    ScenarioError { path: path.into(), message: message.into() }
+    ScenarioError {
+        path: path.into(),
+        message: message.into(),
+    }
 }
 
-/// Checks the character set and length of a node, link or flow name.
+/// Checks the character set and length of a node or flow name (and of an explicit link name).
 pub fn check_name(name: &str) -> Result<(), String> {
+    check_name_len(name, MAX_NAME_LEN)
+}
+
+fn check_name_len(name: &str, max: usize) -> Result<(), String> {
     if name.is_empty() {
         return Err("a name must not be empty".into());
     }
-    if name.chars().count() > MAX_NAME_LEN {
-        return Err(format!("name {name:?} is longer than {MAX_NAME_LEN} characters"));
+    if name.chars().count() > max {
+        return Err(format!("name {name:?} is longer than {max} characters"));
     }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))) {
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+    {
         return Err(format!(
             "invalid name {name:?}: character {c:?} is not allowed; use only A-Z, a-z, 0-9, '_', '.' and '-'"
         ));
+    }
+    if name.starts_with('.') {
+        return Err(format!("invalid name {name:?}: must not start with '.'"));
     }
     Ok(())
 }
 
 fn check_duration(path: &str, d: u64) -> Result<(), ScenarioError> {
     if d > MAX_DURATION_NS {
-        return Err(err(path, format!("{} is too long: at most 10 days", show_ns(d))));
+        return Err(err(
+            path,
+            format!("{} is too long: at most 10 days", show_ns(d)),
+        ));
     }
     Ok(())
 }
@@ -63,7 +83,10 @@ fn check_rate(path: &str, bps: u64) -> Result<(), ScenarioError> {
 
 fn check_loss(path: &str, p: f64) -> Result<(), ScenarioError> {
     if !(0.0..=1.0).contains(&p) {
-        return Err(err(path, "must be a probability between 0 and 1 (0% and 100%)"));
+        return Err(err(
+            path,
+            "must be a probability between 0 and 1 (0% and 100%)",
+        ));
     }
     Ok(())
 }
@@ -100,7 +123,11 @@ pub(crate) fn tcp_from_table(table: &TcpTable, prefix: &str) -> Result<TcpConfig
     let value = serde_json::Value::Object(table.clone());
     serde_path_to_error::deserialize::<_, TcpConfig>(value).map_err(|e| {
         let inner = e.path().to_string();
-        let path = if inner == "." || inner.is_empty() { prefix.to_string() } else { format!("{prefix}.{inner}") };
+        let path = if inner == "." || inner.is_empty() {
+            prefix.to_string()
+        } else {
+            format!("{prefix}.{inner}")
+        };
         err(path, e.into_inner().to_string())
     })
 }
@@ -139,9 +166,13 @@ impl Net {
     }
 
     fn add_link(&mut self, link: LinkPlan, path: &str, why: &str) -> Result<(), ScenarioError> {
-        check_name(&link.name).map_err(|m| err(path, m))?;
+        // a default link name "<a>-<b>" may be as long as two node names
+        check_name_len(&link.name, 2 * MAX_NAME_LEN + 1).map_err(|m| err(path, m))?;
         if self.link_index.contains_key(&link.name) {
-            return Err(err(path, format!("duplicate link name {:?}{why}", link.name)));
+            return Err(err(
+                path,
+                format!("duplicate link name {:?}{why}", link.name),
+            ));
         }
         self.link_index.insert(link.name.clone(), self.links.len());
         self.links.push(link);
@@ -150,7 +181,12 @@ impl Net {
 }
 
 fn dir_plan(rate: u64, delay: u64, loss: f64, queue: QueueSize) -> LinkDirPlan {
-    LinkDirPlan { rate_bps: rate, delay_ns: delay, loss, queue: QueuePlan::DropTail { limit: queue.0 } }
+    LinkDirPlan {
+        rate_bps: rate,
+        delay_ns: delay,
+        loss,
+        queue: QueuePlan::DropTail { limit: queue.0 },
+    }
 }
 
 /// Connected components (links carry both directions, so a route src → dst exists iff one
@@ -161,7 +197,9 @@ struct Components {
 
 impl Components {
     fn new(n: usize, links: &[LinkPlan]) -> Self {
-        let mut c = Components { parent: (0..n).collect() };
+        let mut c = Components {
+            parent: (0..n).collect(),
+        };
         for l in links {
             let (x, y) = (c.find(l.a), c.find(l.b));
             if x != y {
@@ -196,30 +234,31 @@ impl Scenario {
         check_duration("duration", self.duration.0)?;
         let duration_ns = self.duration.0;
 
-        let mut net =
-            Net { nodes: Vec::new(), node_index: HashMap::new(), links: Vec::new(), link_index: HashMap::new() };
+        let mut net = Net {
+            nodes: Vec::new(),
+            node_index: HashMap::new(),
+            links: Vec::new(),
+            link_index: HashMap::new(),
+        };
 
         // Dumbbell.
         if let Some(d) = &self.dumbbell {
             self.expand_dumbbell(d, &mut net)?;
         }
-        let from_dumbbell = |name: &str| -> &'static str {
-            if self.dumbbell.is_some() {
-                let is_db = name == "r1"
-                    || name == "r2"
-                    || ["left", "right"].iter().any(|p| {
-                        name.strip_prefix(p).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-                    });
-                if is_db {
-                    return " (the dumbbell already creates it)";
-                }
-            }
-            ""
-        };
+        // Nodes and links made so far come from the dumbbell.
+        let (db_nodes, db_links) = (net.nodes.len(), net.links.len());
+        const BY_DUMBBELL: &str = " (the dumbbell already creates it)";
 
         // Explicit nodes.
         for (i, n) in self.nodes.iter().enumerate() {
-            net.add_node(n.name.clone(), &format!("node[{i}].name"), from_dumbbell(&n.name))?;
+            net.add_node(
+                n.name.clone(),
+                &format!("node[{i}].name"),
+                match net.node_index.get(&n.name) {
+                    Some(&k) if k < db_nodes => BY_DUMBBELL,
+                    _ => "",
+                },
+            )?;
         }
 
         // Explicit links.
@@ -230,7 +269,10 @@ impl Scenario {
             if a == b {
                 return Err(err(
                     format!("{p}.b"),
-                    format!("a link cannot join node {:?} to itself (a and b must differ)", l.a),
+                    format!(
+                        "a link cannot join node {:?} to itself (a and b must differ)",
+                        l.a
+                    ),
                 ));
             }
             check_rate(&format!("{p}.rate"), l.rate.0)?;
@@ -257,12 +299,16 @@ impl Scenario {
                     dirs[k].queue = QueuePlan::DropTail { limit: q.0 };
                 }
             }
-            let (name, why) = match &l.name {
-                Some(n) => (n.clone(), ""),
-                None => (
-                    format!("{}-{}", l.a, l.b),
-                    " (it is this link's default name \"<a>-<b>\"; give the link a distinct `name`)",
-                ),
+            let (name, default) = match &l.name {
+                Some(n) => (n.clone(), false),
+                None => (format!("{}-{}", l.a, l.b), true),
+            };
+            let why = match (net.link_index.get(&name), default) {
+                (Some(&k), _) if k < db_links => BY_DUMBBELL,
+                (_, true) => {
+                    " (it is this link's default name \"<a>-<b>\"; give the link a distinct `name`)"
+                }
+                _ => "",
             };
             let [ab, ba] = dirs;
             net.add_link(LinkPlan { name, a, b, ab, ba }, &format!("{p}.name"), why)?;
@@ -274,7 +320,14 @@ impl Scenario {
         // Trace.
         let trace = self.resolve_trace(&net)?;
 
-        Ok(Plan { seed: self.seed, duration_ns, nodes: net.nodes, links: net.links, flows, trace })
+        Ok(Plan {
+            seed: self.seed,
+            duration_ns,
+            nodes: net.nodes,
+            links: net.links,
+            flows,
+            trace,
+        })
     }
 
     fn expand_dumbbell(&self, d: &DumbbellSpec, net: &mut Net) -> Result<(), ScenarioError> {
@@ -285,7 +338,10 @@ impl Scenario {
         if d.pairs > max_pairs {
             return Err(err(
                 "dumbbell.pairs",
-                format!("{} pairs is too many: at most {max_pairs} ({MAX_NODES} nodes in all)", d.pairs),
+                format!(
+                    "{} pairs is too many: at most {max_pairs} ({MAX_NODES} nodes in all)",
+                    d.pairs
+                ),
             ));
         }
         check_rate("dumbbell.bottleneck_rate", d.bottleneck_rate.0)?;
@@ -304,15 +360,47 @@ impl Scenario {
         net.add_node("r2".into(), "dumbbell", "")?;
         let r1 = pairs * 2;
         let r2 = r1 + 1;
-        let bn = dir_plan(d.bottleneck_rate.0, d.bottleneck_delay.0, d.bottleneck_loss.0, d.bottleneck_queue);
-        net.add_link(LinkPlan { name: "bottleneck".into(), a: r1, b: r2, ab: bn.clone(), ba: bn }, "dumbbell", "")?;
-        let acc = dir_plan(d.access_rate.0, d.access_delay.0, d.access_loss.0, d.access_queue);
+        let bn = dir_plan(
+            d.bottleneck_rate.0,
+            d.bottleneck_delay.0,
+            d.bottleneck_loss.0,
+            d.bottleneck_queue,
+        );
+        net.add_link(
+            LinkPlan {
+                name: "bottleneck".into(),
+                a: r1,
+                b: r2,
+                ab: bn.clone(),
+                ba: bn,
+            },
+            "dumbbell",
+            "",
+        )?;
+        let acc = dir_plan(
+            d.access_rate.0,
+            d.access_delay.0,
+            d.access_loss.0,
+            d.access_queue,
+        );
         for i in 0..pairs {
-            let l = LinkPlan { name: format!("left{i}"), a: i, b: r1, ab: acc.clone(), ba: acc.clone() };
+            let l = LinkPlan {
+                name: format!("left{i}"),
+                a: i,
+                b: r1,
+                ab: acc.clone(),
+                ba: acc.clone(),
+            };
             net.add_link(l, "dumbbell", "")?;
         }
         for i in 0..pairs {
-            let l = LinkPlan { name: format!("right{i}"), a: r2, b: pairs + i, ab: acc.clone(), ba: acc.clone() };
+            let l = LinkPlan {
+                name: format!("right{i}"),
+                a: r2,
+                b: pairs + i,
+                ab: acc.clone(),
+                ba: acc.clone(),
+            };
             net.add_link(l, "dumbbell", "")?;
         }
         Ok(())
@@ -339,7 +427,11 @@ impl Scenario {
         };
         if let Err((field, message)) = cfg.check() {
             let path = at(&field);
-            let message = if path.starts_with("defaults") { format!("{message} (as applied to {p})") } else { message };
+            let message = if path.starts_with("defaults") {
+                format!("{message} (as applied to {p})")
+            } else {
+                message
+            };
             return Err(err(path, message));
         }
         for (field, d) in [
@@ -363,7 +455,12 @@ impl Scenario {
             total = total
                 .checked_add(f.count)
                 .filter(|t| *t <= MAX_FLOWS)
-                .ok_or_else(|| err(format!("flow[{i}].count"), format!("too many flows: at most {MAX_FLOWS} in all")))?;
+                .ok_or_else(|| {
+                    err(
+                        format!("flow[{i}].count"),
+                        format!("too many flows: at most {MAX_FLOWS} in all"),
+                    )
+                })?;
         }
 
         let default_cc = match &self.defaults.cc {
@@ -392,7 +489,11 @@ impl Scenario {
                 if stop.0 <= f.start.0 {
                     return Err(err(
                         format!("{p}.stop"),
-                        format!("{} must be after start ({})", show_ns(stop.0), show_ns(f.start.0)),
+                        format!(
+                            "{} must be after start ({})",
+                            show_ns(stop.0),
+                            show_ns(f.start.0)
+                        ),
                     ));
                 }
                 check_duration(&format!("{p}.stop"), stop.0)?;
@@ -401,7 +502,10 @@ impl Scenario {
             let app = match f.app {
                 AppKind::Bulk => {
                     if f.chunk.is_some() {
-                        return Err(err(format!("{p}.chunk"), "only allowed with app = \"chunks\" (this flow is \"bulk\")"));
+                        return Err(err(
+                            format!("{p}.chunk"),
+                            "only allowed with app = \"chunks\" (this flow is \"bulk\")",
+                        ));
                     }
                     if f.interval.is_some() {
                         return Err(err(
@@ -411,10 +515,20 @@ impl Scenario {
                     }
                     if let Some(b) = f.bytes {
                         if b.0 == 0 {
-                            return Err(err(format!("{p}.bytes"), "must be greater than zero (omit it to send without end)"));
+                            return Err(err(
+                                format!("{p}.bytes"),
+                                "must be greater than zero (omit it to send without end)",
+                            ));
+                        }
+                        if b.0 > MAX_APP_BYTES {
+                            return Err(err(format!("{p}.bytes"), "must be at most 1PB"));
                         }
                     }
-                    AppPlan::Bulk { start_ns: f.start.0, stop_ns, bytes: f.bytes.map(|b| b.0) }
+                    AppPlan::Bulk {
+                        start_ns: f.start.0,
+                        stop_ns,
+                        bytes: f.bytes.map(|b| b.0),
+                    }
                 }
                 AppKind::Chunks => {
                     if f.bytes.is_some() {
@@ -424,19 +538,46 @@ impl Scenario {
                         ));
                     }
                     let chunk = f.chunk.ok_or_else(|| {
-                        err(format!("{p}.chunk"), "required with app = \"chunks\": bytes per chunk, e.g. \"1MB\"")
+                        err(
+                            format!("{p}.chunk"),
+                            "required with app = \"chunks\": bytes per chunk, e.g. \"1MB\"",
+                        )
                     })?;
                     if chunk.0 == 0 {
                         return Err(err(format!("{p}.chunk"), "must be greater than zero"));
                     }
                     let interval = f.interval.ok_or_else(|| {
-                        err(format!("{p}.interval"), "required with app = \"chunks\": time between chunks, e.g. \"2s\"")
+                        err(
+                            format!("{p}.interval"),
+                            "required with app = \"chunks\": time between chunks, e.g. \"2s\"",
+                        )
                     })?;
                     if interval.0 == 0 {
                         return Err(err(format!("{p}.interval"), "must be greater than zero"));
                     }
                     check_duration(&format!("{p}.interval"), interval.0)?;
-                    AppPlan::Chunks { start_ns: f.start.0, stop_ns, chunk_bytes: chunk.0, interval_ns: interval.0 }
+                    let end = stop_ns.unwrap_or(duration_ns).min(duration_ns);
+                    let chunks = (end.saturating_sub(f.start.0) / interval.0).saturating_add(1);
+                    if chunk
+                        .0
+                        .checked_mul(chunks)
+                        .is_none_or(|t| t > MAX_APP_BYTES)
+                    {
+                        return Err(err(
+                            format!("{p}.chunk"),
+                            format!(
+                                "{chunks} chunks of {} bytes would exceed 1PB over the run; \
+                                 use a smaller chunk or a longer interval",
+                                chunk.0
+                            ),
+                        ));
+                    }
+                    AppPlan::Chunks {
+                        start_ns: f.start.0,
+                        stop_ns,
+                        chunk_bytes: chunk.0,
+                        interval_ns: interval.0,
+                    }
                 }
             };
 
@@ -465,7 +606,11 @@ impl Scenario {
             for k in 0..f.count {
                 let ks = k.to_string();
                 let subst = |s: &str| s.replace("{i}", &ks);
-                let copy = if f.count > 1 { format!(" (copy i = {k})") } else { String::new() };
+                let copy = if f.count > 1 {
+                    format!(" (copy i = {k})")
+                } else {
+                    String::new()
+                };
                 let name = match &f.name {
                     Some(n) => subst(n),
                     None => format!("flow{}", flows.len()),
@@ -500,7 +645,14 @@ impl Scenario {
                     ));
                 }
                 names.insert(name.clone(), i);
-                flows.push(FlowPlan { name, src, dst, app: app.clone(), tcp: tcp.clone(), cc: cc.clone() });
+                flows.push(FlowPlan {
+                    name,
+                    src,
+                    dst,
+                    app: app.clone(),
+                    tcp: tcp.clone(),
+                    cc: cc.clone(),
+                });
             }
         }
         Ok(flows)
@@ -511,7 +663,10 @@ impl Scenario {
         check_duration("trace.cwnd_interval", t.cwnd_interval.0)?;
         check_duration("trace.queue_interval", t.queue_interval.0)?;
         if t.goodput_window.0 == 0 {
-            return Err(err("trace.goodput_window", "must be greater than zero, e.g. \"1s\""));
+            return Err(err(
+                "trace.goodput_window",
+                "must be greater than zero, e.g. \"1s\"",
+            ));
         }
         check_duration("trace.goodput_window", t.goodput_window.0)?;
         if !SNAPLEN_RANGE.contains(&t.snaplen) {
@@ -530,8 +685,14 @@ impl Scenario {
         // Links by their (ordered) end nodes.
         let mut between: HashMap<(usize, usize), Vec<LinkDirRef>> = HashMap::new();
         for (li, l) in net.links.iter().enumerate() {
-            between.entry((l.a, l.b)).or_default().push(LinkDirRef { link: li, reverse: false });
-            between.entry((l.b, l.a)).or_default().push(LinkDirRef { link: li, reverse: true });
+            between.entry((l.a, l.b)).or_default().push(LinkDirRef {
+                link: li,
+                reverse: false,
+            });
+            between.entry((l.b, l.a)).or_default().push(LinkDirRef {
+                link: li,
+                reverse: true,
+            });
         }
         let resolve = |list: &[String], key: &str| -> Result<Vec<LinkDirRef>, ScenarioError> {
             let mut out = Vec::new();
@@ -555,12 +716,18 @@ impl Scenario {
             let (from, to) = (&net.nodes[from].name, &net.nodes[to].name);
             let mut file = format!("{from}-{to}.pcap");
             if files.contains(&file) || between.get(&(l.a, l.b)).is_some_and(|v| v.len() > 1) {
-                file = format!("{from}-{to}.{}.pcap", l.name);
-            }
-            let mut n = 1;
-            while files.contains(&file) {
-                file = format!("{from}-{to}.{}.{n}.pcap", l.name);
-                n += 1;
+                // parallel links: add the link's name (or its index when that is too long)
+                let tag = if l.name.len() <= 100 {
+                    l.name.clone()
+                } else {
+                    format!("link{}", at.link)
+                };
+                file = format!("{from}-{to}.{tag}.pcap");
+                let mut n = 1;
+                while files.contains(&file) {
+                    file = format!("{from}-{to}.{tag}.{n}.pcap");
+                    n += 1;
+                }
             }
             files.insert(file.clone());
             pcaps.push(PcapPlan { at, file, snaplen });
@@ -588,7 +755,18 @@ fn resolve_dir_ref(
     let s = r.trim();
     if s == "*" {
         return Ok((0..net.links.len())
-            .flat_map(|link| [LinkDirRef { link, reverse: false }, LinkDirRef { link, reverse: true }])
+            .flat_map(|link| {
+                [
+                    LinkDirRef {
+                        link,
+                        reverse: false,
+                    },
+                    LinkDirRef {
+                        link,
+                        reverse: true,
+                    },
+                ]
+            })
             .collect());
     }
     if let Some((x, y)) = s.split_once("->") {
@@ -596,10 +774,16 @@ fn resolve_dir_ref(
         let a = net.node(x, path)?;
         let b = net.node(y, path)?;
         return match between.get(&(a, b)).map(|v| v.as_slice()).unwrap_or(&[]) {
-            [] => Err(err(path, format!("no link joins {x:?} and {y:?}; expected {DIR_FORMS}"))),
+            [] => Err(err(
+                path,
+                format!("no link joins {x:?} and {y:?}; expected {DIR_FORMS}"),
+            )),
             [one] => Ok(vec![*one]),
             many => {
-                let names: Vec<String> = many.iter().map(|d| format!("{:?}", net.links[d.link].name)).collect();
+                let names: Vec<String> = many
+                    .iter()
+                    .map(|d| format!("{:?}", net.links[d.link].name))
+                    .collect();
                 let first = &net.links[many[0].link];
                 let dir = if many[0].reverse { "ba" } else { "ab" };
                 Err(err(
@@ -619,17 +803,28 @@ fn resolve_dir_ref(
         let link = *net.link_index.get(name).ok_or_else(|| {
             err(
                 path,
-                format!("unknown link {name:?}; links are: {}", some_names(net.links.iter().map(|l| l.name.as_str()))),
+                format!(
+                    "unknown link {name:?}; links are: {}",
+                    some_names(net.links.iter().map(|l| l.name.as_str()))
+                ),
             )
         })?;
         let reverse = match dir.trim() {
             "ab" => false,
             "ba" => true,
             other => {
-                return Err(err(path, format!("unknown direction {other:?} after the link name: expected \"ab\" or \"ba\"")))
+                return Err(err(
+                    path,
+                    format!(
+                    "unknown direction {other:?} after the link name: expected \"ab\" or \"ba\""
+                ),
+                ))
             }
         };
         return Ok(vec![LinkDirRef { link, reverse }]);
     }
-    Err(err(path, format!("invalid link direction {r:?}: expected {DIR_FORMS}")))
+    Err(err(
+        path,
+        format!("invalid link direction {r:?}: expected {DIR_FORMS}"),
+    ))
 }

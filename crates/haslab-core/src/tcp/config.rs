@@ -110,6 +110,9 @@ impl TcpConfig {
         if self.initial_rto.0 == 0 {
             return err("initial_rto", "must be greater than zero");
         }
+        if self.initial_rto > self.max_rto {
+            return err("initial_rto", "must not be larger than max_rto");
+        }
         if self.delayed_ack == DelayedAckMode::On && self.delayed_ack_timeout.0 == 0 {
             return err("delayed_ack_timeout", "must be greater than zero when delayed_ack = \"on\"");
         }
