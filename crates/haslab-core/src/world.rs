@@ -117,28 +117,14 @@ impl World {
                 None => (isn_rng.next_u32(), isn_rng.next_u32()),
             };
             let client_port = 32768 + (i % 28232) as u16; // Linux's ephemeral range 32768–60999
-            let client = Endpoint::new(
-                conn,
-                0,
-                f.src as u32,
-                f.dst as u32,
-                client_port,
-                SERVER_PORT,
-                f.tcp.clone(),
-                f.cc.build(),
-                isn_c,
-            );
-            let server = Endpoint::new(
-                conn,
-                1,
-                f.dst as u32,
-                f.src as u32,
-                SERVER_PORT,
-                client_port,
-                f.tcp.clone(),
-                f.cc.build(),
-                isn_s,
-            );
+            let nodes = [f.src as u32, f.dst as u32];
+            let ports = [client_port, SERVER_PORT];
+            let isns = [isn_c, isn_s];
+            let [client, server] = [0usize, 1].map(|s| {
+                let peer = 1 - s;
+                let (node, peer_node, port, peer_port) = (nodes[s], nodes[peer], ports[s], ports[peer]);
+                Endpoint::new(conn, s as u8, node, peer_node, port, peer_port, f.tcp.clone(), f.cc.build(), isns[s])
+            });
             conns.push(Connection::new(client, server));
             let (app, start_ns): (Box<dyn App>, u64) = match f.app {
                 AppPlan::Bulk { start_ns, stop_ns, bytes } => (Box::new(BulkSender::new(conn, bytes, stop_ns)), start_ns),
