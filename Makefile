@@ -35,7 +35,8 @@ venv:
 
 # Editable install: maturin compiles crates/haslab-py (release profile) into python/haslab/.
 install: tshark venv
-	$(VPY) -m pip install -q -e '.[dev]'
+	@echo "pip install -e '.[dev]': compiles the simulator (release; a few minutes the first time)"
+	@$(VPY) -m pip install -q -e '.[dev]'
 
 demo: install
 	$(VENV)/bin/haslab demo --out demo-out

@@ -34,7 +34,10 @@ class UserError(Exception):
 
 
 def _fail(message: str) -> "typer.Exit":
-    err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    from rich.markup import escape
+
+    # messages hold field paths such as flow[2].tcp.min_rto: escape them from rich markup
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
     return typer.Exit(code=1)
 
 
@@ -47,7 +50,7 @@ def _guarded(fn, scenario: Optional[Path] = None):
         return fn()
     except ScenarioError as e:
         raise _fail(f"{scenario}: {e}" if scenario is not None else str(e)) from None
-    except (UserError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:
+    except (UserError, OSError) as e:  # missing file, unwritable output directory, full disk
         raise _fail(str(e)) from None
     except ValueError as e:  # e.g. pcap directory problems reported by World::new
         raise _fail(str(e)) from None

@@ -51,7 +51,7 @@ def cwnd_and_queue(result: "Result", path: str | os.PathLike, queue: str | None 
         bottom.set_ylabel(f"queue ({unit})")
         if cap is not None:
             bottom.axhline(cap, ls="--", lw=0.8, color="grey", label=cap_label)
-        bottom.legend(loc="upper right", fontsize="small")
+        bottom.legend(loc="lower right", fontsize="small", framealpha=0.9)
     else:
         bottom.text(0.5, 0.5, "no queue trace", ha="center", va="center", transform=bottom.transAxes)
         bottom.set_title("Queue occupancy")

@@ -216,3 +216,51 @@ def test_progress_bar_when_forced(capsys):
 def test_no_progress_output_by_default(capsys):
     haslab.run(demo_dict("1s"), progress=True)  # stderr is not a terminal under pytest
     assert capsys.readouterr().err == ""
+
+
+PCAP_SCENARIO = {
+    "duration": "1s",
+    "dumbbell": {"pairs": 1, "bottleneck_rate": "10Mbps", "bottleneck_delay": "5ms"},
+    "flow": [{"src": "left0", "dst": "right0", "app": "bulk"}],
+    "trace": {"pcap": ["r1->r2"]},
+}
+
+
+def test_pcaps_go_to_out_dir_and_are_skipped_without_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    haslab.run(PCAP_SCENARIO)
+    assert list(tmp_path.rglob("*.pcap")) == []
+    haslab.run(PCAP_SCENARIO, out_dir=tmp_path / "caps")
+    files = list((tmp_path / "caps").glob("*.pcap"))
+    assert [f.name for f in files] == ["r1-r2.pcap"]
+    assert files[0].read_bytes()[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
+    haslab.run(PCAP_SCENARIO, out_dir=tmp_path / "none", pcap=False)
+    assert list((tmp_path / "none").glob("*")) == []
+
+
+def test_run_until_releases_the_gil():
+    import threading
+    import time
+
+    from haslab import _core
+
+    scenario = {
+        "duration": "40s",
+        "dumbbell": {"pairs": 20, "bottleneck_rate": "200Mbps", "bottleneck_delay": "5ms"},
+        "flow": [{"count": 20, "name": "f{i}", "src": "left{i}", "dst": "right{i}", "app": "bulk"}],
+        "trace": {"cwnd": False},
+    }
+    sim = _core.Simulation(json.dumps(scenario), "json")
+    t = threading.Thread(target=sim.run_until, args=(sim.duration_ns,))
+    ticks = 0
+    start = time.perf_counter()
+    t.start()
+    while t.is_alive():
+        ticks += 1
+        time.sleep(0.001)
+    elapsed = time.perf_counter() - start
+    t.join()
+    assert sim.now_ns == sim.duration_ns
+    assert elapsed > 0.05, "the run is too short to tell"
+    # with the GIL held for the whole run, this thread could not tick while it ran
+    assert ticks >= 0.3 * elapsed / 0.0011, (ticks, elapsed)

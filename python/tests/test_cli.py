@@ -72,6 +72,19 @@ def test_validate_bad_file_exits_1_with_the_field_path_and_no_traceback(tmp_path
     assert "ok" not in p.stdout
 
 
+def test_error_paths_with_brackets_are_printed_verbatim(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'duration = "1s"\n[dumbbell]\npairs = 1\nbottleneck_rate = "1Mbps"\n'
+        '[[flow]]\nsrc = "left0"\ndst = "right0"\napp = "bulk"\n'
+        '[[flow]]\nsrc = "left0"\ndst = "right0"\napp = "bulk"\ntcp = { min_rto = "fast" }\n'
+    )
+    p = cli("validate", bad)
+    assert p.returncode == 1
+    assert "flow[1].tcp.min_rto" in p.stderr
+    assert str(bad) in p.stderr
+
+
 def test_run_bad_file_exits_1_without_traceback(tmp_path):
     p = cli("run", _bad_scenario(tmp_path), "--out", tmp_path / "o")
     assert p.returncode == 1

@@ -35,13 +35,22 @@ cwnd = false
 
 fn main() {
     let cases: Vec<String> = std::env::args().skip(1).collect();
-    let cases = if cases.is_empty() { vec!["a".to_string(), "b".to_string()] } else { cases };
+    let cases = if cases.is_empty() {
+        vec!["a".to_string(), "b".to_string()]
+    } else {
+        cases
+    };
     for case in cases {
         let plan = plan_from_toml(&scenario(&case)).expect("benchmark scenario");
         let t = std::time::Instant::now();
         let r = run_plan(&plan, &RunOptions::default()).expect("run");
         let wall = t.elapsed().as_secs_f64();
-        let goodput: f64 = r.flows.iter().map(|f| f.bytes_received as f64 * 8.0).sum::<f64>() / (r.duration_ns as f64 / 1e9);
+        let goodput: f64 = r
+            .flows
+            .iter()
+            .map(|f| f.bytes_received as f64 * 8.0)
+            .sum::<f64>()
+            / (r.duration_ns as f64 / 1e9);
         println!(
             "case {case}: wall {wall:.3} s, {} events ({:.2} M/s), {} link transmissions ({:.2} M/s), aggregate goodput {:.1} Mbps",
             r.events,

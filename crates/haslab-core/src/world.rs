@@ -39,9 +39,16 @@ enum Ev {
     /// the head of link direction's pipe arrives
     Arrive(u32),
     /// a TCP timer entry
-    Tcp { conn: u32, side: u8, kind: TimerKind },
+    Tcp {
+        conn: u32,
+        side: u8,
+        kind: TimerKind,
+    },
     AppStart(u32),
-    AppTimer { app: u32, token: u64 },
+    AppTimer {
+        app: u32,
+        token: u64,
+    },
     /// close a goodput window
     GoodputTick,
 }
@@ -56,6 +63,8 @@ pub struct World {
     node_names: Vec<String>,
     links: Vec<LinkDir>,
     link_names: Vec<String>,
+    /// scenario name of each link (both directions share it)
+    link_plan_names: Vec<String>,
     routes: Routes,
     conns: Vec<Connection>,
     /// app of each connection side
@@ -85,9 +94,24 @@ impl World {
                 let (from, to) = if rev { (l.b, l.a) } else { (l.a, l.b) };
                 let name = format!("{}->{}", plan.nodes[from].name, plan.nodes[to].name);
                 let QueuePlan::DropTail { limit } = d.queue;
-                let rng = Stream::new(plan.seed, &format!("link:{}:{}:loss", l.name, if rev { "ba" } else { "ab" }));
-                edges.push(Edge { from: from as u32, to: to as u32, link_dir: links.len() as u32 });
-                links.push(LinkDir::new(from as u32, to as u32, d.rate_bps, d.delay_ns, d.loss, DropTail::new(limit), rng));
+                let rng = Stream::new(
+                    plan.seed,
+                    &format!("link:{}:{}:loss", l.name, if rev { "ba" } else { "ab" }),
+                );
+                edges.push(Edge {
+                    from: from as u32,
+                    to: to as u32,
+                    link_dir: links.len() as u32,
+                });
+                links.push(LinkDir::new(
+                    from as u32,
+                    to as u32,
+                    d.rate_bps,
+                    d.delay_ns,
+                    d.loss,
+                    DropTail::new(limit),
+                    rng,
+                ));
                 link_names.push(name);
             }
         }
@@ -122,15 +146,36 @@ impl World {
             let isns = [isn_c, isn_s];
             let [client, server] = [0usize, 1].map(|s| {
                 let peer = 1 - s;
-                let (node, peer_node, port, peer_port) = (nodes[s], nodes[peer], ports[s], ports[peer]);
-                Endpoint::new(conn, s as u8, node, peer_node, port, peer_port, f.tcp.clone(), f.cc.build(), isns[s])
+                let (node, peer_node, port, peer_port) =
+                    (nodes[s], nodes[peer], ports[s], ports[peer]);
+                Endpoint::new(
+                    conn,
+                    s as u8,
+                    node,
+                    peer_node,
+                    port,
+                    peer_port,
+                    f.tcp.clone(),
+                    f.cc.build(),
+                    isns[s],
+                )
             });
             conns.push(Connection::new(client, server));
             let (app, start_ns): (Box<dyn App>, u64) = match f.app {
-                AppPlan::Bulk { start_ns, stop_ns, bytes } => (Box::new(BulkSender::new(conn, bytes, stop_ns)), start_ns),
-                AppPlan::Chunks { start_ns, stop_ns, chunk_bytes, interval_ns } => {
-                    (Box::new(ChunkSender::new(conn, chunk_bytes, interval_ns, stop_ns)), start_ns)
-                }
+                AppPlan::Bulk {
+                    start_ns,
+                    stop_ns,
+                    bytes,
+                } => (Box::new(BulkSender::new(conn, bytes, stop_ns)), start_ns),
+                AppPlan::Chunks {
+                    start_ns,
+                    stop_ns,
+                    chunk_bytes,
+                    interval_ns,
+                } => (
+                    Box::new(ChunkSender::new(conn, chunk_bytes, interval_ns, stop_ns)),
+                    start_ns,
+                ),
             };
             let app_id = apps.len() as u32;
             apps.push(app);
@@ -141,16 +186,23 @@ impl World {
         let mut pcaps: Vec<Option<PcapWriter>> = (0..links.len()).map(|_| None).collect();
         if let Some(dir) = &opts.out_dir {
             if !plan.trace.pcaps.is_empty() {
-                std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             }
             for p in &plan.trace.pcaps {
                 let ld = 2 * p.at.link + p.at.reverse as usize;
                 let path = dir.join(&p.file);
-                let w = PcapWriter::create(&path, p.snaplen).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+                let w = PcapWriter::create(&path, p.snaplen)
+                    .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
                 pcaps[ld] = Some(w);
             }
         }
-        let traced: Vec<usize> = plan.trace.queues.iter().map(|r| 2 * r.link + r.reverse as usize).collect();
+        let traced: Vec<usize> = plan
+            .trace
+            .queues
+            .iter()
+            .map(|r| 2 * r.link + r.reverse as usize)
+            .collect();
         let goodput_window_ns = plan.trace.goodput_window_ns.max(1);
         q.schedule(goodput_window_ns.min(plan.duration_ns), Ev::GoodputTick);
         Ok(World {
@@ -161,6 +213,7 @@ impl World {
             queues: QueueSeries::new(links.len(), &traced, plan.trace.queue_interval_ns),
             links,
             link_names,
+            link_plan_names: plan.links.iter().map(|l| l.name.clone()).collect(),
             routes,
             conns,
             conn_apps,
@@ -170,7 +223,10 @@ impl World {
             out: Output::default(),
             actions: Vec::new(),
             pcaps,
-            cwnd: plan.trace.cwnd.then(|| CwndSeries::new(plan.flows.len(), plan.trace.cwnd_interval_ns)),
+            cwnd: plan
+                .trace
+                .cwnd
+                .then(|| CwndSeries::new(plan.flows.len(), plan.trace.cwnd_interval_ns)),
             goodput: GoodputSeries::new(plan.flows.len(), goodput_window_ns),
             last_goodput_ns: 0,
             unroutable: 0,
@@ -248,7 +304,11 @@ impl World {
             Ev::GoodputTick => {
                 let len = now - self.last_goodput_ns;
                 self.last_goodput_ns = now;
-                self.goodput.close_window(now, len, self.conns.iter().map(|c| c.ends[1].stats.bytes_received));
+                self.goodput.close_window(
+                    now,
+                    len,
+                    self.conns.iter().map(|c| c.ends[1].stats.bytes_received),
+                );
                 if now < self.duration_ns {
                     let next = (now + self.goodput.window_ns).min(self.duration_ns);
                     self.q.schedule(next, Ev::GoodputTick);
@@ -303,14 +363,27 @@ impl World {
                 self.forward(p.src, p, now);
             }
             for (t, c, s, kind) in out.timers.drain(..) {
-                self.q.schedule(t, Ev::Tcp { conn: c, side: s, kind });
+                self.q.schedule(
+                    t,
+                    Ev::Tcp {
+                        conn: c,
+                        side: s,
+                        kind,
+                    },
+                );
             }
             let notices: Vec<Notice> = out.notices.drain(..).collect();
             self.out = out;
             if let Some(cw) = &mut self.cwnd {
                 let ep = &self.conns[conn as usize].ends[0];
                 if ep.stats.bytes_written > 0 {
-                    cw.observe(now, conn, ep.tp.cwnd_pkts, ep.tp.ssthresh_pkts, ep.tp.srtt_ns);
+                    cw.observe(
+                        now,
+                        conn,
+                        ep.tp.cwnd_pkts,
+                        ep.tp.ssthresh_pkts,
+                        ep.tp.srtt_ns,
+                    );
                 }
             }
             if notices.is_empty() {
@@ -347,7 +420,12 @@ impl World {
                     self.conns[conn as usize].ends[0].connect(now, &mut out);
                     touched = Some(conn);
                 }
-                AppAction::Write { conn, side, bytes, tag } => {
+                AppAction::Write {
+                    conn,
+                    side,
+                    bytes,
+                    tag,
+                } => {
                     self.conns[conn as usize].write(side, bytes, tag, now, &mut out);
                     touched = Some(conn);
                 }
@@ -358,8 +436,14 @@ impl World {
                     self.conns[conn as usize].ends[side as usize].close(now, &mut out);
                     touched = Some(conn);
                 }
-                AppAction::Timer { at_ns, token } => self.q.schedule(at_ns, Ev::AppTimer { app, token }),
-                AppAction::SetAppData { conn, side, ref data } => {
+                AppAction::Timer { at_ns, token } => {
+                    self.q.schedule(at_ns, Ev::AppTimer { app, token })
+                }
+                AppAction::SetAppData {
+                    conn,
+                    side,
+                    ref data,
+                } => {
                     self.conns[conn as usize].set_app_data(side, data);
                 }
             }
@@ -386,7 +470,11 @@ impl World {
             .map(|(i, c)| {
                 let (tx, rx) = (&c.ends[0], &c.ends[1]);
                 let start = tx.stats.established_ns;
-                let end = tx.stats.completed_ns.filter(|_| tx.unacked_written_bytes() == 0).unwrap_or(dur);
+                let end = tx
+                    .stats
+                    .completed_ns
+                    .filter(|_| tx.unacked_written_bytes() == 0)
+                    .unwrap_or(dur);
                 let goodput_bps = match start {
                     Some(s) if end > s => rx.stats.bytes_received as f64 * 8e9 / (end - s) as f64,
                     _ => 0.0,
@@ -406,7 +494,10 @@ impl World {
                     rto_count: tx.stats.rto_count,
                     fast_recovery_count: tx.stats.fast_recovery_count,
                     established_ns: tx.stats.established_ns,
-                    completed_ns: tx.stats.completed_ns.filter(|_| tx.unacked_written_bytes() == 0),
+                    completed_ns: tx
+                        .stats
+                        .completed_ns
+                        .filter(|_| tx.unacked_written_bytes() == 0),
                     goodput_bps,
                     final_cwnd_pkts: tx.tp.cwnd_pkts,
                     final_ssthresh_pkts: tx.tp.ssthresh_pkts,
@@ -436,7 +527,12 @@ impl World {
 
     /// Replaces the congestion control of one side of flow `flow`'s connection (before the
     /// run starts): the extension point for algorithms not in the scenario schema.
-    pub fn set_congestion_control(&mut self, flow: usize, side: u8, cc: Box<dyn CongestionControl>) {
+    pub fn set_congestion_control(
+        &mut self,
+        flow: usize,
+        side: u8,
+        cc: Box<dyn CongestionControl>,
+    ) {
         self.conns[flow].ends[side as usize].set_congestion_control(cc);
     }
 
@@ -471,13 +567,17 @@ impl World {
 
     /// Counters of every link direction so far (utilisation relative to the elapsed time).
     pub fn link_summaries(&self) -> Vec<LinkDirSummary> {
-        let dur = if self.finished { self.duration_ns.max(1) } else { self.q.now_ns().max(1) };
+        let dur = if self.finished {
+            self.duration_ns.max(1)
+        } else {
+            self.q.now_ns().max(1)
+        };
         self.links
             .iter()
             .enumerate()
             .map(|(i, l)| LinkDirSummary {
                 name: self.link_names[i].clone(),
-                link: format!("{}", i / 2),
+                link: self.link_plan_names[i / 2].clone(),
                 rate_bps: l.rate_bps,
                 delay_ns: l.delay_ns,
                 tx_packets: l.tx_packets,

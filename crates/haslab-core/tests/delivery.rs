@@ -6,7 +6,14 @@ use haslab_core::scenario::plan_from_toml;
 use haslab_core::{run_plan, RunOptions};
 use proptest::prelude::*;
 
-fn scenario(seed: u64, loss_pct: f64, delayed_ack: bool, chunks: u32, chunk_kb: u32, isn: Option<u32>) -> String {
+fn scenario(
+    seed: u64,
+    loss_pct: f64,
+    delayed_ack: bool,
+    chunks: u32,
+    chunk_kb: u32,
+    isn: Option<u32>,
+) -> String {
     let isn = isn.map(|v| format!("isn = {v}")).unwrap_or_default();
     format!(
         r#"
@@ -85,5 +92,8 @@ fn sequence_numbers_wrap_during_a_transfer() {
     let f = &r.flows[0];
     assert!(f.bytes_written >= 10_000_000);
     assert_eq!(f.bytes_received, f.bytes_written);
-    assert!(r.flows[0].retransmitted_segments > 0, "1 % loss must cause retransmissions");
+    assert!(
+        r.flows[0].retransmitted_segments > 0,
+        "1 % loss must cause retransmissions"
+    );
 }

@@ -58,15 +58,29 @@ impl CongestionControl for FixedPacer {
 fn the_sender_honours_the_pacing_rate_of_its_congestion_control() {
     let mut w = world("app = \"bulk\"", "20s");
     let seen = Arc::new(Mutex::new(vec![]));
-    w.set_congestion_control(0, 0, Box::new(FixedPacer { rate_bps: 2_000_000, seen }));
+    w.set_congestion_control(
+        0,
+        0,
+        Box::new(FixedPacer {
+            rate_bps: 2_000_000,
+            seen,
+        }),
+    );
     let r = w.finish().unwrap();
     let f = &r.flows[0];
     // a 100 Mbps path, a 10 000-packet window: only pacing can hold the rate at 2 Mbps of
     // IP packets (1500 B), i.e. 2 Mbps × 1448/1500 of goodput
     let expected = 2e6 * 1448.0 / 1500.0;
-    assert!((f.goodput_bps - expected).abs() / expected < 0.02, "goodput {} vs {expected}", f.goodput_bps);
+    assert!(
+        (f.goodput_bps - expected).abs() / expected < 0.02,
+        "goodput {} vs {expected}",
+        f.goodput_bps
+    );
     let bottleneck = r.links.iter().find(|l| l.name == "r1->r2").unwrap();
-    assert_eq!(bottleneck.max_queue_packets, 0, "paced packets never queue on a faster link");
+    assert_eq!(
+        bottleneck.max_queue_packets, 0,
+        "paced packets never queue on a faster link"
+    );
 }
 
 /// An application that passes an encoding ladder to its connection, then sends a chunk.
@@ -76,7 +90,13 @@ struct LadderApp {
 
 impl App for LadderApp {
     fn start(&mut self, api: &mut AppApi) {
-        api.set_app_data(self.conn, 0, AppData { encoding_bitrates_bps: vec![248_000, 456_000, 928_000] });
+        api.set_app_data(
+            self.conn,
+            0,
+            AppData {
+                encoding_bitrates_bps: vec![248_000, 456_000, 928_000],
+            },
+        );
         api.connect(self.conn);
     }
     fn on_notice(&mut self, api: &mut AppApi, n: &Notice) {
@@ -90,10 +110,22 @@ impl App for LadderApp {
 fn application_data_reaches_the_congestion_control() {
     let mut w = world("app = \"bulk\"", "5s");
     let seen = Arc::new(Mutex::new(vec![]));
-    w.set_congestion_control(0, 0, Box::new(FixedPacer { rate_bps: 10_000_000, seen: seen.clone() }));
+    w.set_congestion_control(
+        0,
+        0,
+        Box::new(FixedPacer {
+            rate_bps: 10_000_000,
+            seen: seen.clone(),
+        }),
+    );
     w.set_app(0, Box::new(LadderApp { conn: 0 }));
     let r = w.finish().unwrap();
-    assert_eq!(*seen.lock().unwrap(), vec![AppData { encoding_bitrates_bps: vec![248_000, 456_000, 928_000] }]);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![AppData {
+            encoding_bitrates_bps: vec![248_000, 456_000, 928_000]
+        }]
+    );
     assert_eq!(r.flows[0].bytes_received, 100_000);
 }
 
@@ -106,7 +138,12 @@ impl CwndValidation for Freeze {
     fn name(&self) -> &'static str {
         "freeze"
     }
-    fn on_restart_after_idle(&mut self, _tp: &mut CcState, _cc: &mut dyn CongestionControl, idle_ns: u64) {
+    fn on_restart_after_idle(
+        &mut self,
+        _tp: &mut CcState,
+        _cc: &mut dyn CongestionControl,
+        idle_ns: u64,
+    ) {
         self.restarts.lock().unwrap().push(idle_ns);
     }
     fn allow_cwnd_growth(&self, _tp: &CcState) -> bool {
@@ -116,12 +153,24 @@ impl CwndValidation for Freeze {
 
 #[test]
 fn a_cwnd_validation_policy_sees_idle_restarts_and_can_freeze_cwnd() {
-    let mut w = world("app = \"chunks\"\nchunk = \"200KB\"\ninterval = \"1s\"", "10.5s");
+    let mut w = world(
+        "app = \"chunks\"\nchunk = \"200KB\"\ninterval = \"1s\"",
+        "10.5s",
+    );
     let restarts = Arc::new(Mutex::new(vec![]));
-    w.set_cwnd_validation(0, 0, Box::new(Freeze { restarts: restarts.clone() }));
+    w.set_cwnd_validation(
+        0,
+        0,
+        Box::new(Freeze {
+            restarts: restarts.clone(),
+        }),
+    );
     let r = w.finish().unwrap();
     let f = &r.flows[0];
-    assert_eq!(f.final_cwnd_pkts, 10, "cwnd grew although the policy froze it");
+    assert_eq!(
+        f.final_cwnd_pkts, 10,
+        "cwnd grew although the policy froze it"
+    );
     let idle = restarts.lock().unwrap().clone();
     // a chunk each second after the handshake; each one after the first starts after idle
     let chunks = (f.bytes_written / 200_000) as usize;

@@ -10,7 +10,14 @@ const S: u64 = 1_000_000_000;
 
 /// A dumbbell scenario: `pairs` bulk flows, 8 Mbps bottleneck, 100 ms RTT (access 5 ms +
 /// bottleneck 40 ms each way), bottleneck queue `queue`, extra `[flow]` and top-level lines.
-fn dumbbell(pairs: usize, rate: &str, queue: &str, duration: &str, flow_extra: &str, extra: &str) -> String {
+fn dumbbell(
+    pairs: usize,
+    rate: &str,
+    queue: &str,
+    duration: &str,
+    flow_extra: &str,
+    extra: &str,
+) -> String {
     format!(
         r#"
 seed = 1
@@ -79,18 +86,31 @@ fn bottleneck_utilisation_after(text: &str, from_ns: u64) -> (f64, SimResult) {
 #[test]
 fn one_flow_fills_the_link_with_a_bdp_queue() {
     // 8 Mbps × 100 ms = 100 kB ≈ 67 packets of 1500 B: Reno's sawtooth never drains the link
-    let (u, r) = bottleneck_utilisation_after(&dumbbell(1, "8Mbps", "67pkts", "60s", "", ""), 10 * S);
+    let (u, r) =
+        bottleneck_utilisation_after(&dumbbell(1, "8Mbps", "67pkts", "60s", "", ""), 10 * S);
     assert!(u >= 0.95, "utilisation after slow start {u:.3}");
-    assert!(r.flows[0].fast_recovery_count >= 1, "the queue must overflow at least once");
-    assert_eq!(r.flows[0].rto_count, 0, "no timeouts in steady state: {:?}", r.flows[0]);
+    assert!(
+        r.flows[0].fast_recovery_count >= 1,
+        "the queue must overflow at least once"
+    );
+    assert_eq!(
+        r.flows[0].rto_count, 0,
+        "no timeouts in steady state: {:?}",
+        r.flows[0]
+    );
 }
 
 #[test]
 fn a_quarter_bdp_queue_costs_utilisation_but_keeps_75_percent() {
-    let (u_small, _) = bottleneck_utilisation_after(&dumbbell(1, "8Mbps", "17pkts", "60s", "", ""), 10 * S);
-    let (u_bdp, _) = bottleneck_utilisation_after(&dumbbell(1, "8Mbps", "67pkts", "60s", "", ""), 10 * S);
+    let (u_small, _) =
+        bottleneck_utilisation_after(&dumbbell(1, "8Mbps", "17pkts", "60s", "", ""), 10 * S);
+    let (u_bdp, _) =
+        bottleneck_utilisation_after(&dumbbell(1, "8Mbps", "67pkts", "60s", "", ""), 10 * S);
     assert!(u_small >= 0.75, "utilisation with BDP/4 queue {u_small:.3}");
-    assert!(u_small < u_bdp, "a smaller buffer must cost utilisation: {u_small:.3} vs {u_bdp:.3}");
+    assert!(
+        u_small < u_bdp,
+        "a smaller buffer must cost utilisation: {u_small:.3} vs {u_bdp:.3}"
+    );
 }
 
 #[test]
@@ -103,7 +123,10 @@ fn identical_flows_share_fairly() {
         assert!(j >= 0.9, "{n} flows: Jain {j:.3} over {last_half:?}");
         // and together they still use the link: ≥ 90 % of 8 Mbps in goodput terms
         let total: u64 = last_half.iter().sum();
-        assert!(total as f64 * 8.0 / 60.0 >= 0.9 * 8e6 * 1448.0 / 1500.0, "{n} flows: {total} B");
+        assert!(
+            total as f64 * 8.0 / 60.0 >= 0.9 * 8e6 * 1448.0 / 1500.0,
+            "{n} flows: {total} B"
+        );
     }
 }
 
@@ -138,7 +161,10 @@ app = "bulk"
         let got = delivered_between(&r, 20 * S, 300 * S)[0] as f64 * 8.0 / 280.0;
         let model = 1448.0 * 8.0 / 0.1 * (1.5f64).sqrt() / p.sqrt();
         let ratio = got / model;
-        assert!((0.75..=1.25).contains(&ratio), "p = {p}: {got:.0} bps vs Mathis {model:.0} bps (ratio {ratio:.2})");
+        assert!(
+            (0.75..=1.25).contains(&ratio),
+            "p = {p}: {got:.0} bps vs Mathis {model:.0} bps (ratio {ratio:.2})"
+        );
     }
 }
 
@@ -159,10 +185,17 @@ fn a_five_second_path_cut_backs_off_and_recovers() {
     // Exponential backoff: with an RTO of at least 200 ms, consecutive expiries at RTO,
     // 2·RTO, 4·RTO… fit at most log2(5 s / 200 ms) + 1 ≈ 5.6 times in the 5 s cut (without
     // backoff it would be ≥ 25), and at least 3.
-    assert!((3..=6).contains(&f.rto_count), "RTOs during the cut: {}", f.rto_count);
+    assert!(
+        (3..=6).contains(&f.rto_count),
+        "RTOs during the cut: {}",
+        f.rto_count
+    );
     // recovery: after the cut the flow delivers again at ≥ 80 % of the link within 15 s
     let after = delivered_between(&r, 25 * S, 40 * S)[0] as f64 * 8.0 / 15.0;
-    assert!(after >= 0.8 * 8e6 * 1448.0 / 1500.0, "goodput after the cut {after:.0} bps");
+    assert!(
+        after >= 0.8 * 8e6 * 1448.0 / 1500.0,
+        "goodput after the cut {after:.0} bps"
+    );
     assert!(delivered_before_cut > 0);
     // nothing delivered during the cut (beyond what was already in flight past the cut)
     let during = delivered_between(&r, 16 * S, 20 * S)[0];
@@ -178,7 +211,11 @@ fn delivered_now(w: &mut World) -> u64 {
 /// cwnd samples of flow 0 as (time, cwnd, ssthresh).
 fn cwnd_trace(r: &SimResult) -> Vec<(u64, u64, u64)> {
     let t = r.table("cwnd").unwrap();
-    let (time, cwnd, ss) = (u64s(t, "time_ns"), u64s(t, "cwnd_pkts"), u64s(t, "ssthresh_pkts"));
+    let (time, cwnd, ss) = (
+        u64s(t, "time_ns"),
+        u64s(t, "cwnd_pkts"),
+        u64s(t, "ssthresh_pkts"),
+    );
     (0..time.len()).map(|i| (time[i], cwnd[i], ss[i])).collect()
 }
 
@@ -191,8 +228,18 @@ fn cwnd_around_chunk_starts(r: &SimResult) -> Vec<(u64, u64, u64)> {
     for k in 1..9u64 {
         let t0 = est + 2 * k * S;
         let before = trace.iter().rev().find(|s| s.0 < t0).map(|s| s.1).unwrap();
-        let at = trace.iter().find(|s| s.0 >= t0).filter(|s| s.0 == t0).map(|s| s.1).unwrap_or(before);
-        let ss_at = trace.iter().find(|s| s.0 >= t0).filter(|s| s.0 == t0).map(|s| s.2).unwrap_or(0);
+        let at = trace
+            .iter()
+            .find(|s| s.0 >= t0)
+            .filter(|s| s.0 == t0)
+            .map(|s| s.1)
+            .unwrap_or(before);
+        let ss_at = trace
+            .iter()
+            .find(|s| s.0 >= t0)
+            .filter(|s| s.0 == t0)
+            .map(|s| s.2)
+            .unwrap_or(0);
         out.push((before, at, ss_at));
     }
     out
@@ -223,22 +270,41 @@ fn restart_after_idle_modes_do_what_their_names_say() {
         assert_eq!(before, at, "off: cwnd kept across idle ({off:?})");
     }
     for (before, at, _) in &rfc {
-        assert_eq!(*at, (*before).min(10), "rfc5681: cwnd = min(IW, cwnd) ({rfc:?})");
+        assert_eq!(
+            *at,
+            (*before).min(10),
+            "rfc5681: cwnd = min(IW, cwnd) ({rfc:?})"
+        );
     }
     let mut decayed = 0;
     for (before, at, ss) in &linux {
-        assert!(*at <= *before && *at >= (*before).min(10), "linux: {linux:?}");
+        assert!(
+            *at <= *before && *at >= (*before).min(10),
+            "linux: {linux:?}"
+        );
         if at < before {
             decayed += 1;
             // halvings only: cwnd = before >> k or the restart window
-            assert!((1..8).any(|k| before >> k == *at) || *at == 10, "linux: not a halving {linux:?}");
-            assert!(*ss >= (before >> 1) + (before >> 2), "ssthresh ≥ ¾·cwnd: {linux:?}");
+            assert!(
+                (1..8).any(|k| before >> k == *at) || *at == 10,
+                "linux: not a halving {linux:?}"
+            );
+            assert!(
+                *ss >= (before >> 1) + (before >> 2),
+                "ssthresh ≥ ¾·cwnd: {linux:?}"
+            );
         }
     }
-    assert!(decayed >= 4, "linux decays cwnd after idle periods of ~3 RTOs: {linux:?}");
+    assert!(
+        decayed >= 4,
+        "linux decays cwnd after idle periods of ~3 RTOs: {linux:?}"
+    );
     // and the three differ: off keeps the largest windows
     let mean = |v: &Vec<(u64, u64, u64)>| v.iter().map(|x| x.1).sum::<u64>();
-    assert!(mean(&off) > mean(&linux) && mean(&linux) > mean(&rfc), "{off:?} {linux:?} {rfc:?}");
+    assert!(
+        mean(&off) > mean(&linux) && mean(&linux) > mean(&rfc),
+        "{off:?} {linux:?} {rfc:?}"
+    );
 }
 
 #[test]
@@ -247,13 +313,16 @@ fn same_seed_same_result_different_seed_different_result() {
     let lossy = text.replace("[dumbbell]", "[dumbbell]\nbottleneck_loss = \"0.5%\"");
     let a = run_plan(&plan_from_toml(&lossy).unwrap(), &RunOptions::default()).unwrap();
     let b = run_plan(&plan_from_toml(&lossy).unwrap(), &RunOptions::default()).unwrap();
-    let c = run_plan(&plan_from_toml(&lossy.replace("seed = 7", "seed = 8")).unwrap(), &RunOptions::default()).unwrap();
+    let c = run_plan(
+        &plan_from_toml(&lossy.replace("seed = 7", "seed = 8")).unwrap(),
+        &RunOptions::default(),
+    )
+    .unwrap();
     let json = |r: &SimResult| serde_json::to_string(r).unwrap();
     assert_eq!(json(&a), json(&b));
     assert_eq!(a.tables, b.tables);
     assert_ne!(json(&a), json(&c));
 }
-
 
 #[test]
 fn a_lost_syn_is_retransmitted_after_one_second_then_two() {
@@ -268,7 +337,10 @@ fn a_lost_syn_is_retransmitted_after_one_second_then_two() {
         let est = r.flows[0].established_ns.unwrap();
         // the SYN that gets through leaves at 1 s (then 1 + 2 s); the handshake takes one
         // RTT of 100 ms plus serialisation
-        assert!(est > expected_syn_ns + 100_000_000 && est < expected_syn_ns + 101_000_000, "established at {est}");
+        assert!(
+            est > expected_syn_ns + 100_000_000 && est < expected_syn_ns + 101_000_000,
+            "established at {est}"
+        );
         assert!(r.flows[0].bytes_received > 0);
     }
 }
@@ -277,16 +349,36 @@ fn a_lost_syn_is_retransmitted_after_one_second_then_two() {
 fn delayed_acks_acknowledge_every_second_segment() {
     let acks_per_segment = |da: &str| {
         // a queue that never overflows: every segment is acknowledged by the normal rule
-        let text = dumbbell(1, "8Mbps", "2000pkts", "20s", &format!("bytes = \"2MB\"\n[flow.tcp]\ndelayed_ack = \"{da}\""), "");
+        let text = dumbbell(
+            1,
+            "8Mbps",
+            "2000pkts",
+            "20s",
+            &format!("bytes = \"2MB\"\n[flow.tcp]\ndelayed_ack = \"{da}\""),
+            "",
+        );
         let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
-        let data = r.links.iter().find(|l| l.name == "r1->r2").unwrap().tx_packets;
-        let acks = r.links.iter().find(|l| l.name == "r2->r1").unwrap().tx_packets;
+        let data = r
+            .links
+            .iter()
+            .find(|l| l.name == "r1->r2")
+            .unwrap()
+            .tx_packets;
+        let acks = r
+            .links
+            .iter()
+            .find(|l| l.name == "r2->r1")
+            .unwrap()
+            .tx_packets;
         assert_eq!(r.flows[0].bytes_received, 2_000_000);
         acks as f64 / data as f64
     };
     let on = acks_per_segment("on");
     let off = acks_per_segment("off");
-    assert!((0.48..0.56).contains(&on), "delayed ACKs: {on:.3} ACKs per data packet");
+    assert!(
+        (0.48..0.56).contains(&on),
+        "delayed ACKs: {on:.3} ACKs per data packet"
+    );
     assert!(off > 0.99, "no delayed ACKs: {off:.3} ACKs per data packet");
 }
 
@@ -307,6 +399,9 @@ fn a_lone_segment_is_acknowledged_when_the_delayed_ack_timer_expires() {
         w.run_until(2_500_000_000);
         // the last RTT sample: network RTT (100 ms + serialisation) + the delayed-ACK wait
         let last_ms = w.endpoint(0, 0).tp.last_rtt_ns / 1_000_000;
-        assert!(last_ms >= 100 + expected_ms && last_ms <= 102 + expected_ms, "{timeout_ms}: {last_ms} ms");
+        assert!(
+            last_ms >= 100 + expected_ms && last_ms <= 102 + expected_ms,
+            "{timeout_ms}: {last_ms} ms"
+        );
     }
 }

@@ -17,7 +17,12 @@ pub struct BulkSender {
 
 impl BulkSender {
     pub fn new(conn: u32, bytes: Option<u64>, stop_ns: Option<u64>) -> Self {
-        BulkSender { conn, bytes, stop_ns, stopped: false }
+        BulkSender {
+            conn,
+            bytes,
+            stop_ns,
+            stopped: false,
+        }
     }
 }
 

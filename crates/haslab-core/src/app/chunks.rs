@@ -16,7 +16,13 @@ pub struct ChunkSender {
 
 impl ChunkSender {
     pub fn new(conn: u32, chunk_bytes: u64, interval_ns: u64, stop_ns: Option<u64>) -> Self {
-        ChunkSender { conn, chunk_bytes, interval_ns, stop_ns, next_tag: 0 }
+        ChunkSender {
+            conn,
+            chunk_bytes,
+            interval_ns,
+            stop_ns,
+            next_tag: 0,
+        }
     }
     fn send_chunk(&mut self, api: &mut AppApi) {
         if self.stop_ns.is_some_and(|s| api.now_ns >= s) {

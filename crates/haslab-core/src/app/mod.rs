@@ -16,13 +16,33 @@ use crate::tcp::endpoint::Notice;
 /// A request from an application to the world, applied after the callback returns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AppAction {
-    Connect { conn: u32 },
-    Write { conn: u32, side: u8, bytes: u64, tag: u64 },
+    Connect {
+        conn: u32,
+    },
+    Write {
+        conn: u32,
+        side: u8,
+        bytes: u64,
+        tag: u64,
+    },
     /// Withdraw written bytes not yet transmitted (stop a bulk transfer).
-    WithdrawUnsent { conn: u32, side: u8 },
-    Close { conn: u32, side: u8 },
-    Timer { at_ns: u64, token: u64 },
-    SetAppData { conn: u32, side: u8, data: AppData },
+    WithdrawUnsent {
+        conn: u32,
+        side: u8,
+    },
+    Close {
+        conn: u32,
+        side: u8,
+    },
+    Timer {
+        at_ns: u64,
+        token: u64,
+    },
+    SetAppData {
+        conn: u32,
+        side: u8,
+        data: AppData,
+    },
 }
 
 /// What an application may do during a callback.
@@ -39,7 +59,12 @@ impl<'a> AppApi<'a> {
         self.actions.push(AppAction::Connect { conn });
     }
     pub fn write(&mut self, conn: u32, side: u8, bytes: u64, tag: u64) {
-        self.actions.push(AppAction::Write { conn, side, bytes, tag });
+        self.actions.push(AppAction::Write {
+            conn,
+            side,
+            bytes,
+            tag,
+        });
     }
     pub fn withdraw_unsent(&mut self, conn: u32, side: u8) {
         self.actions.push(AppAction::WithdrawUnsent { conn, side });
@@ -52,7 +77,8 @@ impl<'a> AppApi<'a> {
         self.actions.push(AppAction::Timer { at_ns, token });
     }
     pub fn set_app_data(&mut self, conn: u32, side: u8, data: AppData) {
-        self.actions.push(AppAction::SetAppData { conn, side, data });
+        self.actions
+            .push(AppAction::SetAppData { conn, side, data });
     }
 }
 

@@ -60,9 +60,11 @@ pub struct FlowSummary {
 pub struct LinkDirSummary {
     /// `"from->to"` with node names.
     pub name: String,
+    /// The link's name in the scenario (e.g. `"bottleneck"`).
     pub link: String,
     pub rate_bps: u64,
     pub delay_ns: u64,
+    /// Packets and bytes whose serialisation ended (what a pcap of this direction holds).
     pub tx_packets: u64,
     pub tx_bytes: u64,
     /// Busy time / run duration.

@@ -22,7 +22,11 @@ pub struct CwndSeries {
 
 impl CwndSeries {
     pub fn new(flows: usize, min_interval_ns: u64) -> Self {
-        CwndSeries { min_interval_ns, last: vec![None; flows], ..Default::default() }
+        CwndSeries {
+            min_interval_ns,
+            last: vec![None; flows],
+            ..Default::default()
+        }
     }
     #[inline]
     pub fn observe(&mut self, now_ns: u64, flow: u32, cwnd: u32, ssthresh: u32, srtt_ns: u64) {
@@ -65,7 +69,11 @@ pub struct GoodputSeries {
 
 impl GoodputSeries {
     pub fn new(flows: usize, window_ns: u64) -> Self {
-        GoodputSeries { window_ns, last_total: vec![0; flows], ..Default::default() }
+        GoodputSeries {
+            window_ns,
+            last_total: vec![0; flows],
+            ..Default::default()
+        }
     }
     /// Closes the window ending at `now_ns` (of length `len_ns`) with each flow's total bytes.
     pub fn close_window(&mut self, now_ns: u64, len_ns: u64, totals: impl Iterator<Item = u64>) {
@@ -75,7 +83,11 @@ impl GoodputSeries {
             self.time_ns.push(now_ns);
             self.flow.push(f as u32);
             self.bytes.push(b);
-            self.bps.push(if len_ns == 0 { 0.0 } else { b as f64 * 8.0 * 1e9 / len_ns as f64 });
+            self.bps.push(if len_ns == 0 {
+                0.0
+            } else {
+                b as f64 * 8.0 * 1e9 / len_ns as f64
+            });
         }
     }
     pub fn into_table(self) -> Table {
@@ -109,7 +121,12 @@ impl QueueSeries {
         for &i in traced {
             t[i] = true;
         }
-        QueueSeries { min_interval_ns, traced: t, last: vec![None; link_dirs], ..Default::default() }
+        QueueSeries {
+            min_interval_ns,
+            traced: t,
+            last: vec![None; link_dirs],
+            ..Default::default()
+        }
     }
     #[inline]
     pub fn is_traced(&self, link_dir: usize) -> bool {
@@ -163,7 +180,13 @@ mod tests {
         g.close_window(1_000_000_000, 1_000_000_000, [1000u64, 0].into_iter());
         g.close_window(2_000_000_000, 1_000_000_000, [3000u64, 500].into_iter());
         let t = g.into_table();
-        assert_eq!(t.column("bytes"), Some(&ColumnData::U64(vec![1000, 0, 2000, 500])));
-        assert_eq!(t.column("goodput_bps"), Some(&ColumnData::F64(vec![8000.0, 0.0, 16000.0, 4000.0])));
+        assert_eq!(
+            t.column("bytes"),
+            Some(&ColumnData::U64(vec![1000, 0, 2000, 500]))
+        );
+        assert_eq!(
+            t.column("goodput_bps"),
+            Some(&ColumnData::F64(vec![8000.0, 0.0, 16000.0, 4000.0]))
+        );
     }
 }

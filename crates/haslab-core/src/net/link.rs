@@ -25,8 +25,10 @@ pub struct LinkDir {
     pub in_tx: Option<Packet>,
     /// packets propagating, with their arrival times
     pub pipe: VecDeque<(u64, Packet)>,
+    /// packets and bytes whose serialisation has ended
     pub tx_packets: u64,
     pub tx_bytes: u64,
+    /// time spent serialising (including a packet still being serialised)
     pub busy_ns: u64,
     pub lost_packets: u64,
 }
@@ -40,7 +42,15 @@ pub enum LinkAction {
 }
 
 impl LinkDir {
-    pub fn new(from: u32, to: u32, rate_bps: u64, delay_ns: u64, loss: f64, queue: DropTail, rng: Stream) -> Self {
+    pub fn new(
+        from: u32,
+        to: u32,
+        rate_bps: u64,
+        delay_ns: u64,
+        loss: f64,
+        queue: DropTail,
+        rng: Stream,
+    ) -> Self {
         LinkDir {
             from,
             to,
@@ -61,8 +71,6 @@ impl LinkDir {
     fn start_tx(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
         let d = tx_time_ns(pkt.size_bytes as u64, self.rate_bps);
         self.busy_ns += d;
-        self.tx_packets += 1;
-        self.tx_bytes += pkt.size_bytes as u64;
         self.in_tx = Some(pkt);
         LinkAction::TxDoneAt(now_ns + d)
     }
@@ -86,7 +94,13 @@ impl LinkDir {
     /// `now + delay`), and the next transmission if the queue is not empty.
     #[inline]
     pub fn tx_done(&mut self, now_ns: u64) -> (Packet, bool, LinkAction) {
-        let pkt = self.in_tx.take().expect("tx_done without a packet in transmission");
+        let pkt = self
+            .in_tx
+            .take()
+            .expect("tx_done without a packet in transmission");
+        // counted when serialisation ends, as a capture at this point sees it
+        self.tx_packets += 1;
+        self.tx_bytes += pkt.size_bytes as u64;
         let was_empty = self.pipe.is_empty();
         self.pipe.push_back((now_ns + self.delay_ns, pkt));
         let next = match self.queue.dequeue(now_ns) {

@@ -87,7 +87,11 @@ impl TcpHeader {
 pub enum Transport {
     Tcp(TcpHeader),
     /// A datagram (cross-traffic); `flow` identifies its generator.
-    Udp { src_port: u16, dst_port: u16, payload_bytes: u32 },
+    Udp {
+        src_port: u16,
+        dst_port: u16,
+        payload_bytes: u32,
+    },
 }
 
 /// A packet in the network.
@@ -135,17 +139,31 @@ mod tests {
 
     #[test]
     fn header_sizes_match_linux_on_the_wire() {
-        let data = TcpHeader { ts: Some((1, 2)), payload_bytes: 1448, ..Default::default() };
+        let data = TcpHeader {
+            ts: Some((1, 2)),
+            payload_bytes: 1448,
+            ..Default::default()
+        };
         assert_eq!(Packet::tcp(0, 1, 0, true, data).size_bytes, 1500);
-        let ack = TcpHeader { ts: Some((1, 2)), ..Default::default() };
+        let ack = TcpHeader {
+            ts: Some((1, 2)),
+            ..Default::default()
+        };
         assert_eq!(Packet::tcp(0, 1, 0, true, ack).size_bytes, 52);
         let syn = TcpHeader {
             ts: Some((1, 0)),
-            syn: Some(SynOptions { mss: 1460, wscale: Some(7), sack_permitted: true }),
+            syn: Some(SynOptions {
+                mss: 1460,
+                wscale: Some(7),
+                sack_permitted: true,
+            }),
             ..Default::default()
         };
         assert_eq!(Packet::tcp(0, 1, 0, true, syn).size_bytes, 60);
-        let plain = TcpHeader { payload_bytes: 1460, ..Default::default() };
+        let plain = TcpHeader {
+            payload_bytes: 1460,
+            ..Default::default()
+        };
         assert_eq!(Packet::tcp(0, 1, 0, true, plain).size_bytes, 1500);
     }
 }

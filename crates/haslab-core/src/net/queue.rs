@@ -20,7 +20,12 @@ const SUB: u32 = 16;
 
 impl Default for SojournStats {
     fn default() -> Self {
-        SojournStats { count: 0, sum_ns: 0, max_ns: 0, buckets: vec![0; (41 * SUB) as usize] }
+        SojournStats {
+            count: 0,
+            sum_ns: 0,
+            max_ns: 0,
+            buckets: vec![0; (41 * SUB) as usize],
+        }
     }
 }
 
@@ -50,7 +55,11 @@ impl SojournStats {
         self.buckets[Self::bucket(ns)] += 1;
     }
     pub fn mean_ns(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 }
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.count as f64
+        }
     }
     /// The q-quantile (0..=1), as the upper edge of its bucket (capped at the maximum seen).
     pub fn quantile_ns(&self, q: f64) -> u64 {
@@ -141,7 +150,16 @@ mod tests {
     use crate::net::packet::TcpHeader;
 
     fn pkt(payload: u32) -> Packet {
-        Packet::tcp(0, 1, 0, true, TcpHeader { payload_bytes: payload, ..Default::default() })
+        Packet::tcp(
+            0,
+            1,
+            0,
+            true,
+            TcpHeader {
+                payload_bytes: payload,
+                ..Default::default()
+            },
+        )
     }
 
     #[test]

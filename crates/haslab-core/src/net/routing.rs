@@ -80,7 +80,18 @@ mod tests {
             .iter()
             .enumerate()
             .flat_map(|(i, &(a, b))| {
-                [Edge { from: a, to: b, link_dir: 2 * i as u32 }, Edge { from: b, to: a, link_dir: 2 * i as u32 + 1 }]
+                [
+                    Edge {
+                        from: a,
+                        to: b,
+                        link_dir: 2 * i as u32,
+                    },
+                    Edge {
+                        from: b,
+                        to: a,
+                        link_dir: 2 * i as u32 + 1,
+                    },
+                ]
             })
             .collect()
     }

@@ -2,8 +2,8 @@
 //! simulator builds. Names are resolved to indices, units to integers (`_ns`, `_bps`,
 //! `_bytes`), defaults are applied. Nothing here can be invalid.
 
-use crate::tcp::config::TcpConfig;
 use crate::tcp::cc::CcConfig;
+use crate::tcp::config::TcpConfig;
 
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -70,9 +70,18 @@ pub struct FlowPlan {
 pub enum AppPlan {
     /// FTP-like: connects at `start_ns`, writes `bytes` (unbounded if None) and stops writing at
     /// `stop_ns` (data already written is still delivered).
-    Bulk { start_ns: u64, stop_ns: Option<u64>, bytes: Option<u64> },
+    Bulk {
+        start_ns: u64,
+        stop_ns: Option<u64>,
+        bytes: Option<u64>,
+    },
     /// On/off: connects at `start_ns`, writes `chunk_bytes` every `interval_ns` until `stop_ns`.
-    Chunks { start_ns: u64, stop_ns: Option<u64>, chunk_bytes: u64, interval_ns: u64 },
+    Chunks {
+        start_ns: u64,
+        stop_ns: Option<u64>,
+        chunk_bytes: u64,
+        interval_ns: u64,
+    },
 }
 
 /// One link direction, by link index and direction.

@@ -29,7 +29,8 @@ pub struct Size(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
 pub struct Probability(pub f64);
 
-pub const RATE_FORMS: &str = "a positive rate such as \"8Mbps\", \"500kbps\", \"1Gbps\" or \"1200bps\"";
+pub const RATE_FORMS: &str =
+    "a positive rate such as \"8Mbps\", \"500kbps\", \"1Gbps\" or \"1200bps\"";
 pub const DURATION_FORMS: &str =
     "a duration such as \"100ms\", \"1.5s\", \"250us\", \"10ns\" or \"2min\" (a bare 0 is also accepted)";
 pub const SIZE_FORMS: &str =
@@ -39,7 +40,9 @@ pub const PROBABILITY_FORMS: &str = "a probability such as \"1%\" or a number fr
 /// Splits `"12.5 Mbps"` into (12.5, "Mbps"), rejecting signs, NaN and exponents.
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(end);
     if num.is_empty() || num.starts_with('.') && num.len() == 1 || num.matches('.').count() > 1 {
         return None;
@@ -61,7 +64,11 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         "kbps" | "Kbps" | "kbit/s" | "Kbit/s" => 1e3,
         "Mbps" | "mbps" | "Mbit/s" => 1e6,
         "Gbps" | "gbps" | "Gbit/s" => 1e9,
-        "" => return Err(format!("invalid rate {s:?}: a unit is required; expected {RATE_FORMS}")),
+        "" => {
+            return Err(format!(
+                "invalid rate {s:?}: a unit is required; expected {RATE_FORMS}"
+            ))
+        }
         _ => return Err(bad()),
     };
     match scaled(v, mult) {
@@ -81,7 +88,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "s" => 1e9,
         "min" => 60e9,
         "" if v == 0.0 => 1.0,
-        "" => return Err(format!("invalid duration {s:?}: a unit is required; expected {DURATION_FORMS}")),
+        "" => {
+            return Err(format!(
+                "invalid duration {s:?}: a unit is required; expected {DURATION_FORMS}"
+            ))
+        }
         _ => return Err(bad()),
     };
     scaled(v, mult).map(Duration).ok_or_else(bad)
@@ -114,7 +125,9 @@ pub fn parse_probability(s: &str) -> Result<Probability, String> {
     if (0.0..=1.0).contains(&p) {
         Ok(Probability(p))
     } else {
-        Err(format!("invalid probability {s:?}: must be between 0 and 1 (0% and 100%)"))
+        Err(format!(
+            "invalid probability {s:?}: must be between 0 and 1 (0% and 100%)"
+        ))
     }
 }
 
@@ -137,7 +150,10 @@ impl<T> de::Visitor<'_> for UnitVisitor<T> {
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
         match self.from_number {
             Some(f) => f(v).map_err(E::custom),
-            None => Err(E::custom(format!("invalid value {v}: a unit is required; expected {}", self.forms))),
+            None => Err(E::custom(format!(
+                "invalid value {v}: a unit is required; expected {}",
+                self.forms
+            ))),
         }
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
@@ -201,7 +217,13 @@ unit_serde!(
     Duration,
     parse_duration,
     DURATION_FORMS,
-    Some(|v| if v == 0.0 { Ok(Duration(0)) } else { Err(format!("invalid duration {v}: a unit is required; expected {DURATION_FORMS}")) }),
+    Some(|v| if v == 0.0 {
+        Ok(Duration(0))
+    } else {
+        Err(format!(
+            "invalid duration {v}: a unit is required; expected {DURATION_FORMS}"
+        ))
+    }),
     |d| format!("{}ns", d.0),
     r"^\s*([0-9.]+\s*(ns|us|µs|ms|s|min)|0)\s*$",
     Some(serde_json::json!({"const": 0}))
@@ -210,7 +232,11 @@ unit_serde!(
     Size,
     parse_size,
     SIZE_FORMS,
-    Some(|v| if v >= 0.0 && v.fract() == 0.0 { Ok(Size(v as u64)) } else { Err(format!("invalid size {v}: expected {SIZE_FORMS}")) }),
+    Some(|v| if v >= 0.0 && v.fract() == 0.0 {
+        Ok(Size(v as u64))
+    } else {
+        Err(format!("invalid size {v}: expected {SIZE_FORMS}"))
+    }),
     |s| format!("{}B", s.0),
     r"^\s*[0-9.]+\s*(B|KB|kB|MB|GB|KiB|MiB|GiB)?\s*$",
     Some(serde_json::json!({"type": "integer", "minimum": 0}))
@@ -258,10 +284,14 @@ mod tests {
             let e = parse_rate(bad).unwrap_err();
             assert!(e.contains(needle), "{bad}: {e}");
         }
-        assert!(parse_duration("10").unwrap_err().contains("unit is required"));
+        assert!(parse_duration("10")
+            .unwrap_err()
+            .contains("unit is required"));
         assert!(parse_duration("10 hours").is_err());
         assert!(parse_size("1.2.3KB").is_err());
-        assert!(parse_probability("150%").unwrap_err().contains("between 0 and 1"));
+        assert!(parse_probability("150%")
+            .unwrap_err()
+            .contains("between 0 and 1"));
         assert!(parse_probability("2").is_err());
     }
 }

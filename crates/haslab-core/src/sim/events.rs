@@ -52,7 +52,12 @@ impl<E: Copy> Default for EventQueue<E> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), next_seq: 0, now_ns: 0, processed: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            next_seq: 0,
+            now_ns: 0,
+            processed: 0,
+        }
     }
     /// Current simulated time.
     #[inline]
@@ -73,7 +78,11 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn schedule(&mut self, at_ns: u64, event: E) {
         let at_ns = at_ns.max(self.now_ns);
-        self.heap.push(Entry { at_ns, seq: self.next_seq, event });
+        self.heap.push(Entry {
+            at_ns,
+            seq: self.next_seq,
+            event,
+        });
         self.next_seq += 1;
     }
     /// Time of the next event, if any.
@@ -235,17 +244,29 @@ mod tests {
 
     #[test]
     fn timer_rearmed_later_fires_once_at_last_deadline() {
-        assert_eq!(fire_times(&[(0, Some(100)), (50, Some(150)), (120, Some(300))], 1000), vec![300]);
+        assert_eq!(
+            fire_times(&[(0, Some(100)), (50, Some(150)), (120, Some(300))], 1000),
+            vec![300]
+        );
     }
 
     #[test]
     fn timer_rearmed_earlier_fires_at_the_earlier_deadline_only() {
-        assert_eq!(fire_times(&[(0, Some(100)), (10, Some(40))], 1000), vec![40]);
+        assert_eq!(
+            fire_times(&[(0, Some(100)), (10, Some(40))], 1000),
+            vec![40]
+        );
     }
 
     #[test]
     fn cancelled_timer_never_fires_and_can_be_rearmed() {
-        assert_eq!(fire_times(&[(0, Some(100)), (10, None)], 1000), Vec::<u64>::new());
-        assert_eq!(fire_times(&[(0, Some(100)), (10, None), (20, Some(200))], 1000), vec![200]);
+        assert_eq!(
+            fire_times(&[(0, Some(100)), (10, None)], 1000),
+            Vec::<u64>::new()
+        );
+        assert_eq!(
+            fire_times(&[(0, Some(100)), (10, None), (20, Some(200))], 1000),
+            vec![200]
+        );
     }
 }

@@ -26,7 +26,9 @@ impl Stream {
     /// The stream of component `name` in a run seeded with `seed`.
     pub fn new(seed: u64, name: &str) -> Self {
         let key = fnv1a64(name.as_bytes()) ^ seed.rotate_left(17) ^ 0x9e37_79b9_7f4a_7c15;
-        Stream(Xoshiro256PlusPlus::seed_from_u64(key ^ fnv1a64(&seed.to_le_bytes())))
+        Stream(Xoshiro256PlusPlus::seed_from_u64(
+            key ^ fnv1a64(&seed.to_le_bytes()),
+        ))
     }
     /// Uniform in [0, 1).
     #[inline]
@@ -57,10 +59,30 @@ mod tests {
     use super::*;
     #[test]
     fn streams_depend_on_name_and_seed_only() {
-        let a1: Vec<u64> = (0..4).map({ let mut s = Stream::new(7, "a"); move |_| s.next_u64() }).collect();
-        let a2: Vec<u64> = (0..4).map({ let mut s = Stream::new(7, "a"); move |_| s.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut s = Stream::new(7, "b"); move |_| s.next_u64() }).collect();
-        let a8: Vec<u64> = (0..4).map({ let mut s = Stream::new(8, "a"); move |_| s.next_u64() }).collect();
+        let a1: Vec<u64> = (0..4)
+            .map({
+                let mut s = Stream::new(7, "a");
+                move |_| s.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut s = Stream::new(7, "a");
+                move |_| s.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut s = Stream::new(7, "b");
+                move |_| s.next_u64()
+            })
+            .collect();
+        let a8: Vec<u64> = (0..4)
+            .map({
+                let mut s = Stream::new(8, "a");
+                move |_| s.next_u64()
+            })
+            .collect();
         assert_eq!(a1, a2);
         assert_ne!(a1, b);
         assert_ne!(a1, a8);

@@ -90,7 +90,11 @@ impl Default for TcpConfig {
 impl TcpConfig {
     /// TCP header bytes on a data or ACK segment (20, + 12 with timestamps).
     pub fn tcp_header_bytes(&self) -> u32 {
-        if self.timestamps { 32 } else { 20 }
+        if self.timestamps {
+            32
+        } else {
+            20
+        }
     }
     /// Checks the ranges a type cannot express; errors name the field.
     pub fn check(&self) -> Result<(), (String, String)> {
@@ -114,10 +118,16 @@ impl TcpConfig {
             return err("initial_rto", "must not be larger than max_rto");
         }
         if self.delayed_ack == DelayedAckMode::On && self.delayed_ack_timeout.0 == 0 {
-            return err("delayed_ack_timeout", "must be greater than zero when delayed_ack = \"on\"");
+            return err(
+                "delayed_ack_timeout",
+                "must be greater than zero when delayed_ack = \"on\"",
+            );
         }
         if self.rwnd.0 < self.mss as u64 || self.rwnd.0 > (1u64 << 30) {
-            return err("rwnd", "must be at least one MSS and at most 1GiB (window scale 14)");
+            return err(
+                "rwnd",
+                "must be at least one MSS and at most 1GiB (window scale 14)",
+            );
         }
         Ok(())
     }

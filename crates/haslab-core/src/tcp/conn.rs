@@ -12,7 +12,9 @@ pub struct Connection {
 
 impl Connection {
     pub fn new(client: Endpoint, server: Endpoint) -> Self {
-        Connection { ends: [client, server] }
+        Connection {
+            ends: [client, server],
+        }
     }
 
     /// Writes `bytes` on `side`, tagged `tag`: the writer gets `Acked { tag }` when they are

@@ -14,7 +14,12 @@ use super::config::IdleRestart;
 pub trait CwndValidation: Send {
     fn name(&self) -> &'static str;
     /// Before sending new data with nothing in flight, `idle_ns` after the last transmission.
-    fn on_restart_after_idle(&mut self, tp: &mut CcState, cc: &mut dyn CongestionControl, idle_ns: u64);
+    fn on_restart_after_idle(
+        &mut self,
+        tp: &mut CcState,
+        cc: &mut dyn CongestionControl,
+        idle_ns: u64,
+    );
     /// After a data segment is sent.
     fn on_data_sent(&mut self, _tp: &mut CcState, _bytes: u32) {}
     /// After an ACK of new data has been processed.
@@ -55,7 +60,12 @@ impl CwndValidation for Rfc5681Restart {
     fn name(&self) -> &'static str {
         "rfc5681"
     }
-    fn on_restart_after_idle(&mut self, tp: &mut CcState, _: &mut dyn CongestionControl, idle_ns: u64) {
+    fn on_restart_after_idle(
+        &mut self,
+        tp: &mut CcState,
+        _: &mut dyn CongestionControl,
+        idle_ns: u64,
+    ) {
         if idle_ns > tp.rto_ns {
             tp.cwnd_pkts = tp.cwnd_pkts.min(tp.initial_cwnd_pkts);
             tp.cwnd_cnt = 0;
@@ -75,14 +85,21 @@ impl CwndValidation for LinuxRestart {
     fn name(&self) -> &'static str {
         "linux"
     }
-    fn on_restart_after_idle(&mut self, tp: &mut CcState, cc: &mut dyn CongestionControl, idle_ns: u64) {
+    fn on_restart_after_idle(
+        &mut self,
+        tp: &mut CcState,
+        cc: &mut dyn CongestionControl,
+        idle_ns: u64,
+    ) {
         let rto = tp.rto_ns.max(1);
         if idle_ns <= rto {
             return;
         }
         cc.cwnd_event(tp, CaEvent::CwndRestart);
         if tp.ca_state < CaState::Recovery {
-            tp.ssthresh_pkts = tp.ssthresh_pkts.max((tp.cwnd_pkts >> 1) + (tp.cwnd_pkts >> 2));
+            tp.ssthresh_pkts = tp
+                .ssthresh_pkts
+                .max((tp.cwnd_pkts >> 1) + (tp.cwnd_pkts >> 2));
         }
         let restart = tp.initial_cwnd_pkts.min(tp.cwnd_pkts);
         let mut cwnd = tp.cwnd_pkts;

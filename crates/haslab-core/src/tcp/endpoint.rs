@@ -201,12 +201,21 @@ impl Endpoint {
         iss: u32,
     ) -> Endpoint {
         let mut tp = CcState::new(cfg.initial_cwnd, cfg.mss);
-        let rtt = RttEstimator::new(cfg.initial_rto.0, cfg.min_rto.0, cfg.max_rto.0, cfg.rto_formula);
+        let rtt = RttEstimator::new(
+            cfg.initial_rto.0,
+            cfg.min_rto.0,
+            cfg.max_rto.0,
+            cfg.rto_formula,
+        );
         tp.rto_ns = rtt.rto_ns();
         let cwv = cwv::from_config(cfg.idle_restart);
         let rcv_wscale = wscale_for(cfg.rwnd.0);
         let mut ep = Endpoint {
-            state: if side == 0 { State::Closed } else { State::Listen },
+            state: if side == 0 {
+                State::Closed
+            } else {
+                State::Listen
+            },
             conn,
             side,
             node,
@@ -350,7 +359,14 @@ impl Endpoint {
 
     fn arm_rto(&mut self, now_ns: u64, out: &mut Output) {
         self.tp.rto_ns = self.rtt.rto_ns();
-        Self::arm(&mut self.rto_timer, now_ns + self.tp.rto_ns, self.conn, self.side, TimerKind::Rto, out);
+        Self::arm(
+            &mut self.rto_timer,
+            now_ns + self.tp.rto_ns,
+            self.conn,
+            self.side,
+            TimerKind::Rto,
+            out,
+        );
     }
 
     fn header(&self, now_ns: u64, seq_off: u64, fl: u8, payload: u32) -> TcpHeader {
@@ -363,10 +379,17 @@ impl Endpoint {
             src_port: self.local_port,
             dst_port: self.peer_port,
             seq: to_wire(self.iss, seq_off),
-            ack: if fl & flags::ACK != 0 { to_wire(self.irs, self.rcv_nxt) } else { 0 },
+            ack: if fl & flags::ACK != 0 {
+                to_wire(self.irs, self.rcv_nxt)
+            } else {
+                0
+            },
             flags: fl,
             window,
-            ts: self.cfg.timestamps.then(|| (ts_now(now_ns), self.ts_recent)),
+            ts: self
+                .cfg
+                .timestamps
+                .then(|| (ts_now(now_ns), self.ts_recent)),
             syn: None,
             sack: [(0, 0); 3],
             sack_len: 0,
@@ -375,11 +398,21 @@ impl Endpoint {
     }
 
     fn emit(&mut self, h: TcpHeader, out: &mut Output) {
-        out.packets.push(Packet::tcp(self.node, self.peer_node, self.conn, self.side == 0, h));
+        out.packets.push(Packet::tcp(
+            self.node,
+            self.peer_node,
+            self.conn,
+            self.side == 0,
+            h,
+        ));
     }
 
     fn send_syn(&mut self, now_ns: u64, out: &mut Output, retransmission: bool) {
-        let fl = if self.side == 0 { flags::SYN } else { flags::SYN | flags::ACK };
+        let fl = if self.side == 0 {
+            flags::SYN
+        } else {
+            flags::SYN | flags::ACK
+        };
         let mut h = self.header(now_ns, 0, fl, 0);
         let ts_bytes = if self.cfg.timestamps { 12 } else { 0 };
         h.syn = Some(SynOptions {
@@ -394,7 +427,12 @@ impl Endpoint {
             self.snd_max = 1;
             self.snd_una = 0;
             self.rtx.clear();
-            self.rtx.push_back(SentSeg { start: 0, end: 1, sent_ns: now_ns, retransmitted: false });
+            self.rtx.push_back(SentSeg {
+                start: 0,
+                end: 1,
+                sent_ns: now_ns,
+                retransmitted: false,
+            });
         } else if let Some(s) = self.rtx.front_mut() {
             s.retransmitted = true;
             s.sent_ns = now_ns;
@@ -429,23 +467,37 @@ impl Endpoint {
                     let idle_ns = now_ns.saturating_sub(self.tp.last_send_ns);
                     self.tp.now_ns = now_ns;
                     self.tp.rto_ns = self.rtt.rto_ns();
-                    self.cwv.on_restart_after_idle(&mut self.tp, self.cc.as_mut(), idle_ns);
+                    self.cwv
+                        .on_restart_after_idle(&mut self.tp, self.cc.as_mut(), idle_ns);
                 }
                 self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
             }
-            let extra = if self.tp.ca_state == CaState::Disorder { self.dupacks.min(2) } else { 0 };
+            let extra = if self.tp.ca_state == CaState::Disorder {
+                self.dupacks.min(2)
+            } else {
+                0
+            };
             if self.in_flight_pkts() >= self.tp.cwnd_pkts + extra {
                 cwnd_limited = true;
                 break;
             }
             let len = (self.write_end.saturating_sub(self.snd_nxt)).min(self.cfg.mss as u64) as u32;
-            if self.snd_nxt + len as u64 - self.snd_una > self.snd_wnd_bytes && self.in_flight_pkts() > 0 {
+            if self.snd_nxt + len as u64 - self.snd_una > self.snd_wnd_bytes
+                && self.in_flight_pkts() > 0
+            {
                 break; // receive window full (zero-window probing is not modelled)
             }
             if let Some(rate) = self.tp.pacing_rate_bps {
                 if now_ns < self.pacing_next_ns {
                     let (c, s) = (self.conn, self.side);
-                    Self::arm(&mut self.pace_timer, self.pacing_next_ns, c, s, TimerKind::Pacing, out);
+                    Self::arm(
+                        &mut self.pace_timer,
+                        self.pacing_next_ns,
+                        c,
+                        s,
+                        TimerKind::Pacing,
+                        out,
+                    );
                     break;
                 }
                 let wire = len as u64 + 40 + if self.cfg.timestamps { 12 } else { 0 };
@@ -471,7 +523,12 @@ impl Endpoint {
         }
         let h = self.header(now_ns, off, fl, len);
         self.emit(h, out);
-        self.rtx.push_back(SentSeg { start: off, end: off + len as u64 + fin as u64, sent_ns: now_ns, retransmitted: retransmission });
+        self.rtx.push_back(SentSeg {
+            start: off,
+            end: off + len as u64 + fin as u64,
+            sent_ns: now_ns,
+            retransmitted: retransmission,
+        });
         self.on_segment_sent(len, retransmission, now_ns, out);
     }
 
@@ -495,7 +552,9 @@ impl Endpoint {
 
     /// Retransmits the oldest unacknowledged segment (fast retransmit / partial ACK).
     fn retransmit_head(&mut self, now_ns: u64, out: &mut Output) {
-        let Some(seg) = self.rtx.front().copied() else { return };
+        let Some(seg) = self.rtx.front().copied() else {
+            return;
+        };
         let fin = seg.end == self.write_end + 1 && self.fin_requested;
         let len = (seg.end - seg.start - fin as u64) as u32;
         let mut fl = flags::ACK;
@@ -610,7 +669,11 @@ impl Endpoint {
         self.stats.established_ns = Some(now_ns);
         self.tp.rto_ns = self.rtt.rto_ns();
         self.cc.cwnd_event(&mut self.tp, CaEvent::Established);
-        out.notices.push(Notice { conn: self.conn, side: self.side, kind: NoticeKind::Connected });
+        out.notices.push(Notice {
+            conn: self.conn,
+            side: self.side,
+            kind: NoticeKind::Connected,
+        });
     }
 
     fn take_rtt_sample(&mut self, rtt_ns: u64) {
@@ -692,7 +755,12 @@ impl Endpoint {
         }
         self.tp.delivered_bytes += bytes_acked;
         self.tp.in_flight_pkts = self.in_flight_pkts();
-        let sample = AckSample { pkts_acked, bytes_acked, rtt_ns, in_flight_pkts: in_flight_before };
+        let sample = AckSample {
+            pkts_acked,
+            bytes_acked,
+            rtt_ns,
+            in_flight_pkts: in_flight_before,
+        };
         self.cc.pkts_acked(&mut self.tp, &sample);
 
         match self.tp.ca_state {
@@ -707,7 +775,8 @@ impl Endpoint {
                     // partial ACK: retransmit the next hole, deflate (RFC 6582 §3.2 step 4)
                     self.retransmit_head(now_ns, out);
                     let add_back = (bytes_acked >= self.cfg.mss as u64) as u32;
-                    self.tp.cwnd_pkts = (self.tp.cwnd_pkts.saturating_sub(pkts_acked) + add_back).max(1);
+                    self.tp.cwnd_pkts =
+                        (self.tp.cwnd_pkts.saturating_sub(pkts_acked) + add_back).max(1);
                 }
             }
             CaState::Loss => {
@@ -735,12 +804,20 @@ impl Endpoint {
                 break;
             }
             self.send_marks.pop_front();
-            out.notices.push(Notice { conn: self.conn, side: self.side, kind: NoticeKind::Acked { tag } });
+            out.notices.push(Notice {
+                conn: self.conn,
+                side: self.side,
+                kind: NoticeKind::Acked { tag },
+            });
         }
         if !self.idle_notified && self.snd_una >= self.write_end {
             self.idle_notified = true;
             self.stats.completed_ns = Some(now_ns);
-            out.notices.push(Notice { conn: self.conn, side: self.side, kind: NoticeKind::SendIdle });
+            out.notices.push(Notice {
+                conn: self.conn,
+                side: self.side,
+                kind: NoticeKind::SendIdle,
+            });
         }
     }
 
@@ -896,7 +973,9 @@ impl Endpoint {
                 ack_now = true;
             }
         }
-        let delivered_end = self.peer_fin_at.map_or(self.rcv_nxt, |f| self.rcv_nxt.min(f));
+        let delivered_end = self
+            .peer_fin_at
+            .map_or(self.rcv_nxt, |f| self.rcv_nxt.min(f));
         let new_bytes = delivered_end.saturating_sub(before);
         self.stats.bytes_received += new_bytes;
         while let Some(&(mark_end, tag)) = self.recv_marks.front() {
@@ -905,10 +984,18 @@ impl Endpoint {
             }
             self.recv_marks.pop_front();
             self.stats.messages_received += 1;
-            out.notices.push(Notice { conn: self.conn, side: self.side, kind: NoticeKind::Received { tag } });
+            out.notices.push(Notice {
+                conn: self.conn,
+                side: self.side,
+                kind: NoticeKind::Received { tag },
+            });
         }
         if self.peer_closed && ack_now {
-            out.notices.push(Notice { conn: self.conn, side: self.side, kind: NoticeKind::PeerClosed });
+            out.notices.push(Notice {
+                conn: self.conn,
+                side: self.side,
+                kind: NoticeKind::PeerClosed,
+            });
         }
         if ack_now {
             return true;
@@ -922,7 +1009,14 @@ impl Endpoint {
                 } else {
                     let at = now_ns + self.cfg.delayed_ack_timeout.0;
                     if !self.delack_timer.is_armed() {
-                        Self::arm(&mut self.delack_timer, at, self.conn, self.side, TimerKind::DelAck, out);
+                        Self::arm(
+                            &mut self.delack_timer,
+                            at,
+                            self.conn,
+                            self.side,
+                            TimerKind::DelAck,
+                            out,
+                        );
                     }
                     false
                 }

@@ -99,8 +99,15 @@ impl RttEstimator {
 
     /// The current RTO, backoff included.
     pub fn rto_ns(&self) -> u64 {
-        let shifted = self.base_rto_ns.checked_shl(self.backoff).unwrap_or(u64::MAX);
-        if self.backoff >= 40 { self.max_rto_ns } else { shifted.min(self.max_rto_ns) }
+        let shifted = self
+            .base_rto_ns
+            .checked_shl(self.backoff)
+            .unwrap_or(u64::MAX);
+        if self.backoff >= 40 {
+            self.max_rto_ns
+        } else {
+            shifted.min(self.max_rto_ns)
+        }
     }
 
     /// Doubles the RTO (an expiry).
@@ -162,7 +169,10 @@ mod tests {
             seen.push(e.rto_ns() / MS);
             e.back_off();
         }
-        assert_eq!(seen, vec![1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000]);
+        assert_eq!(
+            seen,
+            vec![1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000]
+        );
         e.on_sample(100 * MS);
         assert_eq!(e.backoff(), 0);
         assert_eq!(e.rto_ns(), 300 * MS);

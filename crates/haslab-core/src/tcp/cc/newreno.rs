@@ -27,7 +27,9 @@ pub struct NewRenoConfig {
 
 impl Default for NewRenoConfig {
     fn default() -> Self {
-        NewRenoConfig { grow_when_app_limited: false }
+        NewRenoConfig {
+            grow_when_app_limited: false,
+        }
     }
 }
 
@@ -109,7 +111,9 @@ mod tests {
             linux.cong_avoid(&mut tp, 1);
         }
         assert_eq!(tp.cwnd_pkts, 40);
-        let mut ns3 = NewReno::new(NewRenoConfig { grow_when_app_limited: true });
+        let mut ns3 = NewReno::new(NewRenoConfig {
+            grow_when_app_limited: true,
+        });
         for _ in 0..100 {
             ns3.cong_avoid(&mut tp, 1);
         }
