@@ -179,3 +179,66 @@ fn a_cwnd_validation_policy_sees_idle_restarts_and_can_freeze_cwnd() {
     // 200 kB at a frozen window of 10 packets per ~40 ms RTT takes ~0.6 s: idle ≈ 0.4 s
     assert!(idle.iter().all(|&t| t > S / 10 && t < S), "{idle:?}");
 }
+
+/// Writes `bytes`, then closes its direction.
+struct WriteThenClose {
+    conn: u32,
+    bytes: u64,
+}
+
+impl App for WriteThenClose {
+    fn start(&mut self, api: &mut AppApi) {
+        api.connect(self.conn);
+    }
+    fn on_notice(&mut self, api: &mut AppApi, n: &Notice) {
+        if n.kind == NoticeKind::Connected {
+            api.write(self.conn, 0, self.bytes, 7);
+            api.close(self.conn, 0);
+        }
+    }
+}
+
+#[test]
+fn close_sends_a_fin_after_the_data_even_under_loss() {
+    for seed in 1..20u64 {
+        let text = format!(
+            r#"
+seed = {seed}
+duration = "60s"
+[dumbbell]
+pairs = 1
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "20ms"
+bottleneck_loss = "5%"
+[[flow]]
+src = "left0"
+dst = "right0"
+app = "bulk"
+"#
+        );
+        let mut w = World::new(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
+        w.set_app(
+            0,
+            Box::new(WriteThenClose {
+                conn: 0,
+                bytes: 50_000,
+            }),
+        );
+        w.run_until(60 * S);
+        assert!(
+            w.endpoint(0, 1).peer_closed,
+            "seed {seed}: the FIN never arrived in order"
+        );
+        assert_eq!(
+            w.endpoint(0, 1).stats.bytes_received,
+            50_000,
+            "the FIN must not count as data"
+        );
+        assert_eq!(
+            w.endpoint(0, 0).in_flight_pkts(),
+            0,
+            "seed {seed}: the FIN was never acknowledged"
+        );
+        assert_eq!(w.endpoint(0, 0).unacked_written_bytes(), 0);
+    }
+}
