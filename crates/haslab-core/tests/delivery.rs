@@ -13,6 +13,7 @@ fn scenario(
     chunks: u32,
     chunk_kb: u32,
     isn: Option<u32>,
+    prr: bool,
 ) -> String {
     let isn = isn.map(|v| format!("isn = {v}")).unwrap_or_default();
     format!(
@@ -46,11 +47,13 @@ interval = "2s"
 stop = "{stop}s"
 [flow.tcp]
 delayed_ack = "{da}"
+recovery = "{recovery}"
 {isn}
 "#,
         loss = loss_pct / 100.0,
         stop = 2 * chunks + 15, // room for SYN retransmissions (1 s, 2 s, 4 s…)
         da = if delayed_ack { "on" } else { "off" },
+        recovery = if prr { "prr" } else { "classic" },
     )
 }
 
@@ -64,8 +67,9 @@ proptest! {
         chunks in 1u32..6,
         chunk_kb in 1u32..400,
         wrap in proptest::option::of(Just(u32::MAX - 5000)),
+        prr: bool,
     ) {
-        let text = scenario(seed, loss_pct, delayed_ack, chunks, chunk_kb, wrap);
+        let text = scenario(seed, loss_pct, delayed_ack, chunks, chunk_kb, wrap, prr);
         let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
         let f = &r.flows[0];
         // a lost SYN delays the start, so the number of chunks before the stop time varies
@@ -87,7 +91,7 @@ proptest! {
 #[test]
 fn sequence_numbers_wrap_during_a_transfer() {
     // 10 MB from an ISN 5000 below 2^32: the wire sequence wraps after 5 kB
-    let text = scenario(1, 1.0, true, 1, 10_000, Some(u32::MAX - 5000));
+    let text = scenario(1, 1.0, true, 1, 10_000, Some(u32::MAX - 5000), false);
     let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
     let f = &r.flows[0];
     assert!(f.bytes_written >= 10_000_000);

@@ -405,3 +405,46 @@ fn a_lone_segment_is_acknowledged_when_the_delayed_ack_timer_expires() {
         );
     }
 }
+
+#[test]
+fn prr_never_inflates_cwnd_above_its_value_before_recovery() {
+    // four flows overshoot in slow start and recover many holes, one per RTT
+    let max_cwnd_in_first_recovery = |recovery: &str| {
+        let text = dumbbell(
+            4,
+            "8Mbps",
+            "67pkts",
+            "30s",
+            &format!("[flow.tcp]\nrecovery = \"{recovery}\""),
+            "",
+        );
+        let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
+        assert!(r.flows.iter().all(|f| f.bytes_received > 1_000_000));
+        let t = r.table("cwnd").unwrap();
+        let (time, flow) = (u64s(t, "time_ns"), u64s(t, "flow"));
+        let (cwnd, ss) = (u64s(t, "cwnd_pkts"), u64s(t, "ssthresh_pkts"));
+        let mut worst = 0.0f64;
+        for f in 0..4 {
+            let rows: Vec<usize> = (0..flow.len()).filter(|&i| flow[i] == f).collect();
+            let first = rows.iter().position(|&i| ss[i] < 0x7fff_ffff).unwrap();
+            let (start, ss0) = (time[rows[first]], ss[rows[first]]);
+            let before = cwnd[rows[first - 1]] as f64;
+            // the first recovery episode: same ssthresh, until cwnd first settles at it
+            let after = rows[first..]
+                .iter()
+                .take_while(|&&i| ss[i] == ss0 && time[i] < start + 2 * S && cwnd[i] != ss[i])
+                .map(|&i| cwnd[i])
+                .max()
+                .unwrap_or(0) as f64;
+            worst = worst.max(after / before);
+        }
+        worst
+    };
+    let prr = max_cwnd_in_first_recovery("prr");
+    let classic = max_cwnd_in_first_recovery("classic");
+    assert!(prr <= 1.0, "PRR: cwnd reached {prr:.2}× its pre-loss value");
+    assert!(
+        classic > 1.5,
+        "classic inflation should exceed the pre-loss cwnd here: {classic:.2}×"
+    );
+}

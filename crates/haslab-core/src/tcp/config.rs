@@ -30,6 +30,18 @@ pub enum IdleRestart {
     Linux,
 }
 
+/// How cwnd evolves during fast recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryMode {
+    /// Proportional Rate Reduction (RFC 6937), Linux's `tcp_cwnd_reduction` and ns-3's default
+    /// `TcpPrrRecovery`: cwnd = pipe + sndcnt, converging to ssthresh, never inflated.
+    Prr,
+    /// RFC 5681 / RFC 6582 inflation: cwnd = ssthresh + 3, +1 per duplicate ACK, deflated by
+    /// partial ACKs (ns-3's `TcpClassicRecovery`).
+    Classic,
+}
+
 fn d_ms(ms: u64) -> Duration {
     Duration(ms * 1_000_000)
 }
@@ -61,6 +73,10 @@ pub struct TcpConfig {
     /// Receive window advertised by the receiver. Default 64 MiB (large: never the limit
     /// unless set). Window scaling is negotiated whenever it exceeds 65535.
     pub rwnd: Size,
+    /// cwnd during fast recovery: `classic` (RFC 6582 inflation, default) or `prr` (RFC 6937,
+    /// the default of Linux and ns-3). Without SACK, PRR sends less during a long multi-loss
+    /// recovery than classic inflation does (see docs/tcp.md).
+    pub recovery: RecoveryMode,
     /// Restart after idle: `off`, `rfc5681` or `linux` (default: `linux`, because the papers
     /// that measured real servers ran Linux with tcp_slow_start_after_idle = 1).
     pub idle_restart: IdleRestart,
@@ -81,6 +97,7 @@ impl Default for TcpConfig {
             rto_formula: RtoFormula::Linux,
             initial_rto: d_ms(1000),
             rwnd: Size(64 << 20),
+            recovery: RecoveryMode::Classic,
             idle_restart: IdleRestart::Linux,
             isn: None,
         }

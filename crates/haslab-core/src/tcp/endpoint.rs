@@ -4,14 +4,14 @@
 //! - Three-way handshake; SYN / SYN-ACK retransmitted on the RTO (initial 1 s, doubled).
 //! - MSS segmentation of the application's byte stream; no Nagle (as TCP_NODELAY, which HTTP
 //!   servers set); FIN after the last written byte when the application closes.
-//! - Window: packets in flight < cwnd (plus up to two segments of limited transmit, RFC 3042,
-//!   on the first two duplicate ACKs), and bytes in flight ≤ the peer's receive window.
-//! - Fast retransmit on the 3rd duplicate ACK and NewReno fast recovery (RFC 6582) with
-//!   classic cwnd inflation: cwnd = ssthresh + 3, +1 per further duplicate ACK, partial ACKs
-//!   retransmit the next hole and deflate cwnd by the packets acked (+1 if at least one MSS
-//!   was acked); the full ACK sets cwnd = ssthresh. A new fast retransmit needs an ACK above
-//!   `recover` (RFC 6582 §3.2 step 2 / §4.1). Linux runs PRR (RFC 6937) instead of
-//!   inflation; the cwnd at exit is ssthresh in both.
+//! - Window: packets in flight < cwnd (less the duplicate ACKs received, which gives limited
+//!   transmit, RFC 3042), and bytes in flight ≤ the peer's receive window.
+//! - Fast retransmit on the 3rd duplicate ACK and NewReno fast recovery (RFC 6582): partial
+//!   ACKs retransmit the next hole; the full ACK sets cwnd = ssthresh. A new fast retransmit
+//!   needs an ACK at or above `recover` (RFC 6582 §3.2 step 2 / §4.1). cwnd during recovery:
+//!   `classic` inflation (cwnd = ssthresh + 3, +1 per further duplicate ACK, deflated by the
+//!   packets a partial ACK acks, +1 if at least one MSS was acked) or `prr` (RFC 6937, as
+//!   Linux `tcp_cwnd_reduction` without SACK: see `Endpoint::prr_update`).
 //! - RTO (RFC 6298, see [`super::rtt`]): ssthresh from the congestion control — once per
 //!   loss episode, as Linux `tcp_enter_loss` — cwnd = 1, go-back-N retransmission from
 //!   snd_una in slow start, exponential backoff. The timer is restarted on every ACK of new
@@ -30,7 +30,7 @@
 //! The advertised window is the configured `rwnd` (the application reads instantly).
 
 use super::cc::{AckSample, AppData, CaEvent, CaState, CcState, CongestionControl};
-use super::config::{DelayedAckMode, TcpConfig};
+use super::config::{DelayedAckMode, RecoveryMode, TcpConfig};
 use super::cwv::{self, CwndValidation};
 use super::rtt::RttEstimator;
 use super::seq::{from_wire, to_wire};
@@ -143,6 +143,13 @@ pub struct Endpoint {
     pub rtt: RttEstimator,
     rto_timer: Timer,
     dupacks: u32,
+    /// Linux's `sacked_out` without SACK ("reno sacks"): duplicate ACKs counted as segments
+    /// that have left the network, so that pipe = packets out − sacked_out
+    sacked_out: u32,
+    /// PRR state (RFC 6937): delivered and sent since recovery began, RecoverFS
+    prr_delivered: u32,
+    prr_out: u32,
+    recover_fs: u32,
     recover: u64,
     syn_retransmitted: bool,
     has_sent_data: bool,
@@ -237,6 +244,10 @@ impl Endpoint {
             rtt,
             rto_timer: Timer::default(),
             dupacks: 0,
+            sacked_out: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             recover: 0,
             syn_retransmitted: false,
             has_sent_data: false,
@@ -284,6 +295,45 @@ impl Endpoint {
     /// Packets in flight (sent and not cumulatively acknowledged).
     pub fn in_flight_pkts(&self) -> u32 {
         self.rtx.len() as u32
+    }
+
+    /// What the window is compared with before sending. Classic recovery: packets in flight,
+    /// with up to two segments of limited transmit on the first duplicate ACKs (RFC 3042) and
+    /// cwnd inflation in recovery. PRR: Linux's `tcp_packets_in_flight`, i.e. packets out less
+    /// the duplicate ACKs received (each one a segment that left the network), which also
+    /// gives limited transmit.
+    fn window_pipe(&self) -> u32 {
+        match self.cfg.recovery {
+            RecoveryMode::Prr => self.in_flight_pkts().saturating_sub(self.sacked_out),
+            RecoveryMode::Classic if self.tp.ca_state == CaState::Disorder => {
+                self.in_flight_pkts().saturating_sub(self.dupacks.min(2))
+            }
+            RecoveryMode::Classic => self.in_flight_pkts(),
+        }
+    }
+
+    /// RFC 6937 §3 (as Linux `tcp_cwnd_reduction`): on each ACK in recovery that delivered
+    /// `delivered` packets, cwnd = pipe + sndcnt, where sndcnt keeps the sending rate
+    /// proportional (pipe > ssthresh) or slow-starts back up to ssthresh (PRR-SSRB). RecoverFS
+    /// is cwnd when recovery began, as in Linux.
+    fn prr_update(&mut self, delivered: u32, una_advanced: bool) {
+        let pipe = self.window_pipe() as i64;
+        let ssthresh = self.tp.ssthresh_pkts as i64;
+        self.prr_delivered += delivered;
+        let (prr_delivered, prr_out) = (self.prr_delivered as i64, self.prr_out as i64);
+        let mut sndcnt = if pipe > ssthresh {
+            let fs = self.recover_fs.max(1) as i64;
+            (ssthresh * prr_delivered + fs - 1) / fs - prr_out
+        } else if una_advanced {
+            (prr_delivered - prr_out)
+                .max(delivered as i64)
+                .min(ssthresh - pipe)
+        } else {
+            (delivered as i64).min(ssthresh - pipe)
+        };
+        // the fast retransmission itself is always allowed
+        sndcnt = sndcnt.max(if prr_out == 0 { 1 } else { 0 });
+        self.tp.cwnd_pkts = (pipe + sndcnt).max(1) as u32;
     }
     /// Bytes written by the application and not yet acknowledged.
     pub fn unacked_written_bytes(&self) -> u64 {
@@ -472,12 +522,7 @@ impl Endpoint {
                 }
                 self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
             }
-            let extra = if self.tp.ca_state == CaState::Disorder {
-                self.dupacks.min(2)
-            } else {
-                0
-            };
-            if self.in_flight_pkts() >= self.tp.cwnd_pkts + extra {
+            if self.window_pipe() >= self.tp.cwnd_pkts {
                 cwnd_limited = true;
                 break;
             }
@@ -534,6 +579,9 @@ impl Endpoint {
 
     fn on_segment_sent(&mut self, len: u32, retransmission: bool, now_ns: u64, out: &mut Output) {
         self.stats.segments_sent += 1;
+        if self.tp.ca_state == CaState::Recovery {
+            self.prr_out += 1;
+        }
         self.stats.bytes_sent += len as u64;
         if retransmission {
             self.stats.retransmitted_segments += 1;
@@ -766,17 +814,31 @@ impl Endpoint {
         match self.tp.ca_state {
             CaState::Recovery => {
                 if ack >= self.recover {
-                    // full ACK: leave fast recovery (RFC 6582 §3.2 step 3, cwnd = ssthresh)
+                    // full ACK: leave fast recovery (RFC 6582 §3.2 step 3, cwnd = ssthresh;
+                    // Linux tcp_end_cwnd_reduction)
                     self.tp.cwnd_pkts = self.tp.ssthresh_pkts.max(1);
                     self.tp.cwnd_cnt = 0;
                     self.dupacks = 0;
+                    self.sacked_out = 0;
                     self.set_ca_state(CaState::Open);
                 } else {
-                    // partial ACK: retransmit the next hole, deflate (RFC 6582 §3.2 step 4)
+                    // partial ACK: retransmit the next hole (RFC 6582 §3.2 step 4)
+                    match self.cfg.recovery {
+                        RecoveryMode::Classic => {
+                            // deflate by the packets acked, add back one if ≥ 1 MSS was acked
+                            let add_back = (bytes_acked >= self.cfg.mss as u64) as u32;
+                            self.tp.cwnd_pkts =
+                                (self.tp.cwnd_pkts.saturating_sub(pkts_acked) + add_back).max(1);
+                        }
+                        RecoveryMode::Prr => {
+                            // Linux tcp_remove_reno_sacks: one acked packet is the hole, the
+                            // others had already been counted by duplicate ACKs
+                            let delivered = pkts_acked.saturating_sub(self.sacked_out).max(1);
+                            self.sacked_out -= pkts_acked.saturating_sub(1).min(self.sacked_out);
+                            self.prr_update(delivered, true);
+                        }
+                    }
                     self.retransmit_head(now_ns, out);
-                    let add_back = (bytes_acked >= self.cfg.mss as u64) as u32;
-                    self.tp.cwnd_pkts =
-                        (self.tp.cwnd_pkts.saturating_sub(pkts_acked) + add_back).max(1);
                 }
             }
             CaState::Loss => {
@@ -784,10 +846,12 @@ impl Endpoint {
                     self.set_ca_state(CaState::Open);
                 }
                 self.dupacks = 0;
+                self.sacked_out = 0;
                 self.grow(pkts_acked);
             }
             CaState::Open | CaState::Disorder => {
                 self.dupacks = 0;
+                self.sacked_out = 0;
                 self.set_ca_state(CaState::Open);
                 self.grow(pkts_acked);
             }
@@ -829,10 +893,14 @@ impl Endpoint {
 
     fn on_dupack(&mut self, ack: u64, now_ns: u64, out: &mut Output) {
         self.dupacks += 1;
+        // Linux tcp_add_reno_sack: a duplicate ACK means a segment left the network
+        self.sacked_out = (self.sacked_out + 1).min(self.in_flight_pkts().saturating_sub(1));
         match self.tp.ca_state {
-            CaState::Recovery => {
-                self.tp.cwnd_pkts += 1; // inflation: a segment has left the network
-            }
+            CaState::Recovery => match self.cfg.recovery {
+                // inflation: a segment has left the network
+                RecoveryMode::Classic => self.tp.cwnd_pkts += 1,
+                RecoveryMode::Prr => self.prr_update(1, false),
+            },
             // After an RTO no fast retransmit until the ACK passes `recover` (RFC 6582 §4.1);
             // an ACK that reaches `recover` returns the state to Open first.
             CaState::Loss => {}
@@ -857,8 +925,17 @@ impl Endpoint {
         self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
         self.recover = self.snd_max;
         self.set_ca_state(CaState::Recovery);
-        self.tp.cwnd_pkts = self.tp.ssthresh_pkts + 3;
         self.tp.cwnd_cnt = 0;
+        match self.cfg.recovery {
+            RecoveryMode::Classic => self.tp.cwnd_pkts = self.tp.ssthresh_pkts + 3,
+            RecoveryMode::Prr => {
+                // Linux tcp_init_cwnd_reduction
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                self.recover_fs = self.tp.prior_cwnd_pkts;
+                self.prr_update(1, false);
+            }
+        }
         self.cwv.on_congestion(&mut self.tp);
         self.retransmit_head(now_ns, out);
     }
@@ -920,6 +997,7 @@ impl Endpoint {
         self.cwv.on_congestion(&mut self.tp);
         self.recover = self.snd_max;
         self.dupacks = 0;
+        self.sacked_out = 0;
         // go-back-N from snd_una
         self.snd_nxt = self.snd_una;
         self.rtx.clear();
