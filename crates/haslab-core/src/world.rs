@@ -519,6 +519,7 @@ impl World {
             duration_ns: self.duration_ns,
             events: self.q.processed(),
             link_transmissions,
+            unroutable_packets: self.unroutable,
             flows,
             links,
             tables,

@@ -175,7 +175,7 @@ fn a_five_second_path_cut_backs_off_and_recovers() {
     let mut w = World::new(&plan, &RunOptions::default()).unwrap();
     let ld = w.link_dir_index("r1->r2").unwrap();
     w.run_until(15 * S);
-    let delivered_before_cut = delivered_now(&mut w);
+    let delivered_before_cut = bytes_out_of_the_receiver_link(&mut w);
     w.set_link_loss(ld, 1.0);
     w.run_until(20 * S);
     w.set_link_loss(ld, 0.0);
@@ -202,8 +202,8 @@ fn a_five_second_path_cut_backs_off_and_recovers() {
     assert_eq!(during, 0, "bytes delivered through a cut link");
 }
 
-fn delivered_now(w: &mut World) -> u64 {
-    // the goodput table is only available at the end; use the link counters instead
+fn bytes_out_of_the_receiver_link(w: &mut World) -> u64 {
+    // the goodput table is only available at the end: use the last hop's counters
     let ld = w.link_dir_index("r2->right0").unwrap();
     w.link_summaries()[ld].tx_bytes
 }

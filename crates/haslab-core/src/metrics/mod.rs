@@ -14,6 +14,8 @@ pub struct SimResult {
     pub events: u64,
     /// Packets serialised onto links (one per packet per hop).
     pub link_transmissions: u64,
+    /// Packets dropped at a node that had no route to their destination.
+    pub unroutable_packets: u64,
     pub flows: Vec<FlowSummary>,
     /// One entry per link direction.
     pub links: Vec<LinkDirSummary>,

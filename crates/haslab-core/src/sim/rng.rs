@@ -57,35 +57,16 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    fn draws(seed: u64, name: &str) -> Vec<u64> {
+        let mut s = Stream::new(seed, name);
+        (0..4).map(|_| s.next_u64()).collect()
+    }
+
     #[test]
     fn streams_depend_on_name_and_seed_only() {
-        let a1: Vec<u64> = (0..4)
-            .map({
-                let mut s = Stream::new(7, "a");
-                move |_| s.next_u64()
-            })
-            .collect();
-        let a2: Vec<u64> = (0..4)
-            .map({
-                let mut s = Stream::new(7, "a");
-                move |_| s.next_u64()
-            })
-            .collect();
-        let b: Vec<u64> = (0..4)
-            .map({
-                let mut s = Stream::new(7, "b");
-                move |_| s.next_u64()
-            })
-            .collect();
-        let a8: Vec<u64> = (0..4)
-            .map({
-                let mut s = Stream::new(8, "a");
-                move |_| s.next_u64()
-            })
-            .collect();
-        assert_eq!(a1, a2);
-        assert_ne!(a1, b);
-        assert_ne!(a1, a8);
+        assert_eq!(draws(7, "a"), draws(7, "a"));
+        assert_ne!(draws(7, "a"), draws(7, "b"));
+        assert_ne!(draws(7, "a"), draws(8, "a"));
     }
     #[test]
     fn bernoulli_frequency_matches_p() {

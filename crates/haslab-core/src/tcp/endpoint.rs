@@ -151,7 +151,6 @@ pub struct Endpoint {
     prr_out: u32,
     recover_fs: u32,
     recover: u64,
-    syn_retransmitted: bool,
     has_sent_data: bool,
     pacing_next_ns: u64,
     pace_timer: Timer,
@@ -249,7 +248,6 @@ impl Endpoint {
             prr_out: 0,
             recover_fs: 0,
             recover: 0,
-            syn_retransmitted: false,
             has_sent_data: false,
             pacing_next_ns: 0,
             pace_timer: Timer::default(),
@@ -708,9 +706,6 @@ impl Endpoint {
                 (true, Some((_, ecr))) => self.take_rtt_sample(ts_rtt(now_ns, ecr)),
                 _ => self.rtt.syn_was_retransmitted(),
             },
-        }
-        if syn.is_some_and(|s| s.retransmitted) {
-            self.syn_retransmitted = true;
         }
         self.rto_timer.cancel();
         self.state = State::Established;
