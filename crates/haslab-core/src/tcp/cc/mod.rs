@@ -13,6 +13,8 @@
 //! | [`CongestionControl::set_state`] | `set_state` | on a change of [`CaState`] |
 //! | [`CongestionControl::cwnd_event`] | `cwnd_event` | on [`CaEvent`]s (TX start after idle, restart, loss) |
 //! | [`CongestionControl::pkts_acked`] | `pkts_acked` | on every ACK of new data, with an RTT sample |
+//! | [`CongestionControl::in_ack_event`] | `in_ack_event` | on every ACK (new data or duplicate), after `snd_una_bytes` is updated |
+//! | [`CongestionControl::cong_control`] | `cong_control` | on every ACK, instead of `cong_avoid`, when [`CongestionControl::has_cong_control`] (BBR) |
 //! | [`CongestionControl::undo_cwnd`] | `undo_cwnd` | when a reduction is found spurious |
 //! | [`CongestionControl::set_app_data`] | (socket storage in BPF) | when the application passes data down |
 //!
@@ -62,6 +64,37 @@ pub struct AckSample {
     pub rtt_ns: Option<u64>,
     /// Packets in flight before this ACK.
     pub in_flight_pkts: u32,
+}
+
+/// `in_ack_event` flags (Linux `enum tcp_ca_ack_event_flags`).
+/// The ACK was processed on the slow path: it did not advance `snd_una`, or it carried SACK
+/// blocks, or the connection is in recovery (Linux sets it for everything but pure in-order
+/// ACKs; Westwood+ then counts duplicate ACKs as one MSS delivered).
+pub const CA_ACK_SLOWPATH: u32 = 1 << 0;
+/// The ACK advanced `snd_una` (a window update in Linux's fast path).
+pub const CA_ACK_WIN_UPDATE: u32 = 1 << 1;
+
+/// A delivery-rate sample (Linux `struct rate_sample`, net/ipv4/tcp_rate.c;
+/// draft-cheng-iccrg-delivery-rate-estimation), given to [`CongestionControl::cong_control`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateSample {
+    /// `tp.delivered_pkts` when the newest acked packet was sent (`prior_delivered`).
+    pub prior_delivered_pkts: u64,
+    /// Packets delivered over the sample's interval (`delivered`; 0 when there is no sample).
+    pub delivered_pkts: u64,
+    /// Interval of the sample: max(send interval, ACK interval) (`interval_us`); None when the
+    /// ACK gives no valid sample.
+    pub interval_ns: Option<u64>,
+    /// RTT of the newest acked, never-retransmitted packet (`rtt_us`).
+    pub rtt_ns: Option<u64>,
+    /// Packets newly marked lost by this ACK (`losses`).
+    pub losses_pkts: u32,
+    /// Packets newly acked or SACKed by this ACK (`acked_sacked`).
+    pub acked_sacked_pkts: u32,
+    /// Packets in flight before this ACK (`prior_in_flight`).
+    pub prior_in_flight_pkts: u32,
+    /// The sample's newest packet was sent while the sender was application-limited.
+    pub is_app_limited: bool,
 }
 
 /// Data an application passes down to its connection's congestion control (Linux: a BPF
@@ -114,6 +147,19 @@ pub struct CcState {
     pub max_packets_out: u32,
     /// Pacing rate the sender honours (None: no pacing). Algorithms or sender options set it.
     pub pacing_rate_bps: Option<u64>,
+    /// Oldest unacknowledged stream offset (Linux `snd_una`, as a 64-bit offset that never wraps).
+    pub snd_una_bytes: u64,
+    /// Next stream offset to send (Linux `snd_nxt`).
+    pub snd_nxt_bytes: u64,
+    /// Packets delivered (cumulatively acked or SACKed) over the connection (`tp->delivered`).
+    pub delivered_pkts: u64,
+    /// Packets marked lost over the connection (`tp->lost`).
+    pub lost_pkts: u64,
+    /// Time of the last `delivered_pkts` update (`tp->delivered_mstamp`).
+    pub delivered_ns: u64,
+    /// The sender is application-limited: it ran out of data with cwnd not full
+    /// (`tp->app_limited != 0`).
+    pub app_limited: bool,
 }
 
 impl CcState {
@@ -139,6 +185,12 @@ impl CcState {
             is_cwnd_limited: false,
             max_packets_out: 0,
             pacing_rate_bps: None,
+            snd_una_bytes: 0,
+            snd_nxt_bytes: 0,
+            delivered_pkts: 0,
+            lost_pkts: 0,
+            delivered_ns: 0,
+            app_limited: false,
         }
     }
 
@@ -204,6 +256,17 @@ pub trait CongestionControl: Send {
     fn cwnd_event(&mut self, _tp: &mut CcState, _event: CaEvent) {}
     /// Every ACK of new data, with the RTT sample when there is one.
     fn pkts_acked(&mut self, _tp: &mut CcState, _sample: &AckSample) {}
+    /// Every ACK, new data or duplicate, with `CA_ACK_*` flags (Linux `in_ack_event`).
+    fn in_ack_event(&mut self, _tp: &mut CcState, _flags: u32) {}
+    /// Whether the algorithm controls cwnd and pacing itself on every ACK (Linux: a non-null
+    /// `cong_control`, as BBR). The sender then calls [`Self::cong_control`] after its own loss
+    /// recovery step and never calls [`Self::cong_avoid`].
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+    /// Sets cwnd (and `pacing_rate_bps`) from a delivery-rate sample; called on every ACK when
+    /// [`Self::has_cong_control`].
+    fn cong_control(&mut self, _tp: &mut CcState, _rs: &RateSample) {}
     /// cwnd to restore when the last reduction proved spurious (Linux `tcp_reno_undo_cwnd`).
     fn undo_cwnd(&mut self, tp: &CcState) -> u32 {
         tp.cwnd_pkts.max(tp.prior_cwnd_pkts)
