@@ -29,7 +29,10 @@
 //! delayed-ACK timer expires. Linux's quick-ACK mode at connection start is not modelled.
 //! The advertised window is the configured `rwnd` (the application reads instantly).
 
-use super::cc::{AckSample, AppData, CaEvent, CaState, CcState, CongestionControl};
+use super::cc::{
+    AckSample, AppData, CaEvent, CaState, CcState, CongestionControl, CA_ACK_SLOWPATH,
+    CA_ACK_WIN_UPDATE,
+};
 use super::config::{DelayedAckMode, RecoveryMode, TcpConfig};
 use super::cwv::{self, CwndValidation};
 use super::rtt::RttEstimator;
@@ -550,6 +553,7 @@ impl Endpoint {
             self.transmit(self.snd_nxt, len, fin, now_ns, out);
             self.snd_nxt += len as u64 + fin as u64;
             self.snd_max = self.snd_max.max(self.snd_nxt);
+            self.tp.snd_nxt_bytes = self.snd_nxt;
         }
         self.cwnd_validate(cwnd_limited);
     }
@@ -748,8 +752,13 @@ impl Endpoint {
         }
         let prev_wnd = self.snd_wnd_bytes;
         self.snd_wnd_bytes = (h.window as u64) << self.snd_wscale;
+        let slow_path = self.tp.ca_state != CaState::Open;
         if ack > self.snd_una {
             self.on_new_ack(ack, h, now_ns, out);
+            let fl = CA_ACK_WIN_UPDATE | if slow_path { CA_ACK_SLOWPATH } else { 0 };
+            self.tp.snd_una_bytes = self.snd_una;
+            self.tp.snd_nxt_bytes = self.snd_nxt;
+            self.cc.in_ack_event(&mut self.tp, fl);
         } else if ack == self.snd_una
             && h.payload_bytes == 0
             && !h.has(flags::FIN)
@@ -757,6 +766,8 @@ impl Endpoint {
             && self.snd_wnd_bytes == prev_wnd
         {
             self.on_dupack(ack, now_ns, out);
+            self.tp.snd_nxt_bytes = self.snd_nxt;
+            self.cc.in_ack_event(&mut self.tp, CA_ACK_SLOWPATH);
         }
     }
 
@@ -797,6 +808,10 @@ impl Endpoint {
             self.take_rtt_sample(r);
         }
         self.tp.delivered_bytes += bytes_acked;
+        self.tp.delivered_pkts += pkts_acked as u64;
+        self.tp.delivered_ns = now_ns;
+        self.tp.snd_una_bytes = self.snd_una;
+        self.tp.snd_nxt_bytes = self.snd_nxt;
         self.tp.in_flight_pkts = self.in_flight_pkts();
         let sample = AckSample {
             pkts_acked,
