@@ -4,8 +4,9 @@
 //!
 //! After segment n is downloaded:
 //! 1. estimate (eq. 3): x̃ = segment bits / T̃ (actual bytes; T̃ = request → last byte);
-//! 2. smooth (eq. 4, EWMA in continuous time): ŷ ← ŷ − min(1, α·T̃)·(ŷ − x̃); the first sample
-//!    sets ŷ = x̃ (TAPAS uses the last download duration as T);
+//! 2. smooth (eq. 4, EWMA in continuous time): ŷ ← ŷ − min(1, α·T)·(ŷ − x̃), T the actual
+//!    inter-request interval T[n] of eq. 1 (PANDA paper; TAPAS uses the last download duration
+//!    instead); the first sample sets ŷ = x̃;
 //! 3. schedule (eqs. 1, 6): T̂ = 0 while B < B_max (buffering state: request at once), else τ
 //!    (steady state: one request every τ, i.e. idle for τ − T̃ after the download).
 //!
@@ -57,6 +58,8 @@ pub struct Conventional {
     ctx: PlayerContext,
     y_bps: Option<f64>,
     prev: usize,
+    /// request time of the previous segment
+    last_request_ns: Option<u64>,
 }
 
 impl Conventional {
@@ -66,6 +69,7 @@ impl Conventional {
             ctx,
             y_bps: None,
             prev: 0,
+            last_request_ns: None,
         }
     }
 }
@@ -92,7 +96,14 @@ impl Player for Conventional {
 
     fn downloaded(&mut self, seg: &SegmentResult, st: &BufferState) -> When {
         let x = seg.throughput_bps();
-        let t_s = seg.download_ns() as f64 / 1e9;
+        // T: the actual inter-request interval that ended with this segment's request (eq. 1);
+        // the download duration for the first segment
+        let t_ns = match self.last_request_ns {
+            Some(prev) if seg.request_ns > prev => seg.request_ns - prev,
+            _ => seg.download_ns(),
+        };
+        self.last_request_ns = Some(seg.request_ns);
+        let t_s = t_ns as f64 / 1e9;
         self.y_bps = Some(match self.y_bps {
             None => x,
             Some(y) => y - (self.cfg.alpha * t_s).min(1.0) * (y - x),
