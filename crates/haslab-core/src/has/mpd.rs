@@ -165,7 +165,6 @@ fn convert(mpd: &MPD, name: &str, opts: &MpdOptions) -> Result<Video, String> {
 
     let mut durations: Option<(String, Vec<u64>)> = None;
     let mut sizes: Vec<Vec<u64>> = Vec::new();
-    let mut all_sized = true;
     for (bw, rn, r) in &reps {
         let (d, s) = timing(period, set, r, rn, total_ns, opts)?;
         match &durations {
@@ -182,14 +181,12 @@ fn convert(mpd: &MPD, name: &str, opts: &MpdOptions) -> Result<Video, String> {
         match s {
             Some(s) => sizes.push(s),
             None => {
-                all_sized = false;
                 let d = &durations.as_ref().expect("set above").1;
                 sizes.push(d.iter().map(|&x| super::video::cbr_bytes(*bw, x)).collect());
             }
         }
     }
     let (_, durations) = durations.expect("at least one Representation");
-    let _ = all_sized;
     Video::from_durations(
         name,
         reps.iter().map(|r| r.0).collect(),

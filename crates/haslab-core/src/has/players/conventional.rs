@@ -170,16 +170,19 @@ mod tests {
     }
 
     #[test]
-    fn the_ewma_moves_by_alpha_times_t_and_steady_state_waits_tau() {
+    fn the_ewma_moves_by_alpha_times_the_inter_request_time_and_steady_state_waits_tau() {
         let mut p = Conventional::new(Default::default(), ctx());
         p.downloaded(&seg(0, S, 500_000), &st(S, 2 * S)); // 4 Mbps
-                                                          // next sample 2 Mbps over 2 s: y = 4 − 0.4·(4 − 2) = 3.2 Mbps
-        let w = p.downloaded(&seg(10 * S, 12 * S, 500_000), &st(12 * S, 20 * S));
+                                                          // requested 2 s after the first: y = 4 − 0.2·2·(4 − 2) = 3.2 Mbps
+        let w = p.downloaded(&seg(2 * S, 4 * S, 500_000), &st(4 * S, 20 * S));
         assert!((p.estimate_bps().unwrap() - 3.2e6).abs() < 1.0);
         assert_eq!(
             w,
-            When::At(12 * S),
+            When::At(4 * S),
             "B ≥ B_max: next request τ after this one"
         );
+        // a long gap: α·T is capped at 1, the estimate jumps to the sample
+        p.downloaded(&seg(30 * S, 31 * S, 125_000), &st(31 * S, 20 * S));
+        assert!((p.estimate_bps().unwrap() - 1e6).abs() < 1.0);
     }
 }
