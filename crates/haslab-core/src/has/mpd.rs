@@ -120,7 +120,7 @@ fn convert(mpd: &MPD, name: &str, opts: &MpdOptions) -> Result<Video, String> {
     let set = sets
         .iter()
         .copied()
-        .find(|a| dash_mpd_core::is_video_adaptation(a))
+        .find(dash_mpd_core::is_video_adaptation)
         .or_else(|| {
             sets.iter().copied().find(|a| {
                 !dash_mpd_core::is_audio_adaptation(a) && !dash_mpd_core::is_subtitle_adaptation(a)

@@ -260,11 +260,8 @@ impl HasSession {
             }
             _ => 0,
         };
-        let need_new = match (self.plan.connection, self.slots[slot]) {
-            (_, None) => true,
-            (ConnectionPolicy::PerRequest, Some(_)) => true,
-            _ => false,
-        };
+        let need_new =
+            self.slots[slot].is_none() || self.plan.connection == ConnectionPolicy::PerRequest;
         if need_new {
             self.open_slot(api, slot);
         }
@@ -425,10 +422,8 @@ impl App for HasSession {
                     }
                 }
             }
-            (0, NoticeKind::Received { tag }) => {
-                if !self.stopped {
-                    self.on_response(api, n.conn, tag)
-                }
+            (0, NoticeKind::Received { tag }) if !self.stopped => {
+                self.on_response(api, n.conn, tag)
             }
             (1, NoticeKind::Received { tag }) => {
                 self.server.on_request(api, &self.video, n.conn, tag)
@@ -441,11 +436,9 @@ impl App for HasSession {
     fn on_timer(&mut self, api: &mut AppApi, token: u64) {
         match token & 3 {
             T_REQUEST if token >> 2 == self.gen => self.try_request(api),
-            T_SAMPLE => {
-                if self.plan.stop_ns.is_none_or(|s| api.now_ns < s) {
-                    self.sample(api.now_ns);
-                    api.timer(api.now_ns + S, T_SAMPLE);
-                }
+            T_SAMPLE if self.plan.stop_ns.is_none_or(|s| api.now_ns < s) => {
+                self.sample(api.now_ns);
+                api.timer(api.now_ns + S, T_SAMPLE);
             }
             T_STOP => self.stop(api),
             _ => {}
