@@ -316,6 +316,7 @@ impl Endpoint {
         }
         self.tp.lost_pkts += newly_lost as u64;
 
+        debug_assert_eq!(self.sb.check(), Ok(()));
         let cc_controls = self.cc.has_cong_control();
         let acked_sacked = info.pkts_acked + info.newly_sacked;
         match prior_state {
@@ -877,5 +878,193 @@ fn rack_candidate(newest: &mut Option<(u64, u64, u64)>, seg: &Seg, now_ns: u64, 
     match newest {
         Some((x, e, _)) if seg.sent_ns < *x || (seg.sent_ns == *x && seg.end <= *e) => {}
         _ => *newest = Some((seg.sent_ns, seg.end, rtt)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Endpoint, Output, TimerKind};
+    use crate::net::packet::{Transport, TcpHeader};
+    use crate::tcp::cc::CcConfig;
+    use crate::tcp::config::{DelayedAckMode, TcpConfig};
+
+    const MS: u64 = 1_000_000;
+    const MSS: u64 = 1448;
+
+    fn headers(out: &mut Output) -> Vec<TcpHeader> {
+        out.packets
+            .drain(..)
+            .map(|p| match p.transport {
+                Transport::Tcp(h) => h,
+                Transport::Udp { .. } => unreachable!(),
+            })
+            .collect()
+    }
+
+    /// A client/server pair after a handshake with a 50 ms RTT, at t = 75 ms.
+    fn pair(cfg: TcpConfig) -> (Endpoint, Endpoint) {
+        let cc = || CcConfig::default().build();
+        let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc(), 1000);
+        let mut s = Endpoint::new(0, 1, 1, 0, 5201, 32768, cfg, cc(), 900_000);
+        let mut out = Output::default();
+        c.connect(0, &mut out);
+        for h in headers(&mut out) {
+            s.on_segment(&h, 25 * MS, &mut out);
+        }
+        for h in headers(&mut out) {
+            c.on_segment(&h, 50 * MS, &mut out);
+        }
+        for h in headers(&mut out) {
+            s.on_segment(&h, 75 * MS, &mut out);
+        }
+        assert!(c.is_established() && s.is_established());
+        assert!(c.sack_enabled() && s.sack_enabled());
+        (c, s)
+    }
+
+    fn sack_cfg() -> TcpConfig {
+        TcpConfig {
+            sack: true,
+            tlp: true,
+            delayed_ack: DelayedAckMode::Off,
+            ..TcpConfig::default()
+        }
+    }
+
+    #[test]
+    fn a_tail_loss_is_probed_at_the_pto_and_repaired_by_fast_recovery() {
+        let (mut c, mut s) = pair(sack_cfg());
+        let mut out = Output::default();
+        // ten segments at t = 100 ms; the last two are lost
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 10);
+        for h in &data[..8] {
+            s.on_segment(h, 125 * MS, &mut out);
+        }
+        let acks = headers(&mut out);
+        assert_eq!(acks.len(), 8, "delayed ACKs are off");
+        for h in &acks {
+            c.on_segment(h, 150 * MS, &mut out);
+        }
+        assert!(headers(&mut out).is_empty(), "nothing more to send");
+        // RFC 8985 §7.2 / Linux: PTO = 2·SRTT + 2 ms with more than one packet out
+        let pto_at = c.tlp_timer.deadline_ns().expect("probe timer armed");
+        assert_eq!(c.tp.srtt_ns, 50 * MS);
+        assert_eq!(pto_at, 150 * MS + 2 * 50 * MS + 2 * MS);
+        assert!(c.rto_timer.deadline_ns().unwrap() > pto_at, "PTO fires before the RTO");
+        // the probe retransmits the last segment
+        c.on_timer_entry(TimerKind::LossProbe, pto_at, &mut out);
+        let probe = headers(&mut out);
+        assert_eq!(probe.len(), 1);
+        assert_eq!(probe[0].seq, data[9].seq, "the probe is the highest segment");
+        assert_eq!(c.stats.tlp_probes, 1);
+        // the receiver SACKs it; RACK marks segment 8 lost and fast recovery resends it
+        s.on_segment(&probe[0], pto_at + 25 * MS, &mut out);
+        let sack = headers(&mut out);
+        assert_eq!(sack[0].sack_len, 1);
+        c.on_segment(&sack[0], pto_at + 50 * MS, &mut out);
+        let resent = headers(&mut out);
+        assert_eq!(resent.len(), 1);
+        assert_eq!(resent[0].seq, data[8].seq);
+        assert_eq!((c.stats.fast_recovery_count, c.stats.rto_count), (1, 0));
+        s.on_segment(&resent[0], pto_at + 75 * MS, &mut out);
+        for h in headers(&mut out) {
+            c.on_segment(&h, pto_at + 100 * MS, &mut out);
+        }
+        assert_eq!(c.unacked_written_bytes(), 0);
+        assert_eq!(s.stats.bytes_received, 10 * MSS);
+    }
+
+    #[test]
+    fn three_losses_in_a_window_are_repaired_in_one_round_trip_with_sack() {
+        let (mut c, mut s) = pair(TcpConfig {
+            tlp: false,
+            ..sack_cfg()
+        });
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        // segments 1, 4 and 6 are lost
+        for (i, h) in data.iter().enumerate() {
+            if ![1, 4, 6].contains(&i) {
+                s.on_segment(h, 125 * MS, &mut out);
+            }
+        }
+        let acks = headers(&mut out);
+        // every ACK after the first hole carries the newest block first (RFC 2018 §4)
+        assert!(acks[1..].iter().all(|a| a.sack_len > 0));
+        for h in &acks {
+            c.on_segment(h, 150 * MS, &mut out);
+        }
+        let resent: Vec<u32> = headers(&mut out).iter().map(|h| h.seq).collect();
+        // all three holes go out in this round trip (RFC 6675 IsLost + pipe)
+        assert_eq!(resent, vec![data[1].seq, data[4].seq, data[6].seq]);
+        assert_eq!(c.stats.fast_recovery_count, 1);
+        c.sb.check().unwrap();
+    }
+
+    #[test]
+    fn without_sack_newreno_repairs_one_hole_per_round_trip() {
+        let cfg = TcpConfig {
+            delayed_ack: DelayedAckMode::Off,
+            ..TcpConfig::default()
+        };
+        let cc = || CcConfig::default().build();
+        let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc(), 1);
+        let mut s = Endpoint::new(0, 1, 1, 0, 5201, 32768, cfg, cc(), 2);
+        let mut out = Output::default();
+        c.connect(0, &mut out);
+        for (t, to_server) in [(25, true), (50, false), (75, true)] {
+            for h in headers(&mut out) {
+                let ep = if to_server { &mut s } else { &mut c };
+                ep.on_segment(&h, t * MS, &mut out);
+            }
+        }
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        let mut t = 125 * MS;
+        for (i, h) in data.iter().enumerate() {
+            if ![1, 4, 6].contains(&i) {
+                s.on_segment(h, t, &mut out);
+            }
+        }
+        // one round trip per hole: each partial ACK reveals only the next one
+        let mut rounds = 0;
+        while c.unacked_written_bytes() > 0 && rounds < 10 {
+            t += 25 * MS;
+            for h in headers(&mut out) {
+                c.on_segment(&h, t, &mut out);
+            }
+            t += 25 * MS;
+            let sent = headers(&mut out);
+            assert!(sent.len() <= 1, "one hole per round trip");
+            for h in &sent {
+                s.on_segment(h, t, &mut out);
+            }
+            rounds += !sent.is_empty() as u32;
+        }
+        assert_eq!(rounds, 3, "three holes, three round trips");
+        assert_eq!(c.stats.rto_count, 0);
+        assert_eq!(s.stats.bytes_received, 10 * MSS);
+    }
+
+    #[test]
+    fn a_duplicate_segment_is_reported_as_dsack() {
+        let (mut c, mut s) = pair(sack_cfg());
+        let mut out = Output::default();
+        c.write(2 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        for h in &data {
+            s.on_segment(h, 125 * MS, &mut out);
+        }
+        headers(&mut out);
+        s.on_segment(&data[0], 130 * MS, &mut out);
+        let dup_ack = headers(&mut out);
+        assert_eq!(dup_ack.len(), 1);
+        assert_eq!(dup_ack[0].sack_len, 1);
+        assert_eq!(dup_ack[0].sack[0].0, data[0].seq, "D-SACK names the duplicate");
+        c.on_segment(&dup_ack[0], 155 * MS, &mut out);
+        assert_eq!(c.stats.dsacks_received, 1);
     }
 }
