@@ -197,7 +197,10 @@ mod tests {
         assert_eq!(p.pipeack_bytes(), Some(10 * MSS));
         assert!(!p.is_validated());
         tp.is_cwnd_limited = false;
-        assert!(!p.allow_cwnd_growth(&tp), "non-validated and not cwnd-limited");
+        assert!(
+            !p.allow_cwnd_growth(&tp),
+            "non-validated and not cwnd-limited"
+        );
         tp.is_cwnd_limited = true;
         assert!(p.allow_cwnd_growth(&tp), "cwnd-limited senders may grow");
         // 25 segments per RTT ≥ cwnd/2: validated again

@@ -309,7 +309,12 @@ impl Scoreboard {
             .iter()
             .filter(|s| s.has(LOST) && !s.has(RETRANS))
             .count() as u32;
-        let got = (self.sacked_out, self.lost_out, self.retrans_out, self.lost_pending);
+        let got = (
+            self.sacked_out,
+            self.lost_out,
+            self.retrans_out,
+            self.lost_pending,
+        );
         let want = (count(SACKED), count(LOST), count(RETRANS), pending);
         if got != want {
             return Err(format!(

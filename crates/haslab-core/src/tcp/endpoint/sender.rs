@@ -82,8 +82,8 @@ impl Endpoint {
             let len = match lost {
                 Some(i) => self.seg_payload(self.sb.get(i)),
                 None => {
-                    let len = (self.write_end.saturating_sub(self.snd_nxt))
-                        .min(self.cfg.mss as u64) as u32;
+                    let len = (self.write_end.saturating_sub(self.snd_nxt)).min(self.cfg.mss as u64)
+                        as u32;
                     if self.snd_nxt + len as u64 - self.snd_una > self.snd_wnd_bytes
                         && !self.sb.is_empty()
                     {
@@ -325,7 +325,8 @@ impl Endpoint {
                     self.dupacks = 0;
                     self.reno_sacked = 0;
                 }
-                let loss_seen = self.dupacks >= DUP_THRESH || (self.sack_ok && self.sb.lost_out > 0);
+                let loss_seen =
+                    self.dupacks >= DUP_THRESH || (self.sack_ok && self.sb.lost_out > 0);
                 if loss_seen && ack >= self.recover {
                     self.enter_recovery(prior_in_flight, now_ns, out);
                     if !cc_controls && self.cfg.recovery == RecoveryMode::Prr {
@@ -370,9 +371,7 @@ impl Endpoint {
             }
         }
 
-        let rs = self
-            .rate
-            .finish(&mut self.tp, newly_lost, prior_in_flight);
+        let rs = self.rate.finish(&mut self.tp, newly_lost, prior_in_flight);
         if cc_controls {
             self.cc.cong_control(&mut self.tp, &rs);
         }
@@ -428,8 +427,8 @@ impl Endpoint {
             if e <= s {
                 continue;
             }
-            let is_dsack = k == 0
-                && (e <= ack || blocks.get(1).is_some_and(|&(s1, e1)| s1 <= s && e <= e1));
+            let is_dsack =
+                k == 0 && (e <= ack || blocks.get(1).is_some_and(|&(s1, e1)| s1 <= s && e <= e1));
             if is_dsack {
                 info.dsack = true;
                 self.stats.dsacks_received += 1;
@@ -469,9 +468,7 @@ impl Endpoint {
         });
         // Karn: the send-time sample only from a never-retransmitted segment
         let mut rtt_ns = match first {
-            Some(s) if pkts_acked > 0 && !s.has(segflags::EVER_RETRANS) => {
-                Some(now_ns - s.sent_ns)
-            }
+            Some(s) if pkts_acked > 0 && !s.has(segflags::EVER_RETRANS) => Some(now_ns - s.sent_ns),
             _ => None,
         };
         if rtt_ns.is_none() && pkts_acked > 0 && self.cfg.timestamps {
@@ -554,9 +551,8 @@ impl Endpoint {
                     RecoveryMode::Classic => {
                         // deflate by the packets acked, add back one if ≥ 1 MSS was acked
                         let add_back = (info.bytes_acked >= self.cfg.mss as u64) as u32;
-                        self.tp.cwnd_pkts = (self.tp.cwnd_pkts.saturating_sub(info.pkts_acked)
-                            + add_back)
-                            .max(1);
+                        self.tp.cwnd_pkts =
+                            (self.tp.cwnd_pkts.saturating_sub(info.pkts_acked) + add_back).max(1);
                     }
                     RecoveryMode::Prr => {
                         // Linux tcp_remove_reno_sacks: one acked packet is the hole, the
@@ -728,8 +724,7 @@ impl Endpoint {
         if !self.rack.valid {
             return 0;
         }
-        let reo_wnd = if self.tp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUP_THRESH
-        {
+        let reo_wnd = if self.tp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUP_THRESH {
             0
         } else {
             (self.tp.min_rtt_ns / 4).min(self.tp.srtt_ns)
@@ -797,7 +792,14 @@ impl Endpoint {
             return;
         }
         let (c, s) = (self.conn, self.side);
-        Self::arm(&mut self.tlp_timer, now_ns + pto, c, s, TimerKind::LossProbe, out);
+        Self::arm(
+            &mut self.tlp_timer,
+            now_ns + pto,
+            c,
+            s,
+            TimerKind::LossProbe,
+            out,
+        );
     }
 
     /// RFC 8985 §7.3 / Linux `tcp_send_loss_probe`: one new segment if there is one, else a
@@ -884,7 +886,7 @@ fn rack_candidate(newest: &mut Option<(u64, u64, u64)>, seg: &Seg, now_ns: u64, 
 #[cfg(test)]
 mod tests {
     use super::super::{Endpoint, Output, TimerKind};
-    use crate::net::packet::{Transport, TcpHeader};
+    use crate::net::packet::{TcpHeader, Transport};
     use crate::tcp::cc::CcConfig;
     use crate::tcp::config::{DelayedAckMode, TcpConfig};
 
@@ -952,12 +954,18 @@ mod tests {
         let pto_at = c.tlp_timer.deadline_ns().expect("probe timer armed");
         assert_eq!(c.tp.srtt_ns, 50 * MS);
         assert_eq!(pto_at, 150 * MS + 2 * 50 * MS + 2 * MS);
-        assert!(c.rto_timer.deadline_ns().unwrap() > pto_at, "PTO fires before the RTO");
+        assert!(
+            c.rto_timer.deadline_ns().unwrap() > pto_at,
+            "PTO fires before the RTO"
+        );
         // the probe retransmits the last segment
         c.on_timer_entry(TimerKind::LossProbe, pto_at, &mut out);
         let probe = headers(&mut out);
         assert_eq!(probe.len(), 1);
-        assert_eq!(probe[0].seq, data[9].seq, "the probe is the highest segment");
+        assert_eq!(
+            probe[0].seq, data[9].seq,
+            "the probe is the highest segment"
+        );
         assert_eq!(c.stats.tlp_probes, 1);
         // the receiver SACKs it; RACK marks segment 8 lost and fast recovery resends it
         s.on_segment(&probe[0], pto_at + 25 * MS, &mut out);
@@ -1063,7 +1071,10 @@ mod tests {
         let dup_ack = headers(&mut out);
         assert_eq!(dup_ack.len(), 1);
         assert_eq!(dup_ack[0].sack_len, 1);
-        assert_eq!(dup_ack[0].sack[0].0, data[0].seq, "D-SACK names the duplicate");
+        assert_eq!(
+            dup_ack[0].sack[0].0, data[0].seq,
+            "D-SACK names the duplicate"
+        );
         c.on_segment(&dup_ack[0], 155 * MS, &mut out);
         assert_eq!(c.stats.dsacks_received, 1);
     }
