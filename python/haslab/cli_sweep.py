@@ -86,7 +86,8 @@ def run_cmd(
             where = f"Dask cluster {dask}" if dask else f"{min(jobs or default_jobs(), len(runs))} local process(es)"
             err.print(
                 f"sweep {sweep.name}: {len(sweep.points())} point(s) × {len(sweep.seeds)} seed(s) = "
-                f"{len(runs)} runs, on {where} → {dest}/"
+                f"{len(runs)} runs, on {where} → {dest}/",
+                soft_wrap=True,
             )
         outcome = run_sweep(sweep, dest, jobs=jobs, dask=dask, retry_failed=retry_failed, progress=not quiet)
         counts = outcome.store.status_counts()
@@ -97,10 +98,13 @@ def run_cmd(
     if not quiet:
         out.print(
             f"ran {outcome.ran} (ok {outcome.ok}, failed {outcome.failed}), skipped {outcome.skipped} stored; "
-            f"sweep: {counts['ok']}/{counts['total']} ok, {counts['failed']} failed → {dest}/"
+            f"sweep: {counts['ok']}/{counts['total']} ok, {counts['failed']} failed → {dest}/",
+            soft_wrap=True,
         )
         if outcome.failures:
-            rows = [{"run_hash": s.run_hash, **s.params, "seed": s.seed, "error": e} for s, e in outcome.failures]
+            order = {r.run_hash: i for i, r in enumerate(runs)}
+            failures = sorted(outcome.failures, key=lambda f: order[f[0].run_hash])
+            rows = [{"run_hash": s.run_hash, **s.params, "seed": s.seed, "error": e} for s, e in failures]
             out.print(_failures_table(rows, sweep.params, limit=10))
     if counts["failed"]:
         raise typer.Exit(code=EXIT_FAILED_RUNS)

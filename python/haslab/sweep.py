@@ -554,6 +554,14 @@ class _InlineExecutor:
         pass
 
 
+def _shutdown_now(executor) -> None:
+    """Stops an executor without waiting, cancelling what has not started."""
+    try:
+        executor.shutdown(wait=False, cancel_futures=True)
+    except TypeError:  # dask's ClientExecutor cancels everything with wait=False
+        executor.shutdown(wait=False)
+
+
 def default_jobs() -> int:
     """The number of cores this process may use."""
     try:
@@ -743,12 +751,12 @@ def run_sweep(
                         crashes[spec.run_hash] = crashes.get(spec.run_hash, 0) + 1
                         pending.append(spec)
                     in_flight.clear()
-                    executor.shutdown(wait=False, cancel_futures=True)
+                    _shutdown_now(executor)
                     executor = _local_executor(jobs)
         except BaseException:
             for fut in in_flight:
                 fut.cancel()
-            executor.shutdown(wait=False, cancel_futures=True)
+            _shutdown_now(executor)
             raise
         else:
             executor.shutdown(wait=True)
