@@ -36,6 +36,7 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 import time
 import traceback
@@ -113,8 +114,7 @@ def _merge(target: dict, value: Mapping) -> None:
         elif isinstance(v, Mapping) and isinstance(target.get(k), dict):
             _merge(target[k], v)
         else:
-            target[k] = copy.deepcopy(v) if isinstance(v, Mapping) else _plain(v)
-    return None
+            target[k] = _plain(v)
 
 
 def _plain(v: Any) -> Any:
@@ -510,7 +510,9 @@ def execute(spec: RunSpec) -> dict:
                     files[p.relative_to(tmp).as_posix()] = p.read_bytes()
         return {"status": "ok", "summary": result.summary, "files": files, "wall_s": wall}
     except ScenarioError as e:
-        return {"status": "failed", "error": f"invalid scenario: {e}", "wall_s": time.perf_counter() - t0}
+        # the scenario went to the simulator as generated JSON: a position in that text means nothing
+        message = re.sub(r" at line \d+ column \d+$", "", str(e))
+        return {"status": "failed", "error": f"invalid scenario: {message}", "wall_s": time.perf_counter() - t0}
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:  # noqa: BLE001 - a Rust panic arrives as a BaseException
@@ -680,6 +682,8 @@ def run_sweep(
 
     if jobs is not None and jobs < 1:
         raise SweepError(f"jobs must be at least 1, got {jobs}")
+    if jobs is not None and dask is not None:
+        raise SweepError("jobs and dask exclude each other (the cluster decides how many runs run at once)")
     runs = sweep.runs()
     store = Store(out)
     with store.lock():

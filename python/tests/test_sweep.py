@@ -95,6 +95,17 @@ def test_unquoted_dotted_keys_in_toml_mean_the_same_paths(tmp_path):
     )
     assert quoted.params == nested.params == ["dumbbell.pairs"]
     assert [r.run_hash for r in quoted.runs()] == [r.run_hash for r in nested.runs()]
+    # the same scenario inline in the sweep file ([sweep.scenario]) is the same runs
+    nested_tables = []
+    for line in TINY_TOML.format(duration="1s", rate="10Mbps").splitlines():
+        if line.startswith("[["):
+            line = "[[sweep.scenario." + line[2:]
+        elif line.startswith("["):
+            line = "[sweep.scenario." + line[1:]
+        nested_tables.append(line)
+    text = "[sweep]\n[sweep.scenario]\n" + "\n".join(nested_tables) + '\n[sweep.grid]\n"dumbbell.pairs" = [2, 3]\n'
+    inline = Sweep.from_toml(_write(tmp_path / "c.toml", text))
+    assert [r.run_hash for r in inline.runs()] == [r.run_hash for r in quoted.runs()]
 
 
 def test_same_scenario_and_seed_give_the_same_hash():
@@ -260,6 +271,7 @@ def test_failed_run_is_recorded_and_the_others_complete(tmp_path):
     assert set(bad["status"]) == {"failed"} and set(good["status"]) == {"ok"}
     for err in bad["error"]:
         assert err.startswith("invalid scenario: defaults.cc") and "no-such-cc" in err
+        assert "column" not in err  # no position in the generated JSON text
     assert good["error"].isna().all()
     assert (good["events"] > 0).all()
     # failed runs are stored: skipped on a re-run, re-run with retry_failed (and fail again)
@@ -321,6 +333,19 @@ def test_parts_win_over_compacted_rows_and_compaction_is_idempotent(tmp_path):
         store.compact()
     assert store.statuses() == {good.run_hash: "ok", bad.run_hash: "ok"}
     assert len(store.summary()) == 2 and len(store.flows()) == 4
+
+
+def test_a_script_without_main_guard_gets_a_clear_error_and_stores_no_failures(tmp_path):
+    script = _write(
+        tmp_path / "unguarded.py",
+        "import haslab\n"
+        f"s = haslab.Sweep({tiny()!r}, grid={{'flow.0.count': [1, 2]}})\n"
+        f"s.run({str(tmp_path / 'out')!r}, jobs=2, progress=False)\n",
+    )
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0
+    assert 'if __name__ == "__main__":' in p.stderr
+    assert Store(tmp_path / "out").statuses() == {}
 
 
 def test_a_second_writer_is_refused(tmp_path):
