@@ -493,6 +493,9 @@ impl World {
                     retransmitted_segments: tx.stats.retransmitted_segments,
                     rto_count: tx.stats.rto_count,
                     fast_recovery_count: tx.stats.fast_recovery_count,
+                    tlp_probes: tx.stats.tlp_probes,
+                    tlp_recoveries: tx.stats.tlp_recoveries,
+                    dsacks_received: tx.stats.dsacks_received,
                     established_ns: tx.stats.established_ns,
                     completed_ns: tx
                         .stats
