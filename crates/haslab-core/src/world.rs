@@ -156,7 +156,7 @@ impl World {
                     port,
                     peer_port,
                     f.tcp.clone(),
-                    f.cc.build(),
+                    f.cc.build_seeded(plan.seed, &format!("flow:{}:cc:{s}", f.name)),
                     isns[s],
                 )
             });
