@@ -156,7 +156,7 @@ impl World {
                     port,
                     peer_port,
                     f.tcp.clone(),
-                    f.cc.build(),
+                    f.cc.build_seeded(plan.seed, &format!("flow:{}:cc:{s}", f.name)),
                     isns[s],
                 )
             });
@@ -445,6 +445,13 @@ impl World {
                     ref data,
                 } => {
                     self.conns[conn as usize].set_app_data(side, data);
+                }
+                AppAction::SetCwndClampRate {
+                    conn,
+                    side,
+                    rate_bps,
+                } => {
+                    self.conns[conn as usize].ends[side as usize].set_cwnd_clamp_rate(rate_bps);
                 }
             }
         }

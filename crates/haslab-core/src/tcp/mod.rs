@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod newcwv;
 pub mod pacing;
 pub mod rate;
+pub mod rtl;
 pub mod rtt;
 pub mod scoreboard;
 pub mod seq;
