@@ -504,7 +504,9 @@ def execute(spec: RunSpec) -> dict:
             wall = time.perf_counter() - t0
             files: dict[str, bytes] = {}
             if spec.traces:
-                result.save(tmp)
+                result.save(tmp)  # summary.json and one Parquet file per trace
+            else:
+                (Path(tmp) / "summary.json").write_text(json.dumps(result.summary, indent=2) + "\n", encoding="utf-8")
             for p in sorted(Path(tmp).rglob("*")):
                 if p.is_file():
                     files[p.relative_to(tmp).as_posix()] = p.read_bytes()
@@ -700,13 +702,17 @@ def run_sweep(
         if dask is not None:
             client, owned = _dask_client(dask)
             executor = client.get_executor(pure=False)
-            window = 2 * max(sum(client.nthreads().values()), 1)
+
+            def window() -> int:  # workers may join (or leave) while the sweep runs
+                return 2 * max(sum(client.nthreads().values()), 1)
+
         else:
             client, owned = None, False
-            jobs = jobs or default_jobs()
-            jobs = min(jobs, len(todo))
+            jobs = min(jobs or default_jobs(), len(todo))
             executor = _local_executor(jobs)
-            window = 2 * jobs
+
+            def window() -> int:
+                return 2 * jobs
 
         want = progress == "always" or (bool(progress) and sys.stderr.isatty())
         bar = _Progress(want, progress == "always", len(runs), outcome.skipped, sweep.name)
@@ -726,7 +732,8 @@ def run_sweep(
 
         try:
             while pending or in_flight:
-                while pending and len(in_flight) < window:
+                room = window()
+                while pending and len(in_flight) < room:
                     spec = pending.pop()
                     in_flight[executor.submit(execute, spec)] = spec
                 done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)

@@ -286,6 +286,18 @@ def test_failed_run_is_recorded_and_the_others_complete(tmp_path):
     assert changed == set(bad["run_hash"])
 
 
+def test_traces_off_keeps_the_summary_and_no_trace_files(tmp_path):
+    s = Sweep(tiny(), grid={"flow.0.count": [1, 2]}, traces=False)
+    s.run(tmp_path / "out", jobs=1, progress=False)
+    store = Store(tmp_path / "out")
+    for r in s.runs():
+        files = sorted(p.name for p in store.run_dir(r.run_hash).iterdir())
+        assert files == ["scenario.json", "summary.json"]
+        summary = json.loads((store.run_dir(r.run_hash) / "summary.json").read_text())
+        assert len(summary["flows"]) == r.params["flow.0.count"]
+    assert len(store.flows()) == 1 + 2
+
+
 def test_progress_bar_shows_runs_done_over_total(tmp_path, capfd):
     s = Sweep(tiny(), grid={"flow.0.count": [1, 2]}, seeds=[1, 2], name="bar-test")
     s.run(tmp_path / "out", jobs=1, progress="always")
