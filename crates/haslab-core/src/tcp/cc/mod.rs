@@ -27,7 +27,9 @@ pub mod cubic;
 pub mod illinois;
 pub mod minmax;
 pub mod newreno;
+pub mod tcphas;
 pub mod tibet;
+pub mod trickle;
 pub mod westwood;
 pub mod yeah;
 
@@ -308,6 +310,12 @@ pub enum CcConfig {
     /// BBR v1, Linux net/ipv4/tcp_bbr.c (simplified: see bbr.rs).
     #[serde(rename = "bbr")]
     Bbr(bbr::BbrConfig),
+    /// TcpHas (TcpHas paper §III): shapes to 1.2 × the estimated optimal encoding bitrate.
+    #[serde(rename = "tcphas")]
+    TcpHas(tcphas::TcpHasConfig),
+    /// Trickle adapted to HAS (TcpHas paper §IV-C): cwnd clamp at the shaping rate × RTT.
+    #[serde(rename = "trickle")]
+    Trickle(trickle::TrickleConfig),
 }
 
 impl Default for CcConfig {
@@ -338,6 +346,8 @@ impl CcConfig {
         "yeah",
         "illinois",
         "bbr",
+        "tcphas",
+        "trickle",
     ];
 
     pub fn name(&self) -> &'static str {
@@ -349,6 +359,8 @@ impl CcConfig {
             CcConfig::Yeah(_) => "yeah",
             CcConfig::Illinois(_) => "illinois",
             CcConfig::Bbr(_) => "bbr",
+            CcConfig::TcpHas(_) => "tcphas",
+            CcConfig::Trickle(_) => "trickle",
         }
     }
 
@@ -366,6 +378,8 @@ impl CcConfig {
                 c.clone(),
                 crate::sim::rng::Stream::new(seed, stream_name),
             )),
+            CcConfig::TcpHas(c) => Box::new(tcphas::TcpHas::new(c.clone())),
+            CcConfig::Trickle(c) => Box::new(trickle::Trickle::new(c.clone())),
         }
     }
 
@@ -386,6 +400,8 @@ impl CcConfig {
             "yeah" => Some(CcConfig::Yeah(Default::default())),
             "illinois" => Some(CcConfig::Illinois(Default::default())),
             "bbr" => Some(CcConfig::Bbr(Default::default())),
+            "tcphas" => Some(CcConfig::TcpHas(Default::default())),
+            "trickle" | "trickle-has" => Some(CcConfig::Trickle(Default::default())),
             _ => None,
         }
     }
@@ -401,6 +417,8 @@ impl CcConfig {
             CcConfig::Yeah(c) => c.check(),
             CcConfig::Illinois(c) => c.check(),
             CcConfig::Bbr(c) => c.check(),
+            CcConfig::TcpHas(c) => c.check(),
+            CcConfig::Trickle(c) => c.check(),
         }
     }
 
@@ -442,6 +460,14 @@ impl CcConfig {
                     CcConfig::Bbr(_) => (
                         &[],
                         "Linux net/ipv4/tcp_bbr.c, BBR v1 (Cardwell et al. 2016); long-term bw and ACK aggregation omitted",
+                    ),
+                    CcConfig::TcpHas(_) => (
+                        &[],
+                        "TcpHas paper (Ben Ameur, Mory, Cousin), §III, Algorithms 2-7",
+                    ),
+                    CcConfig::Trickle(_) => (
+                        &["trickle-has"],
+                        "TcpHas paper §IV-C adaptation of Trickle (Ghobadi et al., USENIX ATC 2012)",
                     ),
                 };
                 CcInfo {

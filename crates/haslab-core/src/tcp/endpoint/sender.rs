@@ -57,6 +57,7 @@ impl Endpoint {
         if self.state != State::Established {
             return;
         }
+        self.tp.now_ns = now_ns;
         let mut cwnd_limited = false;
         let mut sent_new = false;
         loop {
