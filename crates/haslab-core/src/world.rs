@@ -493,6 +493,13 @@ impl World {
                 AppAction::Open { conn, ref spec } => {
                     self.open_connection(conn, spec, app);
                 }
+                AppAction::SetCwndClampRate {
+                    conn,
+                    side,
+                    rate_bps,
+                } => {
+                    self.conns[conn as usize].ends[side as usize].set_cwnd_clamp_rate(rate_bps);
+                }
             }
         }
         self.out = out;
@@ -567,6 +574,9 @@ impl World {
                     retransmitted_segments: tx.stats.retransmitted_segments,
                     rto_count: tx.stats.rto_count,
                     fast_recovery_count: tx.stats.fast_recovery_count,
+                    tlp_probes: tx.stats.tlp_probes,
+                    tlp_recoveries: tx.stats.tlp_recoveries,
+                    dsacks_received: tx.stats.dsacks_received,
                     established_ns: tx.stats.established_ns,
                     completed_ns: tx
                         .stats
@@ -703,7 +713,8 @@ pub fn run_plan(plan: &Plan, opts: &RunOptions) -> Result<SimResult, String> {
 }
 
 /// Builds both endpoints of connection `conn` between `nodes` = [client, server]. Initial
-/// sequence numbers come from the stream "flow:<name>:isn" unless the TCP options fix them.
+/// sequence numbers come from the stream "flow:<name>:isn" unless the TCP options fix them;
+/// each side's congestion control draws from "flow:<name>:cc:<side>".
 fn make_connection(
     seed: u64,
     conn: u32,
@@ -730,7 +741,7 @@ fn make_connection(
             ports[s],
             ports[peer],
             tcp.clone(),
-            cc.build(),
+            cc.build_seeded(seed, &format!("flow:{name}:cc:{s}")),
             isns[s],
         )
     });

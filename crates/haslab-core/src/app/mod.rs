@@ -73,6 +73,12 @@ pub enum AppAction {
         conn: u32,
         spec: Box<OpenSpec>,
     },
+    /// Clamp the sender's cwnd to rate × SRTT (Trickle); None removes the clamp.
+    SetCwndClampRate {
+        conn: u32,
+        side: u8,
+        rate_bps: Option<u64>,
+    },
 }
 
 /// What an application may do during a callback.
@@ -136,6 +142,14 @@ impl<'a> AppApi<'a> {
     pub fn set_app_data(&mut self, conn: u32, side: u8, data: AppData) {
         self.actions
             .push(AppAction::SetAppData { conn, side, data });
+    }
+    /// Clamps the cwnd of the `side` sender of `conn` to `rate_bps` × SRTT (None: no clamp).
+    pub fn set_cwnd_clamp_rate(&mut self, conn: u32, side: u8, rate_bps: Option<u64>) {
+        self.actions.push(AppAction::SetCwndClampRate {
+            conn,
+            side,
+            rate_bps,
+        });
     }
 }
 

@@ -301,6 +301,14 @@ impl Scenario {
                 Some(c) => c.0.clone(),
                 None => default_cc.clone(),
             };
+            if let Err((field, message)) = cc.check() {
+                let at = if pl.cc.is_some() {
+                    format!("{p}.cc")
+                } else {
+                    "defaults.cc".to_string()
+                };
+                return Err(err(format!("{at}.{field}"), message));
+            }
             // replication
             if pl.count > 1 {
                 if let Some(n) = &pl.name {
