@@ -76,6 +76,61 @@ impl HttpServer {
 mod tests {
     use super::*;
 
+    use crate::app::AppAction;
+
+    #[test]
+    fn the_server_passes_the_ladder_down_once_per_connection_before_its_first_response() {
+        let video = Video::cbr(
+            "t",
+            vec![1_000_000, 2_000_000],
+            2_000_000_000,
+            10_000_000_000,
+        )
+        .unwrap();
+        let mut server = HttpServer::default();
+        let mut actions = Vec::new();
+        let mut api = AppApi::new(0, &mut actions);
+        server.on_request(&mut api, &video, 7, tag(0, 1));
+        server.on_request(&mut api, &video, 7, tag(1, 0));
+        server.on_request(&mut api, &video, 8, tag(2, 0));
+        let ladder = AppData {
+            encoding_bitrates_bps: vec![1_000_000, 2_000_000],
+        };
+        assert_eq!(
+            actions,
+            vec![
+                AppAction::SetAppData {
+                    conn: 7,
+                    side: 1,
+                    data: ladder.clone()
+                },
+                AppAction::Write {
+                    conn: 7,
+                    side: 1,
+                    bytes: RESPONSE_HEADER_BYTES + 500_000,
+                    tag: tag(0, 1)
+                },
+                AppAction::Write {
+                    conn: 7,
+                    side: 1,
+                    bytes: RESPONSE_HEADER_BYTES + 250_000,
+                    tag: tag(1, 0)
+                },
+                AppAction::SetAppData {
+                    conn: 8,
+                    side: 1,
+                    data: ladder
+                },
+                AppAction::Write {
+                    conn: 8,
+                    side: 1,
+                    bytes: RESPONSE_HEADER_BYTES + 250_000,
+                    tag: tag(2, 0)
+                },
+            ]
+        );
+    }
+
     #[test]
     fn tags_round_trip() {
         assert_eq!(untag(tag(123_456, 7)), (123_456, 7));
