@@ -347,3 +347,74 @@ fn tcphas_servers_stabilise_rbb_players() {
         "infidelity: TcpHas {tf:.0} % vs Westwood+ {wf:.0} %"
     );
 }
+
+/// Connection policies open the connections they promise: one persistent; one per segment;
+/// N in parallel, used in turn; a new one every k segments. Same scenario, same results.
+#[test]
+fn connection_policies_open_the_promised_connections_and_runs_repeat_exactly() {
+    let policy = |c: &str| {
+        run(&scenario(
+            1,
+            "20Mbps",
+            "1000pkts",
+            "30s",
+            &format!("abr = \"bba\"\nvideo = {{ preset = \"tcphas\", duration = \"20s\" }}\n{c}"),
+        ))
+    };
+    let segs = 10;
+    let flows_of = |r: &SimResult| -> Vec<u32> {
+        let t = r.table("segments").unwrap();
+        col(t, "flow").iter().map(|&f| f as u32).collect()
+    };
+    let r = policy("connection = \"persistent\"");
+    assert_eq!((r.players[0].segments, r.players[0].connections), (segs, 1));
+    let r = policy("connection = \"per-request\"");
+    assert_eq!(r.players[0].connections as u64, segs);
+    let f = flows_of(&r);
+    assert!(
+        f.windows(2).all(|w| w[0] != w[1]),
+        "a new connection per segment"
+    );
+    let r = policy("connection = \"parallel\"\nconnections = 3");
+    assert_eq!(r.players[0].connections, 3);
+    let f = flows_of(&r);
+    assert!(
+        f.iter().enumerate().all(|(i, &c)| c == f[i % 3]),
+        "used in turn: {f:?}"
+    );
+    let r = policy("connection = \"renew\"\nrenew_every = 4");
+    assert_eq!(r.players[0].connections, 3, "10 segments, 4 per connection");
+    let f = flows_of(&r);
+    assert_eq!(f.iter().filter(|&&c| c == f[0]).count(), 4);
+    // the handshake of a new connection per request costs a round trip per segment
+    let per_req = policy("connection = \"per-request\"").players[0].avg_throughput_bps;
+    let persistent = policy("connection = \"persistent\"").players[0].avg_throughput_bps;
+    assert!(per_req < persistent, "{per_req} vs {persistent}");
+
+    let a = policy("connection = \"parallel\"\nconnections = 2");
+    let b = policy("connection = \"parallel\"\nconnections = 2");
+    // bit for bit (NaN estimates compare equal as bits)
+    let bits = |r: &SimResult| -> Vec<(String, Vec<u64>)> {
+        r.tables
+            .iter()
+            .flat_map(|t| {
+                t.columns
+                    .iter()
+                    .map(move |(n, c)| (format!("{}.{n}", t.name), c))
+            })
+            .map(|(n, c)| {
+                let v = match c {
+                    ColumnData::U64(v) => v.clone(),
+                    ColumnData::U32(v) => v.iter().map(|&x| x as u64).collect(),
+                    ColumnData::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+                };
+                (n, v)
+            })
+            .collect()
+    };
+    assert_eq!(bits(&a), bits(&b));
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+}
