@@ -42,7 +42,11 @@ pub fn p_at_least(k: u32, m: u32, p: f64) -> f64 {
 /// P_A(RTO) = 1 − equation (4), for `m` dummy packets and loss probability `p`.
 pub fn p_rto(p: f64, m: u32) -> f64 {
     let q = 1.0 - p;
-    let (p1, p2, p3) = (p_at_least(1, m, p), p_at_least(2, m, p), p_at_least(3, m, p));
+    let (p1, p2, p3) = (
+        p_at_least(1, m, p),
+        p_at_least(2, m, p),
+        p_at_least(3, m, p),
+    );
     let no_rto =
         p * q * q * (p1 + p2 + p3) + p * p * q * (2.0 * p2 + p3) + p.powi(3) * p3 + q.powi(3);
     (1.0 - no_rto).max(0.0)
@@ -90,7 +94,10 @@ mod tests {
         for &(p, eps) in &[(0.01, 1e-6), (0.03, 1e-6), (0.1, 1e-6), (0.05, 1e-3)] {
             let m = dummy_count(p, eps);
             assert!(p_rto(p, m) <= eps, "p {p}: m = {m} misses ε");
-            assert!(m == 0 || p_rto(p, m - 1) > eps, "p {p}: m = {m} is not minimal");
+            assert!(
+                m == 0 || p_rto(p, m - 1) > eps,
+                "p {p}: m = {m} is not minimal"
+            );
         }
         // the paper's setting (1 % loss, ε = 10⁻⁶) needs 5 dummies; more loss, more dummies
         assert_eq!(dummy_count(0.01, 1e-6), 5);

@@ -390,6 +390,28 @@ impl CcConfig {
         }
     }
 
+    /// The algorithm `name` (a canonical name, see [`Self::name`]) with the parameters in
+    /// `params` (a JSON object without the `algorithm` key); errors carry the parameter's path.
+    pub fn with_params(
+        name: &str,
+        params: serde_json::Value,
+    ) -> Result<CcConfig, serde_path_to_error::Error<serde_json::Error>> {
+        fn de<T: serde::de::DeserializeOwned>(
+            v: serde_json::Value,
+        ) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
+            serde_path_to_error::deserialize(v)
+        }
+        Ok(match name {
+            "cubic" => CcConfig::Cubic(de(params)?),
+            "westwood+" => CcConfig::WestwoodPlus(de(params)?),
+            "tibet" => CcConfig::Tibet(de(params)?),
+            "yeah" => CcConfig::Yeah(de(params)?),
+            "illinois" => CcConfig::Illinois(de(params)?),
+            "bbr" => CcConfig::Bbr(de(params)?),
+            _ => CcConfig::NewReno(de(params)?),
+        })
+    }
+
     /// Checks the ranges a type cannot express; the error names the parameter and what is
     /// accepted.
     pub fn check(&self) -> Result<(), (String, String)> {
