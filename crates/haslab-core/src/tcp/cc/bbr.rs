@@ -263,7 +263,7 @@ impl Bbr {
 
     /// Linux `bbr_rate_bytes_per_sec`: rate (pkts/µs << 24) × gain → bytes per second.
     fn rate_bytes_per_sec(&self, mss: u32, rate: u64, gain: u64) -> u64 {
-        let r = rate as u128 * mss as u128 * gain as u128 >> BBR_SCALE;
+        let r = (rate as u128 * mss as u128 * gain as u128) >> BBR_SCALE;
         let r = r * (1_000_000 / 100 * (100 - self.cfg.pacing_margin_percent as u128));
         (r >> BW_SCALE) as u64
     }
@@ -316,7 +316,8 @@ impl Bbr {
             return TCP_INIT_CWND;
         }
         let w = bw as u128 * (self.min_rtt_ns / 1000) as u128;
-        (((w * gain as u128 >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128)
+        ((w * gain as u128) >> BBR_SCALE)
+            .div_ceil(BW_UNIT as u128)
             .min(u32::MAX as u128 / 2) as u32
     }
 
@@ -360,7 +361,7 @@ impl Bbr {
 
     fn reset_probe_bw_mode(&mut self, tp: &CcState) {
         self.mode = BbrMode::ProbeBw;
-        let r = (self.rng.next_u32() as u64 * CYCLE_RAND as u64 >> 32) as usize;
+        let r = ((self.rng.next_u32() as u64 * CYCLE_RAND as u64) >> 32) as usize;
         self.cycle_idx = CYCLE_LEN - 1 - r;
         self.advance_cycle_phase(tp);
     }
@@ -410,7 +411,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let thresh = (self.full_bw as u128 * self.full_bw_thresh as u128 >> BBR_SCALE) as u64;
+        let thresh = ((self.full_bw as u128 * self.full_bw_thresh as u128) >> BBR_SCALE) as u64;
         if self.max_bw() >= thresh {
             self.full_bw = self.max_bw();
             self.full_bw_cnt = 0;
