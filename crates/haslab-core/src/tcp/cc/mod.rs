@@ -326,6 +326,8 @@ pub struct CcInfo {
     /// The reference the implementation follows.
     pub source: &'static str,
     pub defaults: serde_json::Value,
+    /// Each parameter with its default, accepted values and description.
+    pub parameters: Vec<super::catalog::FieldInfo>,
 }
 
 impl CcConfig {
@@ -436,6 +438,16 @@ impl CcConfig {
                 if let Some(m) = defaults.as_object_mut() {
                     m.remove("algorithm");
                 }
+                use super::catalog::fields;
+                let parameters = match cfg {
+                    CcConfig::NewReno(_) => fields::<newreno::NewRenoConfig>(),
+                    CcConfig::Cubic(_) => fields::<cubic::CubicConfig>(),
+                    CcConfig::WestwoodPlus(_) => fields::<westwood::WestwoodConfig>(),
+                    CcConfig::Tibet(_) => fields::<tibet::TibetConfig>(),
+                    CcConfig::Yeah(_) => fields::<yeah::YeahConfig>(),
+                    CcConfig::Illinois(_) => fields::<illinois::IllinoisConfig>(),
+                    CcConfig::Bbr(_) => fields::<bbr::BbrConfig>(),
+                };
                 let (aliases, source): (&'static [&'static str], &'static str) = match cfg {
                     CcConfig::NewReno(_) => (
                         &["reno"],
@@ -471,6 +483,7 @@ impl CcConfig {
                     aliases,
                     source,
                     defaults,
+                    parameters,
                 }
             })
             .collect()
