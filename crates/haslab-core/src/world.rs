@@ -446,6 +446,13 @@ impl World {
                 } => {
                     self.conns[conn as usize].set_app_data(side, data);
                 }
+                AppAction::SetCwndClampRate {
+                    conn,
+                    side,
+                    rate_bps,
+                } => {
+                    self.conns[conn as usize].ends[side as usize].set_cwnd_clamp_rate(rate_bps);
+                }
             }
         }
         self.out = out;

@@ -119,6 +119,17 @@ pub struct TcpConfig {
     pub cwnd_clamp_rate: Option<Rate>,
     /// newCWV's non-validated period (RFC 7661: 5 minutes); used with `idle_restart = "newcwv"`.
     pub newcwv_nvp: Duration,
+    /// The Enhancing-TCP paper's novel pacing (§3.1): the first RTT of each chunk (a write
+    /// that starts when everything before it was acknowledged) is paced at cwnd/RTT, or, after
+    /// an RTO in the previous chunk's trailing ACKs, cwnd is restored to its pre-RTO value and
+    /// paced over two RTTs; skipped when restart after idle decayed cwnd. Default off.
+    pub novel_pacing: bool,
+    /// The Enhancing-TCP paper's Reducing Tail Loss (§3.2): in a chunk's trailing-ACKs phase,
+    /// one 1-byte retransmission of the chunk's last byte per ACK received, until m are sent
+    /// (m from the paper's equations, see tcp/rtl.rs). Default off.
+    pub rtl: bool,
+    /// RTL's target probability of a tail RTO (ε in equation (5); the paper: 10⁻⁶).
+    pub rtl_epsilon: f64,
 }
 
 impl Default for TcpConfig {
@@ -143,6 +154,9 @@ impl Default for TcpConfig {
             max_pacing_rate: None,
             cwnd_clamp_rate: None,
             newcwv_nvp: d_ms(300_000),
+            novel_pacing: false,
+            rtl: false,
+            rtl_epsilon: 1e-6,
         }
     }
 }
@@ -203,6 +217,12 @@ impl TcpConfig {
         }
         if self.newcwv_nvp.0 == 0 {
             return err("newcwv_nvp", "must be greater than zero");
+        }
+        if !(self.rtl_epsilon > 0.0 && self.rtl_epsilon < 1.0) {
+            return err(
+                "rtl_epsilon",
+                "must be a probability strictly between 0 and 1",
+            );
         }
         Ok(())
     }

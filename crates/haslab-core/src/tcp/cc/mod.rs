@@ -27,7 +27,9 @@ pub mod cubic;
 pub mod illinois;
 pub mod minmax;
 pub mod newreno;
+pub mod tcphas;
 pub mod tibet;
+pub mod trickle;
 pub mod westwood;
 pub mod yeah;
 
@@ -308,6 +310,12 @@ pub enum CcConfig {
     /// BBR v1, Linux net/ipv4/tcp_bbr.c (simplified: see bbr.rs).
     #[serde(rename = "bbr")]
     Bbr(bbr::BbrConfig),
+    /// TcpHas (TcpHas paper §III): shapes to 1.2 × the estimated optimal encoding bitrate.
+    #[serde(rename = "tcphas")]
+    TcpHas(tcphas::TcpHasConfig),
+    /// Trickle adapted to HAS (TcpHas paper §IV-C): cwnd clamp at the shaping rate × RTT.
+    #[serde(rename = "trickle")]
+    Trickle(trickle::TrickleConfig),
 }
 
 impl Default for CcConfig {
@@ -340,6 +348,8 @@ impl CcConfig {
         "yeah",
         "illinois",
         "bbr",
+        "tcphas",
+        "trickle",
     ];
 
     pub fn name(&self) -> &'static str {
@@ -351,6 +361,8 @@ impl CcConfig {
             CcConfig::Yeah(_) => "yeah",
             CcConfig::Illinois(_) => "illinois",
             CcConfig::Bbr(_) => "bbr",
+            CcConfig::TcpHas(_) => "tcphas",
+            CcConfig::Trickle(_) => "trickle",
         }
     }
 
@@ -368,6 +380,8 @@ impl CcConfig {
                 c.clone(),
                 crate::sim::rng::Stream::new(seed, stream_name),
             )),
+            CcConfig::TcpHas(c) => Box::new(tcphas::TcpHas::new(c.clone())),
+            CcConfig::Trickle(c) => Box::new(trickle::Trickle::new(c.clone())),
         }
     }
 
@@ -388,6 +402,8 @@ impl CcConfig {
             "yeah" => Some(CcConfig::Yeah(Default::default())),
             "illinois" => Some(CcConfig::Illinois(Default::default())),
             "bbr" => Some(CcConfig::Bbr(Default::default())),
+            "tcphas" => Some(CcConfig::TcpHas(Default::default())),
+            "trickle" | "trickle-has" => Some(CcConfig::Trickle(Default::default())),
             _ => None,
         }
     }
@@ -410,7 +426,18 @@ impl CcConfig {
             "yeah" => CcConfig::Yeah(de(params)?),
             "illinois" => CcConfig::Illinois(de(params)?),
             "bbr" => CcConfig::Bbr(de(params)?),
-            _ => CcConfig::NewReno(de(params)?),
+            "tcphas" => CcConfig::TcpHas(de(params)?),
+            "trickle" => CcConfig::Trickle(de(params)?),
+            "newreno" => CcConfig::NewReno(de(params)?),
+            other => {
+                // a variant without its own arm: the tagged enum (errors lose the path)
+                let mut table = match params {
+                    serde_json::Value::Object(m) => m,
+                    _ => serde_json::Map::new(),
+                };
+                table.insert("algorithm".into(), other.into());
+                de(serde_json::Value::Object(table))?
+            }
         })
     }
 
@@ -425,6 +452,8 @@ impl CcConfig {
             CcConfig::Yeah(c) => c.check(),
             CcConfig::Illinois(c) => c.check(),
             CcConfig::Bbr(c) => c.check(),
+            CcConfig::TcpHas(c) => c.check(),
+            CcConfig::Trickle(c) => c.check(),
         }
     }
 
@@ -447,6 +476,8 @@ impl CcConfig {
                     CcConfig::Yeah(_) => fields::<yeah::YeahConfig>(),
                     CcConfig::Illinois(_) => fields::<illinois::IllinoisConfig>(),
                     CcConfig::Bbr(_) => fields::<bbr::BbrConfig>(),
+                    CcConfig::TcpHas(_) => fields::<tcphas::TcpHasConfig>(),
+                    CcConfig::Trickle(_) => fields::<trickle::TrickleConfig>(),
                 };
                 let (aliases, source): (&'static [&'static str], &'static str) = match cfg {
                     CcConfig::NewReno(_) => (
@@ -477,6 +508,14 @@ impl CcConfig {
                         &[],
                         "Linux net/ipv4/tcp_bbr.c, BBR v1 (Cardwell et al. 2016); long-term bw and ACK aggregation omitted",
                     ),
+                    CcConfig::TcpHas(_) => (
+                        &[],
+                        "TcpHas paper (Ben Ameur, Mory, Cousin), §III, Algorithms 2-7",
+                    ),
+                    CcConfig::Trickle(_) => (
+                        &["trickle-has"],
+                        "TcpHas paper §IV-C adaptation of Trickle (Ghobadi et al., USENIX ATC 2012)",
+                    ),
                 };
                 CcInfo {
                     name,
@@ -503,8 +542,12 @@ mod tests {
             assert!(cfg.check().is_ok(), "{name}: defaults are in range");
             let json = serde_json::to_value(&cfg).unwrap();
             assert_eq!(json["algorithm"], name);
-            let back: CcConfig = serde_json::from_value(json).unwrap();
+            let back: CcConfig = serde_json::from_value(json.clone()).unwrap();
             assert_eq!(back, cfg);
+            // the scenario parser's path: the parameters without the tag
+            let mut params = json;
+            params.as_object_mut().unwrap().remove("algorithm");
+            assert_eq!(CcConfig::with_params(name, params).unwrap(), cfg, "{name}");
         }
         assert_eq!(CcConfig::by_name("westwood").unwrap().name(), "westwood+");
         assert!(CcConfig::by_name("vegas").is_none());

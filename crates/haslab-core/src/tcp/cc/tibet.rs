@@ -96,6 +96,11 @@ impl Tibet {
         }
     }
 
+    /// Sets the smoothed estimate B̂we (TcpHas starts it at the highest encoding rate).
+    pub fn set_estimate_bps(&mut self, bps: f64) {
+        self.bwe_hat_bps = Some(bps);
+    }
+
     /// The smoothed estimate B̂we in bits per second (0 before the first estimate).
     pub fn bwe_bps(&self) -> f64 {
         self.bwe_hat_bps.unwrap_or(0.0)

@@ -128,6 +128,10 @@ pub struct EndpointStats {
     pub tlp_recoveries: u64,
     /// D-SACK blocks received (RFC 2883): the peer got a segment twice.
     pub dsacks_received: u64,
+    /// Reducing Tail Loss dummy packets sent.
+    pub rtl_dummies: u64,
+    /// Chunks whose first RTT was paced by the novel pacing algorithm.
+    pub novel_paced_chunks: u64,
     pub established_ns: Option<u64>,
     /// Time the last written byte was acknowledged (updated at each idle point).
     pub completed_ns: Option<u64>,
@@ -202,6 +206,19 @@ pub struct Endpoint {
     reorder_timer: Timer,
     tlp: Option<TlpEpisode>,
     tlp_timer: Timer,
+    /// the current chunk (Enhancing-TCP): [chunk_start, chunk_end) of the stream, a chunk
+    /// being the data written while the sender was idle, plus what was appended before it
+    /// was all acknowledged
+    chunk_start: u64,
+    chunk_end: u64,
+    /// a chunk was written while idle and its first segment is not sent yet
+    chunk_pending: bool,
+    /// cwnd before an RTO in the current chunk's trailing-ACKs phase
+    rto_trailing_cwnd: Option<u32>,
+    /// novel pacing rate while the first RTT of a chunk is paced
+    novel_pacing_bps: Option<u64>,
+    /// RTL: dummies to send in this trailing phase (None before the phase starts)
+    rtl_quota: Option<u32>,
     /// marks (end offset, tag) of writes, for Acked notices
     send_marks: VecDeque<(u64, u64)>,
     idle_notified: bool,
@@ -316,6 +333,12 @@ impl Endpoint {
             reorder_timer: Timer::default(),
             tlp: None,
             tlp_timer: Timer::default(),
+            chunk_start: 1,
+            chunk_end: 1,
+            chunk_pending: false,
+            rto_trailing_cwnd: None,
+            novel_pacing_bps: None,
+            rtl_quota: None,
             send_marks: VecDeque::new(),
             idle_notified: true,
             irs: 0,
@@ -405,7 +428,14 @@ impl Endpoint {
         if self.fin_requested || bytes == 0 {
             return None;
         }
+        if self.snd_una >= self.write_end {
+            // written while idle: a new chunk (an HTTP response) starts here
+            self.chunk_start = self.write_end;
+            self.chunk_pending = true;
+            self.rtl_quota = None;
+        }
         self.write_end += bytes;
+        self.chunk_end = self.write_end;
         self.stats.bytes_written += bytes;
         self.send_marks.push_back((self.write_end, tag));
         self.idle_notified = false;

@@ -57,6 +57,7 @@ impl Endpoint {
         if self.state != State::Established {
             return;
         }
+        self.tp.now_ns = now_ns;
         let mut cwnd_limited = false;
         let mut sent_new = false;
         loop {
@@ -66,6 +67,7 @@ impl Endpoint {
             }
             if lost.is_none() && self.sb.is_empty() {
                 // sending new data with nothing in flight: restart after idle, TX start
+                let cwnd_before = self.tp.cwnd_pkts;
                 if self.has_sent_data && !self.cc.has_cong_control() {
                     let idle_ns = now_ns.saturating_sub(self.tp.last_send_ns);
                     self.tp.now_ns = now_ns;
@@ -74,6 +76,10 @@ impl Endpoint {
                         .on_restart_after_idle(&mut self.tp, self.cc.as_mut(), idle_ns);
                 }
                 self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+                if self.chunk_pending {
+                    self.chunk_pending = false;
+                    self.start_novel_pacing(self.tp.cwnd_pkts < cwnd_before);
+                }
             }
             if self.window_pipe() >= self.tp.cwnd_pkts {
                 cwnd_limited = true;
@@ -378,8 +384,15 @@ impl Endpoint {
         if info.advanced {
             self.cwv.on_ack(&mut self.tp, info.bytes_acked);
         }
+        if self.novel_pacing_bps.is_some() && self.snd_una > self.chunk_start {
+            // the first packet of the chunk is acknowledged: the initial burst is over
+            self.novel_pacing_bps = None;
+        }
         self.update_pacing_rate();
         self.apply_clamp();
+        if self.cfg.rtl {
+            self.reduce_tail_loss(now_ns, out);
+        }
 
         let slow_path = prior_state != CaState::Open || !info.advanced || h.sack_len > 0;
         let fl = if info.advanced { CA_ACK_WIN_UPDATE } else { 0 }
@@ -629,6 +642,10 @@ impl Endpoint {
     /// which the maximum still caps).
     pub(super) fn update_pacing_rate(&mut self) {
         let max = self.cfg.max_pacing_rate.map(|r| r.0);
+        if let Some(r) = self.novel_pacing_bps {
+            self.tp.pacing_rate_bps = Some(max.map_or(r, |m| r.min(m)));
+            return;
+        }
         let own_rule = self.cfg.pacing != crate::tcp::config::PacingMode::Off || max.is_some();
         if self.cc.has_cong_control() || !own_rule {
             // the algorithm's own rate (BBR, or a custom algorithm), capped by the maximum
@@ -655,6 +672,66 @@ impl Endpoint {
         self.tp.cwnd_pkts = self.tp.cwnd_pkts.min(clamp);
     }
 
+    // ------------------------------------------------------------------ Enhancing-TCP (§3)
+
+    /// Novel pacing (Enhancing-TCP §3.1, Fig. 2), decided when a chunk's first segment goes
+    /// out: no pacing if restart after idle decayed cwnd or for the connection's first chunk
+    /// (its slow start is left alone); after an RTO in the previous chunk's trailing ACKs,
+    /// cwnd = cwnd' (before that RTO: slow start is skipped) paced at 2·RTT/cwnd' per packet;
+    /// otherwise paced at RTT/cwnd per packet. Pacing ends when the chunk's first packet is
+    /// acknowledged (see `on_ack`).
+    fn start_novel_pacing(&mut self, decayed: bool) {
+        let rto_cwnd = self.rto_trailing_cwnd.take();
+        if !self.cfg.novel_pacing || decayed || self.tp.srtt_ns == 0 || self.chunk_start <= 1 {
+            return;
+        }
+        let (pkts, rtts) = match rto_cwnd {
+            Some(prev) => {
+                self.tp.cwnd_pkts = self.tp.cwnd_pkts.max(prev);
+                (prev, 2)
+            }
+            None => (self.tp.cwnd_pkts, 1),
+        };
+        let bits = pkts as u128 * self.cfg.mss as u128 * 8 * 1_000_000_000;
+        let rate = (bits / (rtts * self.tp.srtt_ns as u128)).max(1) as u64;
+        self.novel_pacing_bps = Some(rate);
+        self.stats.novel_paced_chunks += 1;
+        self.update_pacing_rate();
+    }
+
+    /// Reducing Tail Loss (Enhancing-TCP §3.2): in the trailing-ACKs phase (the chunk is all
+    /// sent, not all acknowledged), one dummy packet per ACK until m are sent. The dummy is a
+    /// 1-byte retransmission of the chunk's last byte: any receiver answers it with a
+    /// duplicate ACK (out of order if that byte is missing, a duplicate otherwise), so it
+    /// needs no receiver change and costs 53 bytes on the wire. The loss rate in m's equations
+    /// is estimated as (packets marked lost + 1) / (segments sent + 100): a 1 % prior that
+    /// the connection's own losses take over.
+    fn reduce_tail_loss(&mut self, now_ns: u64, out: &mut Output) {
+        let trailing = self.snd_nxt >= self.chunk_end
+            && self.snd_una < self.chunk_end
+            && self.chunk_end > self.chunk_start
+            && self.tp.ca_state <= CaState::Disorder;
+        if !trailing {
+            return;
+        }
+        let quota = *self.rtl_quota.get_or_insert_with(|| {
+            let p = (self.tp.lost_pkts + 1) as f64 / (self.stats.segments_sent + 100) as f64;
+            crate::tcp::rtl::dummy_count(p, self.cfg.rtl_epsilon)
+        });
+        if quota == 0 {
+            return;
+        }
+        self.rtl_quota = Some(quota - 1);
+        let last = self.chunk_end - 1;
+        let h = self.header(now_ns, last, flags::ACK | flags::PSH, 1);
+        self.emit(h, out);
+        self.stats.rtl_dummies += 1;
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += 1;
+        self.delack_timer.cancel();
+        self.unacked_bytes = 0;
+    }
+
     // ------------------------------------------------------------------ RTO
 
     pub(super) fn on_rto(&mut self, now_ns: u64, out: &mut Output) {
@@ -671,6 +748,11 @@ impl Endpoint {
             return;
         }
         self.stats.rto_count += 1;
+        if self.snd_nxt >= self.chunk_end && self.rto_trailing_cwnd.is_none() {
+            // an RTO in the trailing-ACKs phase (the whole chunk was sent): remembered for
+            // the novel pacing of the next chunk
+            self.rto_trailing_cwnd = Some(self.tp.cwnd_pkts);
+        }
         // Linux tcp_enter_loss: reduce ssthresh once per loss episode
         if self.tp.ca_state <= CaState::Disorder || self.recover <= self.snd_una {
             self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
