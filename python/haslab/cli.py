@@ -363,6 +363,9 @@ def cc_list(
     out.print(opts)
 
 
+app.add_typer(__import__("haslab.cli_sweep", fromlist=["app"]).app, name="sweep")
+
+
 def main() -> None:
     app(prog_name="haslab")
 
