@@ -6,6 +6,8 @@
 //! - [`tcp`]: the TCP connection (handshake, segmentation, ACKs, loss recovery, RTO) and the
 //!   congestion-control interface modelled on Linux `tcp_congestion_ops` ([`tcp::cc`]).
 //! - [`app`]: applications on the byte-stream API (bulk sender, chunked sender, sink).
+//! - [`traffic`]: cross-traffic generators (PPBP, exponential on/off, CBR, web-like TCP
+//!   transfers).
 //! - [`metrics`]: counters and time series collected during a run.
 //! - [`scenario`]: the one scenario schema (serde), its validation, and the resolved [`scenario::Plan`].
 //! - [`world`]: builds a [`scenario::Plan`] into a running simulation and returns a [`metrics::SimResult`].
@@ -16,6 +18,7 @@ pub mod net;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod traffic;
 pub mod world;
 
 pub use world::{run_plan, RunOptions};

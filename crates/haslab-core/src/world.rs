@@ -25,6 +25,8 @@ use crate::tcp::cwv::CwndValidation;
 use crate::tcp::endpoint::{Endpoint, Notice, Output, TimerKind};
 use std::path::PathBuf;
 
+mod traffic;
+
 /// Options of a run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -51,6 +53,15 @@ enum Ev {
     },
     /// close a goodput window
     GoodputTick,
+    // --- cross-traffic and dynamics (world/traffic.rs) ---
+    /// a datagram generator is due
+    Traffic(u32),
+    /// a web generator starts a transfer
+    WebArrival(u32),
+    /// a scheduled link change (loss event, capacity step)
+    Dyn(u32),
+    /// a Mahimahi delivery opportunity on a link direction
+    Opportunity(u32),
 }
 
 /// Port of the accepting side of every flow (as iperf's default).
@@ -81,6 +92,8 @@ pub struct World {
     queues: QueueSeries,
     unroutable: u64,
     finished: bool,
+    /// cross-traffic generators and link dynamics (world/traffic.rs)
+    traffic: traffic::TrafficState,
 }
 
 impl World {
@@ -115,11 +128,13 @@ impl World {
                 link_names.push(name);
             }
         }
+        let mut traffic = traffic::TrafficState::new(plan, &mut links);
         let mut dests: Vec<u32> = Vec::new();
         for f in &plan.flows {
             dests.push(f.dst as u32);
             dests.push(f.src as u32);
         }
+        dests.extend(traffic.dests());
         let routes = Routes::compute(n_nodes, &edges, &dests);
         for f in &plan.flows {
             if routes.next_hop(f.src as u32, f.dst as u32) == NO_ROUTE
@@ -203,6 +218,7 @@ impl World {
             .iter()
             .map(|r| 2 * r.link + r.reverse as usize)
             .collect();
+        traffic.schedule(&mut q);
         let goodput_window_ns = plan.trace.goodput_window_ns.max(1);
         q.schedule(goodput_window_ns.min(plan.duration_ns), Ev::GoodputTick);
         Ok(World {
@@ -231,6 +247,7 @@ impl World {
             last_goodput_ns: 0,
             unroutable: 0,
             finished: false,
+            traffic,
         })
     }
 
@@ -307,12 +324,36 @@ impl World {
                 self.goodput.close_window(
                     now,
                     len,
-                    self.conns.iter().map(|c| c.ends[1].stats.bytes_received),
+                    self.conns
+                        .iter()
+                        .take(self.flow_names.len())
+                        .map(|c| c.ends[1].stats.bytes_received),
                 );
+                self.traffic_window(now);
                 if now < self.duration_ns {
                     let next = (now + self.goodput.window_ns).min(self.duration_ns);
                     self.q.schedule(next, Ev::GoodputTick);
                 }
+            }
+            Ev::Traffic(g) => self.on_traffic(g, now),
+            Ev::WebArrival(g) => self.on_web_arrival(g, now),
+            Ev::Dyn(i) => self.on_dyn(i),
+            Ev::Opportunity(ld) => {
+                let link = &mut self.links[ld as usize];
+                let (departed, pipe_was_empty, next) = link.serve_opportunity(now);
+                if pipe_was_empty && departed > 0 {
+                    self.q.schedule(now + link.delay_ns, Ev::Arrive(ld));
+                }
+                if let LinkAction::OpportunityAt(t) = next {
+                    self.q.schedule(t, Ev::Opportunity(ld));
+                }
+                if let Some(w) = &mut self.pcaps[ld as usize] {
+                    let pipe = &link.pipe;
+                    for (_, p) in pipe.iter().skip(pipe.len() - departed) {
+                        w.write_packet(now, p).ok();
+                    }
+                }
+                self.trace_queue(ld as usize, now);
             }
         }
     }
@@ -327,6 +368,8 @@ impl World {
                 self.conns[pkt.conn as usize].ends[side].on_segment(&h, now, &mut out);
                 self.out = out;
                 self.after_tcp(pkt.conn, now);
+            } else {
+                self.on_datagram(pkt.conn, pkt.size_bytes);
             }
             return;
         }
@@ -340,8 +383,10 @@ impl World {
             self.unroutable += 1;
             return;
         }
-        if let LinkAction::TxDoneAt(t) = self.links[ld as usize].enqueue(pkt, now) {
-            self.q.schedule(t, Ev::TxDone(ld));
+        match self.links[ld as usize].enqueue(pkt, now) {
+            LinkAction::TxDoneAt(t) => self.q.schedule(t, Ev::TxDone(ld)),
+            LinkAction::OpportunityAt(t) => self.q.schedule(t, Ev::Opportunity(ld)),
+            LinkAction::None => {}
         }
         self.trace_queue(ld as usize, now);
     }
@@ -374,7 +419,11 @@ impl World {
             }
             let notices: Vec<Notice> = out.notices.drain(..).collect();
             self.out = out;
-            if let Some(cw) = &mut self.cwnd {
+            if let Some(cw) = self
+                .cwnd
+                .as_mut()
+                .filter(|_| (conn as usize) < self.flow_names.len())
+            {
                 let ep = &self.conns[conn as usize].ends[0];
                 if ep.stats.bytes_written > 0 {
                     cw.observe(
@@ -466,6 +515,7 @@ impl World {
         let flows = self
             .conns
             .iter()
+            .take(self.flow_names.len())
             .enumerate()
             .map(|(i, c)| {
                 let (tx, rx) = (&c.ends[0], &c.ends[1]);
@@ -514,6 +564,8 @@ impl World {
         }
         tables.push(std::mem::take(&mut self.goodput).into_table());
         tables.push(std::mem::take(&mut self.queues).into_table());
+        let (traffic, traffic_table) = self.traffic_results();
+        tables.push(traffic_table);
         Ok(SimResult {
             seed: self.seed,
             duration_ns: self.duration_ns,
@@ -522,6 +574,7 @@ impl World {
             unroutable_packets: self.unroutable,
             flows,
             links,
+            traffic,
             tables,
         })
     }

@@ -10,19 +10,20 @@ use std::sync::Mutex;
 
 use haslab_core::metrics::{ColumnData, SimResult};
 use haslab_core::scenario::{self as scn};
-use haslab_core::scenario::{AppPlan, LinkDirRef, Plan, QueueLimit, QueuePlan};
+use haslab_core::scenario::{describe, Plan};
 use haslab_core::world::{RunOptions, World};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-/// Parses a scenario; `fmt` is `"toml"` or `"json"`. Errors become `ValueError("path: message")`.
-fn parse_plan(text: &str, fmt: &str) -> PyResult<Plan> {
+/// Parses a scenario; `fmt` is `"toml"` or `"json"`; relative file names in it (Mahimahi
+/// traces) are resolved against `base_dir`. Errors become `ValueError("path: message")`.
+fn parse_plan(text: &str, fmt: &str, base_dir: Option<&std::path::Path>) -> PyResult<Plan> {
     let parsed = match fmt {
-        "toml" => scn::plan_from_toml(text),
-        "json" => scn::plan_from_json(text),
+        "toml" => scn::plan_from_toml_in(text, base_dir),
+        "json" => scn::plan_from_json_in(text, base_dir),
         other => {
             return Err(PyValueError::new_err(format!(
                 "unknown scenario format {other:?}: expected \"toml\" or \"json\""
@@ -30,95 +31,6 @@ fn parse_plan(text: &str, fmt: &str) -> PyResult<Plan> {
         }
     };
     parsed.map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
-/// `"from->to"` for one link direction.
-fn dir_name(plan: &Plan, d: LinkDirRef) -> String {
-    let link = &plan.links[d.link];
-    let (from, to) = if d.reverse {
-        (link.b, link.a)
-    } else {
-        (link.a, link.b)
-    };
-    format!("{}->{}", plan.nodes[from].name, plan.nodes[to].name)
-}
-
-fn queue_limit(q: &QueuePlan) -> Value {
-    match q {
-        QueuePlan::DropTail {
-            limit: QueueLimit::Packets(p),
-        } => json!({"kind": "droptail", "limit_packets": p}),
-        QueuePlan::DropTail {
-            limit: QueueLimit::Bytes(b),
-        } => json!({"kind": "droptail", "limit_bytes": b}),
-    }
-}
-
-/// A JSON description of a resolved plan: what `validate` returns and `Simulation.plan` holds.
-fn describe(plan: &Plan) -> Value {
-    let links: Vec<Value> = plan
-        .links
-        .iter()
-        .enumerate()
-        .flat_map(|(i, l)| {
-            [(false, &l.ab), (true, &l.ba)].map(|(reverse, d)| {
-                json!({
-                    "name": dir_name(plan, LinkDirRef { link: i, reverse }),
-                    "link": l.name,
-                    "rate_bps": d.rate_bps,
-                    "delay_ns": d.delay_ns,
-                    "loss": d.loss,
-                    "queue": queue_limit(&d.queue),
-                })
-            })
-        })
-        .collect();
-    let flows: Vec<Value> = plan
-        .flows
-        .iter()
-        .map(|f| {
-            let app = match &f.app {
-                AppPlan::Bulk {
-                    start_ns,
-                    stop_ns,
-                    bytes,
-                } => json!({"kind": "bulk", "start_ns": start_ns, "stop_ns": stop_ns, "bytes": bytes}),
-                AppPlan::Chunks {
-                    start_ns,
-                    stop_ns,
-                    chunk_bytes,
-                    interval_ns,
-                } => json!({"kind": "chunks", "start_ns": start_ns, "stop_ns": stop_ns,
-                            "chunk_bytes": chunk_bytes, "interval_ns": interval_ns}),
-            };
-            json!({
-                "name": f.name,
-                "src": plan.nodes[f.src].name,
-                "dst": plan.nodes[f.dst].name,
-                "cc": f.cc.name(),
-                "mss": f.tcp.mss,
-                "app": app,
-            })
-        })
-        .collect();
-    let t = &plan.trace;
-    json!({
-        "seed": plan.seed,
-        "duration_ns": plan.duration_ns,
-        "nodes": plan.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
-        "links": links,
-        "flows": flows,
-        "trace": {
-            "cwnd": t.cwnd,
-            "cwnd_interval_ns": t.cwnd_interval_ns,
-            "queues": t.queues.iter().map(|&d| dir_name(plan, d)).collect::<Vec<_>>(),
-            "queue_interval_ns": t.queue_interval_ns,
-            "goodput_window_ns": t.goodput_window_ns,
-            "pcaps": t.pcaps.iter().map(|p| json!({
-                "at": dir_name(plan, p.at), "file": p.file, "snaplen": p.snaplen,
-            })).collect::<Vec<_>>(),
-        },
-    })
 }
 
 /// Converts a JSON value into the equivalent Python object.
@@ -153,15 +65,22 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
-/// validate(text, fmt="toml") -> dict
+/// validate(text, fmt="toml", base_dir=None) -> dict
 ///
 /// Parses and checks a scenario and returns a description of the resolved plan (seed,
-/// duration, nodes, link directions, flows, traces). Raises ValueError with the message
+/// duration, nodes, link directions with queues, flows, traffic, loss events, the preset and
+/// its player slots, paths with their RTT and BDP, traces). Relative file names (Mahimahi
+/// traces) are resolved against base_dir. Raises ValueError with the message
 /// "field.path: what is wrong" when the scenario is invalid.
 #[pyfunction]
-#[pyo3(signature = (text, fmt = "toml"))]
-fn validate<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound<'py, PyAny>> {
-    let plan = parse_plan(text, fmt)?;
+#[pyo3(signature = (text, fmt = "toml", base_dir = None))]
+fn validate<'py>(
+    py: Python<'py>,
+    text: &str,
+    fmt: &str,
+    base_dir: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let plan = parse_plan(text, fmt, base_dir.as_deref())?;
     to_py(py, &describe(&plan))
 }
 
@@ -173,11 +92,12 @@ fn schema() -> String {
     scn::json_schema()
 }
 
-/// Simulation(text, fmt="toml", out_dir=None, pcap=True)
+/// Simulation(text, fmt="toml", out_dir=None, pcap=True, base_dir=None)
 ///
 /// A running simulation of one scenario. Advance it with run_until(t_ns) (the GIL is released
 /// while it runs), then call finish() once. pcap files requested by the scenario are written
 /// into out_dir (and skipped when out_dir is None); pcap=False drops them from the plan.
+/// Relative file names in the scenario are resolved against base_dir.
 #[pyclass(module = "haslab._core")]
 struct Simulation {
     /// None once finished. The mutex makes the class Sync (a World is only Send) and keeps two
@@ -205,9 +125,15 @@ impl Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, fmt = "toml", out_dir = None, pcap = true))]
-    fn new(text: &str, fmt: &str, out_dir: Option<PathBuf>, pcap: bool) -> PyResult<Self> {
-        let mut plan = parse_plan(text, fmt)?;
+    #[pyo3(signature = (text, fmt = "toml", out_dir = None, pcap = true, base_dir = None))]
+    fn new(
+        text: &str,
+        fmt: &str,
+        out_dir: Option<PathBuf>,
+        pcap: bool,
+        base_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
+        let mut plan = parse_plan(text, fmt, base_dir.as_deref())?;
         if !pcap {
             plan.trace.pcaps.clear();
         }

@@ -2,6 +2,7 @@
 //! columnar tables (one row per sample) that Python turns into pandas DataFrames and Parquet.
 
 pub mod series;
+pub mod traffic;
 
 use serde::Serialize;
 
@@ -19,7 +20,10 @@ pub struct SimResult {
     pub flows: Vec<FlowSummary>,
     /// One entry per link direction.
     pub links: Vec<LinkDirSummary>,
-    /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]).
+    /// One entry per `[[traffic]]` generator.
+    pub traffic: Vec<traffic::TrafficSummary>,
+    /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]), `traffic` (see
+    /// [`traffic`]).
     #[serde(skip)]
     pub tables: Vec<Table>,
 }

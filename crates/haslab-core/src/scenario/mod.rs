@@ -11,13 +11,21 @@
 //! spells it (`flow[2].tcp.min_rto`, `link[0].rate`, `trace.queues[1]`) and whose message says
 //! what is accepted. No input makes these functions panic.
 
+pub mod describe;
 pub mod plan;
+mod plan_traffic;
+pub mod presets;
 mod spec;
+mod spec_traffic;
 pub mod units;
 mod validate;
+mod validate_traffic;
 
+pub use describe::describe;
 pub use plan::*;
+pub use plan_traffic::*;
 pub use spec::*;
+pub use spec_traffic::*;
 pub use validate::{
     check_name, MAX_APP_BYTES, MAX_DURATION_NS, MAX_FLOWS, MAX_NAME_LEN, MAX_NODES, MAX_RATE_BPS,
     SNAPLEN_RANGE,
@@ -120,6 +128,27 @@ pub fn plan_from_json(text: &str) -> Result<Plan, ScenarioError> {
     parse_json(text)?.to_plan()
 }
 
+/// Parses and validates a TOML scenario whose relative file names (Mahimahi traces) are
+/// relative to `base_dir` (the directory of the scenario file).
+pub fn plan_from_toml_in(
+    text: &str,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Plan, ScenarioError> {
+    let mut s = parse_toml(text)?;
+    s.base_dir = base_dir.map(|p| p.to_path_buf());
+    s.to_plan()
+}
+
+/// [`plan_from_json`] with relative file names resolved against `base_dir`.
+pub fn plan_from_json_in(
+    text: &str,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Plan, ScenarioError> {
+    let mut s = parse_json(text)?;
+    s.base_dir = base_dir.map(|p| p.to_path_buf());
+    s.to_plan()
+}
+
 /// The JSON Schema of [`Scenario`] (draft 2020-12), pretty-printed.
 pub fn json_schema() -> String {
     let schema = schemars::schema_for!(Scenario);
@@ -132,6 +161,9 @@ impl Scenario {
         validate::tcp_from_table(&self.defaults.tcp, "defaults.tcp")?;
         for (i, f) in self.flows.iter().enumerate() {
             validate::tcp_from_table(&f.tcp, &format!("flow[{i}].tcp"))?;
+        }
+        for (i, t) in self.traffic.iter().enumerate() {
+            validate::tcp_from_table(&t.tcp, &format!("traffic[{i}].tcp"))?;
         }
         Ok(())
     }

@@ -13,6 +13,10 @@ pub struct Plan {
     pub links: Vec<LinkPlan>,
     pub flows: Vec<FlowPlan>,
     pub trace: TracePlan,
+    // --- cross-traffic, dynamics and presets (plan_traffic.rs) ---
+    pub traffic: Vec<super::plan_traffic::TrafficPlan>,
+    pub dynamics: super::plan_traffic::DynamicsPlan,
+    pub preset: Option<super::plan_traffic::PresetPlan>,
 }
 
 #[derive(Clone, Debug)]
