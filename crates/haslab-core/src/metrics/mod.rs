@@ -1,6 +1,7 @@
 //! What a run measures: per-flow and per-link-direction summaries, and time series as
 //! columnar tables (one row per sample) that Python turns into pandas DataFrames and Parquet.
 
+pub mod hurst;
 pub mod series;
 pub mod traffic;
 

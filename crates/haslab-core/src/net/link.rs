@@ -233,3 +233,107 @@ impl LinkDir {
         (Some(pkt), next)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::Transport;
+    use crate::scenario::QueueLimit;
+
+    const MS: u64 = NS_PER_MS;
+
+    fn udp(size: u32) -> Packet {
+        Packet {
+            src: 0,
+            dst: 1,
+            size_bytes: size,
+            conn: 0,
+            to_server: false,
+            enqueued_ns: 0,
+            transport: Transport::Udp {
+                src_port: 1,
+                dst_port: 2,
+                payload_bytes: size - 28,
+            },
+        }
+    }
+
+    fn trace_link(text: &str) -> LinkDir {
+        let mut l = LinkDir::new(
+            0,
+            1,
+            1,
+            0,
+            0.0,
+            DropTail::new(QueueLimit::Packets(100)),
+            Stream::new(1, "t"),
+        );
+        l.set_trace(Arc::new(
+            MahimahiTrace::parse(text.as_bytes(), false).unwrap(),
+        ));
+        l
+    }
+
+    /// Serves every opportunity up to `until_ns`, returning (departure time, size) of each
+    /// packet that finished.
+    fn run(l: &mut LinkDir, mut next: LinkAction, until_ns: u64) -> Vec<(u64, u32)> {
+        let mut out = Vec::new();
+        while let LinkAction::OpportunityAt(t) = next {
+            if t > until_ns {
+                break;
+            }
+            let (n, _, nx) = l.serve_opportunity(t);
+            let len = l.pipe.len();
+            out.extend(l.pipe.iter().skip(len - n).map(|(_, p)| (t, p.size_bytes)));
+            next = nx;
+        }
+        out
+    }
+
+    #[test]
+    fn a_packet_is_not_served_in_the_millisecond_it_arrives() {
+        let mut l = trace_link("1\n"); // an opportunity every ms
+                                       // arrives at 0.3 ms: first opportunity is at 1 ms
+        assert_eq!(l.enqueue(udp(1500), 300_000), LinkAction::OpportunityAt(MS));
+        // arrives exactly at 1 ms: the opportunity at 1 ms is used up before it is queued
+        assert_eq!(l.enqueue(udp(1500), MS), LinkAction::None);
+        let done = run(&mut l, LinkAction::OpportunityAt(MS), 10 * MS);
+        assert_eq!(done, [(MS, 1500), (2 * MS, 1500)]);
+    }
+
+    #[test]
+    fn service_is_per_byte_and_unused_bytes_are_lost() {
+        let mut l = trace_link("1\n");
+        // three 1000-byte packets at 0.1 ms: 1500 bytes per ms finish the first at 1 ms and
+        // half of the second, which leaves at 2 ms with the third
+        let first = l.enqueue(udp(1000), 100_000);
+        l.enqueue(udp(1000), 100_000);
+        l.enqueue(udp(1000), 100_000);
+        let done = run(&mut l, first, 10 * MS);
+        assert_eq!(done, [(MS, 1000), (2 * MS, 1000), (2 * MS, 1000)]);
+        // one 1000-byte packet at 5.1 ms leaves 500 bytes of the 6 ms opportunity unused; they
+        // are lost, so of two 1000-byte packets arriving at 6.5 ms only one fits at 7 ms
+        let next = l.enqueue(udp(1000), 5_100_000);
+        assert_eq!(run(&mut l, next, 6 * MS), [(6 * MS, 1000)]);
+        let next = l.enqueue(udp(1000), 6_500_000);
+        l.enqueue(udp(1000), 6_500_000);
+        assert_eq!(next, LinkAction::OpportunityAt(7 * MS));
+        assert_eq!(run(&mut l, next, 10 * MS), [(7 * MS, 1000), (8 * MS, 1000)]);
+        assert_eq!(l.tx_packets, 6);
+    }
+
+    #[test]
+    fn small_packets_share_an_opportunity_and_large_ones_are_refused() {
+        let mut l = trace_link("2\n2\n"); // period 2 ms: 2 opportunities every 2 ms
+        let first = l.enqueue(udp(100), 0);
+        for _ in 0..39 {
+            l.enqueue(udp(100), 0);
+        }
+        // 40 × 100 bytes = 4000 bytes: 3000 at 2 ms (two opportunities), the rest at 4 ms
+        let done = run(&mut l, first, 20 * MS);
+        assert_eq!(done.iter().filter(|d| d.0 == 2 * MS).count(), 30);
+        assert_eq!(done.iter().filter(|d| d.0 == 4 * MS).count(), 10);
+        assert_eq!(l.enqueue(udp(1501), 30 * MS), LinkAction::None);
+        assert_eq!(l.queue.dropped, 1);
+    }
+}

@@ -87,6 +87,12 @@ fn parse_line(text: &str, n: usize) -> Result<u64, TraceError> {
         _ => (false, s),
     };
     let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 && s.starts_with('#') {
+        return Err(bad(
+            n,
+            "a comment line; Mahimahi traces have no comments, only one time per line",
+        ));
+    }
     if digits == 0 {
         let shown: String = text.chars().take(40).collect();
         return Err(bad(
@@ -96,12 +102,16 @@ fn parse_line(text: &str, n: usize) -> Result<u64, TraceError> {
     }
     let rest = &s[digits..];
     if let Some(c) = rest.chars().next() {
+        let after_space = rest.trim_start_matches([' ', '\t']);
         let why = match c {
+            ' ' | '\t' if after_space.starts_with('#') => {
+                "a comment after the number; Mahimahi traces have no comments".to_string()
+            }
             '\r' => "a carriage return ends the line (CRLF line ends are not accepted; convert the file to LF)".to_string(),
             ' ' | '\t' => "trailing white space after the number".to_string(),
             '.' | ',' => "a fraction; times are whole milliseconds".to_string(),
             'e' | 'E' => "an exponent; write the time as a plain integer".to_string(),
-            '#' => "a comment; Mahimahi traces have no comments".to_string(),
+            '#' => "a comment after the number; Mahimahi traces have no comments".to_string(),
             'x' | 'X' if s[..digits] == *"0" => {
                 "a hexadecimal number; times are decimal".to_string()
             }
@@ -264,6 +274,48 @@ mod tests {
         let once = MahimahiTrace::parse(b"5\n10\n20\n", true).unwrap();
         assert_eq!(once.next_after(10), Some((20, 1)));
         assert_eq!(once.next_after(20), None);
+    }
+
+    #[test]
+    fn fifteen_malformed_traces_each_get_their_own_error() {
+        // (file, line of the error, words the reason must contain)
+        let cases: [(&[u8], usize, &str); 15] = [
+            (b"", 0, "the file is empty"),
+            (b"1\n\n2\n", 2, "empty line"),
+            (b"1\n2\n\n", 3, "empty line"),
+            (b"1\r\n2\r\n", 1, "carriage return"),
+            (b"1\n2 \n", 2, "trailing white space"),
+            (b"1\n2.5\n", 2, "fraction"),
+            (b"1e3\n", 1, "exponent"),
+            (b"# trace\n1\n", 1, "a comment line"),
+            (b"1\n2 # two\n", 2, "a comment after the number"),
+            (b"3\n-1\n", 2, "negative time"),
+            (b"5\n3\n", 2, "non-decreasing"),
+            (b"0\n0\n", 2, "last time is 0"),
+            (b"99999999999999999999999\n", 1, "too large"),
+            (b"1\n0x10\n", 2, "hexadecimal"),
+            (b"1\n\xff\xfe\n", 2, "not valid UTF-8"),
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for (text, line, words) in cases {
+            let e = MahimahiTrace::parse(text, false).expect_err(&format!("{text:?} is malformed"));
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(e.reason.contains(words), "{text:?}: {e} lacks {words:?}");
+            assert!(
+                seen.insert(e.to_string()),
+                "{text:?}: same error as another case: {e}"
+            );
+        }
+        // more reasons than the 15: a number with a unit, a lone sign, a NUL byte, far too long
+        for (text, words) in [
+            (&b"12ms\n"[..], "unexpected character 'm'"),
+            (b"+\n", "is not a number"),
+            (b"1\n\x002\n", "NUL byte"),
+            (b"864000001\n", "longer than 10 days"),
+        ] {
+            let e = MahimahiTrace::parse(text, false).unwrap_err();
+            assert!(e.reason.contains(words), "{text:?}: {e}");
+        }
     }
 
     #[test]
