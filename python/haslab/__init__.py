@@ -5,13 +5,22 @@
 >>> result.flows[["name", "goodput_bps"]]                   # doctest: +SKIP
 >>> result.cwnd.groupby("flow_name").cwnd_pkts.mean()       # doctest: +SKIP
 
-See :func:`run`, :func:`validate`, :func:`schema` and :class:`Result`.
+See :func:`run`, :func:`validate`, :func:`describe`, :func:`schema` and :class:`Result`.
 """
 
 from ._core import __version__
-from .api import Result, ScenarioError, run, schema, validate
+from .api import Result, ScenarioError, describe, run, schema, validate
 
-__all__ = ["Result", "ScenarioError", "run", "schema", "validate", "demo_scenario", "__version__"]
+__all__ = [
+    "Result",
+    "ScenarioError",
+    "describe",
+    "run",
+    "schema",
+    "validate",
+    "demo_scenario",
+    "__version__",
+]
 
 
 def demo_scenario() -> str:

@@ -29,6 +29,8 @@ Scenario = Union[str, os.PathLike, Mapping[str, Any]]
 FLOW_TABLES = ("cwnd", "goodput")
 #: Trace tables whose ``link`` column indexes ``Result.links``.
 LINK_TABLES = ("queue",)
+#: Trace tables whose ``source`` column indexes ``Result.traffic``.
+TRAFFIC_TABLES = ("traffic",)
 
 
 class ScenarioError(ValueError):
@@ -42,18 +44,20 @@ def _looks_like_path(s: str) -> bool:
     return os.path.isfile(s) or not ("=" in s or "[" in s)
 
 
-def _source(scenario: Scenario) -> tuple[str, str]:
-    """Returns (text, fmt) for the simulator; fmt is "toml" or "json"."""
+def _source(scenario: Scenario) -> tuple[str, str, str | None]:
+    """Returns (text, fmt, base_dir) for the simulator; fmt is "toml" or "json"; base_dir is
+    the directory relative file names in the scenario (Mahimahi traces) are resolved against:
+    the file's directory, or None (the current directory) for strings and dicts."""
     if isinstance(scenario, Mapping):
-        return json.dumps(scenario), "json"
+        return json.dumps(scenario), "json", None
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and _looks_like_path(scenario)):
         path = Path(scenario)
         if not path.is_file():
             raise FileNotFoundError(f"scenario file not found: {path}")
         fmt = "json" if path.suffix.lower() == ".json" else "toml"
-        return path.read_text(encoding="utf-8"), fmt
+        return path.read_text(encoding="utf-8"), fmt, str(path.resolve().parent)
     if isinstance(scenario, str):
-        return scenario, "toml"
+        return scenario, "toml", None
     raise TypeError(
         f"a scenario is a path, a TOML string or a dict, not {type(scenario).__name__}"
     )
@@ -62,14 +66,22 @@ def _source(scenario: Scenario) -> tuple[str, str]:
 def validate(scenario: Scenario) -> dict:
     """Checks a scenario without running it.
 
-    Returns a description of the resolved plan (seed, duration_ns, nodes, link directions,
-    flows, traces). Raises :class:`ScenarioError` (a ``ValueError``) naming the offending field.
+    Returns a description of the resolved plan (seed, duration_ns, nodes, link directions with
+    their queues, flows, traffic generators, loss events, the preset and its player slots, the
+    path of each flow/generator/slot with its RTT, bottleneck and BDP, traces). Raises
+    :class:`ScenarioError` (a ``ValueError``) naming the offending field.
     """
-    text, fmt = _source(scenario)
+    text, fmt, base_dir = _source(scenario)
     try:
-        return _core.validate(text, fmt)
+        return _core.validate(text, fmt, base_dir)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
+
+
+def describe(scenario: Scenario) -> dict:
+    """The description of a scenario's resolved plan (what ``haslab describe`` prints); the
+    same dict as :func:`validate`."""
+    return validate(scenario)
 
 
 def schema() -> str:
@@ -100,11 +112,11 @@ def run(
             terminal; ``"always"`` shows it even when it is not.
         pcap: ``False`` skips the pcap captures the scenario asks for.
     """
-    text, fmt = _source(scenario)
+    text, fmt, base_dir = _source(scenario)
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     try:
-        sim = _core.Simulation(text, fmt, None if out_dir is None else str(out_dir), pcap)
+        sim = _core.Simulation(text, fmt, None if out_dir is None else str(out_dir), pcap, base_dir)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     duration = sim.duration_ns
@@ -147,7 +159,9 @@ class Result:
         plan: the description of the resolved scenario (see :func:`validate`).
         flows: one row per flow (TCP connection), from ``summary["flows"]``.
         links: one row per link direction (``"from->to"``), from ``summary["links"]``.
-        traces: time series by name (``cwnd``, ``goodput``, ``queue``), one row per sample.
+        traffic: one row per traffic generator, from ``summary["traffic"]``.
+        traces: time series by name (``cwnd``, ``goodput``, ``queue``, ``traffic``), one row
+            per sample.
     """
 
     def __init__(self, summary: dict, tables: Mapping[str, Mapping[str, "np.ndarray"]], plan: dict | None = None):
@@ -157,8 +171,10 @@ class Result:
         self.plan = plan or {}
         self.flows = pd.DataFrame(summary.get("flows", []))
         self.links = pd.DataFrame(summary.get("links", []))
+        self.traffic = pd.DataFrame(summary.get("traffic", []))
         flow_names = [f["name"] for f in summary.get("flows", [])]
         link_names = [l["name"] for l in summary.get("links", [])]
+        source_names = [t["name"] for t in summary.get("traffic", [])]
         self.traces: dict[str, "pd.DataFrame"] = {}
         for name in sorted(tables):
             df = pd.DataFrame(dict(tables[name]))
@@ -166,6 +182,10 @@ class Result:
                 df["flow_name"] = pd.Categorical.from_codes(df["flow"].astype("int64"), categories=flow_names)
             if "link" in df.columns:
                 df["link_name"] = pd.Categorical.from_codes(df["link"].astype("int64"), categories=link_names)
+            if "source" in df.columns:
+                df["source_name"] = pd.Categorical.from_codes(
+                    df["source"].astype("int64"), categories=source_names
+                )
             self.traces[name] = df
 
     def _trace(self, name: str) -> "pd.DataFrame":
@@ -188,6 +208,11 @@ class Result:
     def queue(self) -> "pd.DataFrame":
         """Occupancy (packets, bytes) of the traced queues over time."""
         return self._trace("queue")
+
+    @property
+    def traffic_trace(self) -> "pd.DataFrame":
+        """Bytes received by each traffic generator's sink per goodput window."""
+        return self._trace("traffic")
 
     def link(self, name: str) -> dict:
         """The summary of one link direction, e.g. ``result.link("r1->r2")``."""

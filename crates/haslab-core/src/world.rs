@@ -565,7 +565,7 @@ impl World {
         tables.push(std::mem::take(&mut self.goodput).into_table());
         tables.push(std::mem::take(&mut self.queues).into_table());
         let (traffic, traffic_table) = self.traffic_results();
-        tables.push(traffic_table);
+        tables.extend(traffic_table);
         Ok(SimResult {
             seed: self.seed,
             duration_ns: self.duration_ns,

@@ -23,8 +23,8 @@ pub struct SimResult {
     pub links: Vec<LinkDirSummary>,
     /// One entry per `[[traffic]]` generator.
     pub traffic: Vec<traffic::TrafficSummary>,
-    /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]), `traffic` (see
-    /// [`traffic`]).
+    /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]), and `traffic` (see
+    /// [`traffic`]) when the scenario has traffic generators.
     #[serde(skip)]
     pub tables: Vec<Table>,
 }

@@ -306,8 +306,11 @@ impl World {
         self.traffic.series.close_window(now, totals.into_iter());
     }
 
-    /// The summaries of the generators and the `traffic` table (at the end of the run).
-    pub(super) fn traffic_results(&mut self) -> (Vec<TrafficSummary>, crate::metrics::Table) {
+    /// The summaries of the generators and the `traffic` table (at the end of the run; no table
+    /// without generators).
+    pub(super) fn traffic_results(
+        &mut self,
+    ) -> (Vec<TrafficSummary>, Option<crate::metrics::Table>) {
         let received = self.traffic_received();
         let dur = self.duration_ns;
         let summaries = self
@@ -356,6 +359,7 @@ impl World {
             })
             .collect();
         let series = std::mem::take(&mut self.traffic.series);
-        (summaries, series.into_table())
+        let table = (!self.traffic.sources.is_empty()).then(|| series.into_table());
+        (summaries, table)
     }
 }

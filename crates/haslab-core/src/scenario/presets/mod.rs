@@ -139,9 +139,9 @@ pub(super) fn queue_text(q: QueueLimit) -> String {
 
 /// "8Mbps", "500kbps", "1200bps".
 pub(super) fn rate_text(bps: u64) -> String {
-    if bps % 1_000_000 == 0 {
+    if bps.is_multiple_of(1_000_000) {
         format!("{}Mbps", bps / 1_000_000)
-    } else if bps % 1000 == 0 {
+    } else if bps.is_multiple_of(1000) {
         format!("{}kbps", bps / 1000)
     } else {
         format!("{bps}bps")
