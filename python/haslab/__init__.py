@@ -5,15 +5,20 @@
 >>> result.flows[["name", "goodput_bps"]]                   # doctest: +SKIP
 >>> result.cwnd.groupby("flow_name").cwnd_pkts.mean()       # doctest: +SKIP
 
-See :func:`run`, :func:`validate`, :func:`describe`, :func:`schema` and :class:`Result`.
+See :func:`run`, :func:`validate`, :func:`describe`, :func:`schema` and :class:`Result`; sweeps
+(a scenario × a grid of parameters × seeds, run in parallel and stored by run hash):
+:class:`Sweep`, :mod:`haslab.store`, :mod:`haslab.aggregate`.
 """
 
 from ._core import __version__
 from .api import Result, ScenarioError, describe, run, schema, validate
+from .sweep import Sweep, SweepError
 
 __all__ = [
     "Result",
     "ScenarioError",
+    "Sweep",
+    "SweepError",
     "describe",
     "run",
     "schema",

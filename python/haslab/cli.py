@@ -471,6 +471,9 @@ def bench(
         out.print(t)
 
 
+app.add_typer(__import__("haslab.cli_sweep", fromlist=["app"]).app, name="sweep")
+
+
 def main() -> None:
     app(prog_name="haslab")
 

@@ -158,3 +158,28 @@ def test_without_drops_each_stream_carries_exactly_its_flow_bytes(tmp_path):
     # no retransmission seen by tshark, none counted by haslab
     assert fields(files["r1->r2"], "frame.number", filter="tcp.analysis.retransmission") == []
     assert all(f["retransmitted_segments"] == 0 for f in flows)
+
+
+def test_sack_options_and_blocks_are_what_tshark_expects(tmp_path):
+    # with sack = true both SYNs carry SACK-permitted and the receivers' duplicate ACKs carry
+    # SACK blocks that lie above the cumulative ACK, inside data that crossed the bottleneck
+    scenario = tmp_path / "sack.toml"
+    text = SCENARIO.format(seed=3, duration="5s", queue="20pkts", bytes_line="")
+    text = text.replace('cc = "newreno"', 'cc = "newreno"\n[flow.tcp]\nsack = true\ntlp = true')
+    scenario.write_text(text)
+    out = tmp_path / "out"
+    p = cli("run", scenario, "--out", out, "--quiet")
+    assert p.returncode == 0, p.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    files = {pc["at"]: out / pc["file"] for pc in haslab.validate(scenario)["trace"]["pcaps"]}
+    acks = files["r2->r1"]
+    assert tshark("-r", str(acks), "-Y", "_ws.malformed").strip() == ""
+    syns = fields(acks, "tcp.options.sack_perm", filter="tcp.flags.syn == 1")
+    assert len(syns) == 3 and all(s[0] for s in syns), syns
+    blocks = fields(acks, "tcp.ack", "tcp.options.sack_le", "tcp.options.sack_re", filter="tcp.options.sack_le")
+    assert blocks, "drops at the bottleneck must produce SACK blocks"
+    for ack, les, res in blocks:
+        for le, re_ in zip(les.split(","), res.split(",")):
+            # relative sequence numbers: a block is above the ACK unless it is a D-SACK
+            assert int(re_) > int(le), (ack, le, re_)
+    assert sum(f["fast_recovery_count"] for f in summary["flows"]) > 0

@@ -171,7 +171,7 @@ impl World {
                     port,
                     peer_port,
                     f.tcp.clone(),
-                    f.cc.build(),
+                    f.cc.build_seeded(plan.seed, &format!("flow:{}:cc:{s}", f.name)),
                     isns[s],
                 )
             });
@@ -495,6 +495,13 @@ impl World {
                 } => {
                     self.conns[conn as usize].set_app_data(side, data);
                 }
+                AppAction::SetCwndClampRate {
+                    conn,
+                    side,
+                    rate_bps,
+                } => {
+                    self.conns[conn as usize].ends[side as usize].set_cwnd_clamp_rate(rate_bps);
+                }
             }
         }
         self.out = out;
@@ -543,6 +550,9 @@ impl World {
                     retransmitted_segments: tx.stats.retransmitted_segments,
                     rto_count: tx.stats.rto_count,
                     fast_recovery_count: tx.stats.fast_recovery_count,
+                    tlp_probes: tx.stats.tlp_probes,
+                    tlp_recoveries: tx.stats.tlp_recoveries,
+                    dsacks_received: tx.stats.dsacks_received,
                     established_ns: tx.stats.established_ns,
                     completed_ns: tx
                         .stats

@@ -1,6 +1,7 @@
 //! Reliable delivery: every byte an application writes reaches the peer exactly once and in
 //! order, whatever the random loss (0–10 %, both directions, handshake included), with and
-//! without delayed ACKs, with sequence numbers that wrap.
+//! without delayed ACKs, with sequence numbers that wrap, with or without SACK, RACK-TLP and
+//! pacing.
 
 use haslab_core::scenario::plan_from_toml;
 use haslab_core::{run_plan, RunOptions};
@@ -14,7 +15,15 @@ fn scenario(
     chunk_kb: u32,
     isn: Option<u32>,
     prr: bool,
+    options: u8,
 ) -> String {
+    // 0: no SACK; 1: SACK; 2: SACK + RACK-TLP; 3: SACK + RACK-TLP + Linux pacing
+    let extra = match options {
+        0 => "",
+        1 => "sack = true",
+        2 => "sack = true\ntlp = true",
+        _ => "sack = true\ntlp = true\npacing = \"linux\"",
+    };
     let isn = isn.map(|v| format!("isn = {v}")).unwrap_or_default();
     format!(
         r#"
@@ -49,6 +58,7 @@ stop = "{stop}s"
 delayed_ack = "{da}"
 recovery = "{recovery}"
 {isn}
+{extra}
 "#,
         loss = loss_pct / 100.0,
         stop = 2 * chunks + 15, // room for SYN retransmissions (1 s, 2 s, 4 s…)
@@ -58,7 +68,7 @@ recovery = "{recovery}"
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
     #[test]
     fn every_written_byte_arrives_once_in_order(
         seed in 0u64..1_000_000,
@@ -68,8 +78,9 @@ proptest! {
         chunk_kb in 1u32..400,
         wrap in proptest::option::of(Just(u32::MAX - 5000)),
         prr: bool,
+        options in 0u8..4,
     ) {
-        let text = scenario(seed, loss_pct, delayed_ack, chunks, chunk_kb, wrap, prr);
+        let text = scenario(seed, loss_pct, delayed_ack, chunks, chunk_kb, wrap, prr, options);
         let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
         let f = &r.flows[0];
         // a lost SYN delays the start, so the number of chunks before the stop time varies
@@ -91,7 +102,7 @@ proptest! {
 #[test]
 fn sequence_numbers_wrap_during_a_transfer() {
     // 10 MB from an ISN 5000 below 2^32: the wire sequence wraps after 5 kB
-    let text = scenario(1, 1.0, true, 1, 10_000, Some(u32::MAX - 5000), false);
+    let text = scenario(1, 1.0, true, 1, 10_000, Some(u32::MAX - 5000), false, 1);
     let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
     let f = &r.flows[0];
     assert!(f.bytes_written >= 10_000_000);

@@ -242,3 +242,40 @@ app = "bulk"
         assert_eq!(w.endpoint(0, 0).unacked_written_bytes(), 0);
     }
 }
+
+/// A Trickle-like server: clamps its cwnd to a rate, then sends a large response.
+struct ClampingApp {
+    conn: u32,
+    rate_bps: u64,
+}
+
+impl App for ClampingApp {
+    fn start(&mut self, api: &mut AppApi) {
+        api.connect(self.conn);
+    }
+    fn on_notice(&mut self, api: &mut AppApi, n: &Notice) {
+        if n.kind == NoticeKind::Connected {
+            api.set_cwnd_clamp_rate(self.conn, 0, Some(self.rate_bps));
+            api.write(self.conn, 0, 50_000_000, 0);
+        }
+    }
+}
+
+#[test]
+fn an_application_can_clamp_cwnd_to_a_rate() {
+    // on a 100 Mbps path, a 4 Mbps clamp keeps the flow near 4 Mbps
+    let mut w = world("app = \"bulk\"", "20s");
+    w.set_app(
+        0,
+        Box::new(ClampingApp {
+            conn: 0,
+            rate_bps: 4_000_000,
+        }),
+    );
+    let r = w.finish().unwrap();
+    let g = r.flows[0].goodput_bps;
+    assert!(
+        (3.0e6..4.2e6).contains(&g),
+        "goodput {g} with a 4 Mbps clamp"
+    );
+}

@@ -43,6 +43,12 @@ pub enum AppAction {
         side: u8,
         data: AppData,
     },
+    /// Clamp the sender's cwnd to rate × SRTT (Trickle); None removes the clamp.
+    SetCwndClampRate {
+        conn: u32,
+        side: u8,
+        rate_bps: Option<u64>,
+    },
 }
 
 /// What an application may do during a callback.
@@ -79,6 +85,14 @@ impl<'a> AppApi<'a> {
     pub fn set_app_data(&mut self, conn: u32, side: u8, data: AppData) {
         self.actions
             .push(AppAction::SetAppData { conn, side, data });
+    }
+    /// Clamps the cwnd of the `side` sender of `conn` to `rate_bps` × SRTT (None: no clamp).
+    pub fn set_cwnd_clamp_rate(&mut self, conn: u32, side: u8, rate_bps: Option<u64>) {
+        self.actions.push(AppAction::SetCwndClampRate {
+            conn,
+            side,
+            rate_bps,
+        });
     }
 }
 

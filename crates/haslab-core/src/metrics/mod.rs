@@ -50,6 +50,11 @@ pub struct FlowSummary {
     pub retransmitted_segments: u64,
     pub rto_count: u64,
     pub fast_recovery_count: u64,
+    /// Tail-loss probes sent (RFC 8985), and the episodes in which the probe repaired a loss.
+    pub tlp_probes: u64,
+    pub tlp_recoveries: u64,
+    /// D-SACK blocks the sender received (segments the receiver got twice, RFC 2883).
+    pub dsacks_received: u64,
     /// Time the connection was established (SYN-ACK received), if it was.
     pub established_ns: Option<u64>,
     /// Time the last written byte was acknowledged, if all were.

@@ -223,6 +223,7 @@ timestamps = false
     assert!(!f1.tcp.timestamps);
     let grows = |c: &CcConfig| match c {
         CcConfig::NewReno(n) => n.grow_when_app_limited,
+        other => panic!("unexpected {other:?}"),
     };
     assert!(grows(&f0.cc), "defaults.cc applies");
     assert!(!grows(&f1.cc), "the flow's cc replaces defaults.cc");

@@ -478,6 +478,9 @@ impl Scenario {
             Some(c) => c.0.clone(),
             None => CcConfig::default(),
         };
+        if let Err((field, message)) = default_cc.check() {
+            return Err(err(format!("defaults.cc.{field}"), message));
+        }
         let mut comps = Components::new(net.nodes.len(), &net.links);
         let mut flows: Vec<FlowPlan> = Vec::with_capacity(total as usize);
         let mut names: HashMap<String, usize> = HashMap::new();
@@ -598,6 +601,9 @@ impl Scenario {
                 Some(c) => c.0.clone(),
                 None => default_cc.clone(),
             };
+            if let Err((field, message)) = cc.check() {
+                return Err(err(format!("{p}.cc.{field}"), message));
+            }
 
             // Replication.
             if f.count > 1 {

@@ -2,7 +2,7 @@
 //! (one definition for the CLI, Python and the simulator); its defaults model a current Linux
 //! sender, and each field says where the ns-3 or RFC value differs.
 
-use crate::scenario::units::{Duration, Size};
+use crate::scenario::units::{Duration, Rate, Size};
 use crate::tcp::rtt::RtoFormula;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,25 @@ pub enum IdleRestart {
     /// Linux `tcp_cwnd_restart`: ssthresh = max(ssthresh, ¾·cwnd), then halve cwnd once per RTO
     /// of idle time beyond the first, not below min(IW, cwnd) (algorithms.md A4).
     Linux,
+    /// RFC 7661 (newCWV) replaces restart after idle: cwnd is kept through idle and
+    /// rate-limited periods, frozen while not validated, halved when the non-validated period
+    /// expires (see tcp/newcwv.rs).
+    Newcwv,
+}
+
+/// Sender pacing (algorithms.md A12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PacingMode {
+    /// No pacing (Linux with CUBIC/Reno over pfifo_fast or fq_codel; ns-3's default). A
+    /// congestion control that paces itself (BBR) still does.
+    Off,
+    /// Linux `tcp_update_pacing_rate` enforced by the fq qdisc: rate = 200 % × cwnd·MSS/SRTT
+    /// while cwnd < ssthresh/2, else 120 %.
+    Linux,
+    /// The window spread evenly over one RTT (rate = cwnd·MSS/SRTT): the Linux 3.12 FQ pacing
+    /// of the newCWV paper §3 ("spreads out the bursts over a period of RTT").
+    CwndPerRtt,
 }
 
 /// How cwnd evolves during fast recovery.
@@ -82,6 +101,35 @@ pub struct TcpConfig {
     pub idle_restart: IdleRestart,
     /// Initial sequence number of each direction; random (from the seed) when absent.
     pub isn: Option<u32>,
+    /// Selective acknowledgements (RFC 2018; SACK-permitted on both SYNs) with RFC 6675 loss
+    /// recovery, and D-SACK reports of duplicates (RFC 2883). Default off, as in the ns-2 /
+    /// ns-3.17-era simulations of the papers; Linux and current ns-3 default to on.
+    pub sack: bool,
+    /// RACK-TLP (RFC 8985): a tail-loss probe at PTO = 2·SRTT (+ min_rto with one packet out)
+    /// and RACK time-based loss detection. Requires `sack`. Default off (Linux: on with SACK;
+    /// ns-3: not implemented).
+    pub tlp: bool,
+    /// Pacing: `off` (default), `linux` or `cwnd-per-rtt`.
+    pub pacing: PacingMode,
+    /// Upper bound of the pacing rate (Linux SO_MAX_PACING_RATE). With `pacing = "off"` the
+    /// sender is paced at exactly this rate, as fq does for such a socket.
+    pub max_pacing_rate: Option<Rate>,
+    /// cwnd ≤ this rate × SRTT (the Trickle mechanism, algorithms.md A14); an application can
+    /// also set it while running. Absent: no clamp.
+    pub cwnd_clamp_rate: Option<Rate>,
+    /// newCWV's non-validated period (RFC 7661: 5 minutes); used with `idle_restart = "newcwv"`.
+    pub newcwv_nvp: Duration,
+    /// The Enhancing-TCP paper's novel pacing (§3.1): the first RTT of each chunk (a write
+    /// that starts when everything before it was acknowledged) is paced at cwnd/RTT, or, after
+    /// an RTO in the previous chunk's trailing ACKs, cwnd is restored to its pre-RTO value and
+    /// paced over two RTTs; skipped when restart after idle decayed cwnd. Default off.
+    pub novel_pacing: bool,
+    /// The Enhancing-TCP paper's Reducing Tail Loss (§3.2): in a chunk's trailing-ACKs phase,
+    /// one 1-byte retransmission of the chunk's last byte per ACK received, until m are sent
+    /// (m from the paper's equations, see tcp/rtl.rs). Default off.
+    pub rtl: bool,
+    /// RTL's target probability of a tail RTO (ε in equation (5); the paper: 10⁻⁶).
+    pub rtl_epsilon: f64,
 }
 
 impl Default for TcpConfig {
@@ -100,6 +148,15 @@ impl Default for TcpConfig {
             recovery: RecoveryMode::Classic,
             idle_restart: IdleRestart::Linux,
             isn: None,
+            sack: false,
+            tlp: false,
+            pacing: PacingMode::Off,
+            max_pacing_rate: None,
+            cwnd_clamp_rate: None,
+            newcwv_nvp: d_ms(300_000),
+            novel_pacing: false,
+            rtl: false,
+            rtl_epsilon: 1e-6,
         }
     }
 }
@@ -144,6 +201,27 @@ impl TcpConfig {
             return err(
                 "rwnd",
                 "must be at least one MSS and at most 1GiB (window scale 14)",
+            );
+        }
+        if self.tlp && !self.sack {
+            return err(
+                "tlp",
+                "requires sack = true (RACK-TLP detects the repaired losses from SACK blocks, as Linux does)",
+            );
+        }
+        if self.max_pacing_rate.is_some_and(|r| r.0 == 0) {
+            return err("max_pacing_rate", "must be greater than zero");
+        }
+        if self.cwnd_clamp_rate.is_some_and(|r| r.0 == 0) {
+            return err("cwnd_clamp_rate", "must be greater than zero");
+        }
+        if self.newcwv_nvp.0 == 0 {
+            return err("newcwv_nvp", "must be greater than zero");
+        }
+        if !(self.rtl_epsilon > 0.0 && self.rtl_epsilon < 1.0) {
+            return err(
+                "rtl_epsilon",
+                "must be a probability strictly between 0 and 1",
             );
         }
         Ok(())

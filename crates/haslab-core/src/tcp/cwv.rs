@@ -11,6 +11,15 @@
 use super::cc::{CaEvent, CaState, CcState, CongestionControl};
 use super::config::IdleRestart;
 
+/// A congestion event as seen by a [`CwndValidation`] policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Congestion {
+    /// Fast retransmit: recovery starts with `flight_pkts` packets in flight (FlightSize).
+    FastRetransmit { flight_pkts: u32 },
+    /// Retransmission timeout.
+    Rto,
+}
+
 pub trait CwndValidation: Send {
     fn name(&self) -> &'static str;
     /// Before sending new data with nothing in flight, `idle_ns` after the last transmission.
@@ -25,7 +34,10 @@ pub trait CwndValidation: Send {
     /// After an ACK of new data has been processed.
     fn on_ack(&mut self, _tp: &mut CcState, _bytes_acked: u64) {}
     /// After a congestion event (fast retransmit or RTO) reduced cwnd.
-    fn on_congestion(&mut self, _tp: &mut CcState) {}
+    fn on_congestion(&mut self, _tp: &mut CcState, _event: Congestion) {}
+    /// Fast recovery ended (the cumulative ACK reached the recovery point) and cwnd was set to
+    /// ssthresh; `retransmitted_pkts` segments were retransmitted during the episode.
+    fn on_recovery_end(&mut self, _tp: &mut CcState, _retransmitted_pkts: u32) {}
     /// Whether the congestion control may grow cwnd on this ACK.
     fn allow_cwnd_growth(&self, _tp: &CcState) -> bool {
         true
@@ -33,11 +45,12 @@ pub trait CwndValidation: Send {
 }
 
 /// Builds the policy selected by `idle_restart`.
-pub fn from_config(mode: IdleRestart) -> Box<dyn CwndValidation> {
+pub fn from_config(mode: IdleRestart, nvp_ns: u64) -> Box<dyn CwndValidation> {
     match mode {
         IdleRestart::Off => Box::new(NoRestart),
         IdleRestart::Rfc5681 => Box::new(Rfc5681Restart),
         IdleRestart::Linux => Box::new(LinuxRestart),
+        IdleRestart::Newcwv => Box::new(super::newcwv::NewCwv::new(nvp_ns)),
     }
 }
 

@@ -22,7 +22,16 @@
 //! subset). An algorithm may set `pacing_rate_bps`, which the sender honours by spacing its
 //! transmissions.
 
+pub mod bbr;
+pub mod cubic;
+pub mod illinois;
+pub mod minmax;
 pub mod newreno;
+pub mod tcphas;
+pub mod tibet;
+pub mod trickle;
+pub mod westwood;
+pub mod yeah;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -276,13 +285,37 @@ pub trait CongestionControl: Send {
 }
 
 /// The `[flow.cc]` table of a scenario: the algorithm and its parameters. A new algorithm adds
-/// a variant here and a file in this folder.
+/// a variant here, a file in this folder, and a line in each `match` below.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "algorithm", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum CcConfig {
     /// NewReno (RFC 5681 + RFC 6582), Linux `tcp_reno_*` rules.
     #[serde(rename = "newreno")]
     NewReno(newreno::NewRenoConfig),
+    /// CUBIC with HyStart, Linux net/ipv4/tcp_cubic.c (RFC 9438).
+    #[serde(rename = "cubic")]
+    Cubic(cubic::CubicConfig),
+    /// Westwood+, Linux net/ipv4/tcp_westwood.c (alias `westwood`).
+    #[serde(rename = "westwood+")]
+    WestwoodPlus(westwood::WestwoodConfig),
+    /// TIBET bandwidth estimation with the adaptive decrease (TcpHas paper, Algorithms 1–2).
+    #[serde(rename = "tibet")]
+    Tibet(tibet::TibetConfig),
+    /// YeAH-TCP, Linux net/ipv4/tcp_yeah.c (with tcp_vegas.c's RTT bookkeeping).
+    #[serde(rename = "yeah")]
+    Yeah(yeah::YeahConfig),
+    /// TCP-Illinois, Linux net/ipv4/tcp_illinois.c.
+    #[serde(rename = "illinois")]
+    Illinois(illinois::IllinoisConfig),
+    /// BBR v1, Linux net/ipv4/tcp_bbr.c (simplified: see bbr.rs).
+    #[serde(rename = "bbr")]
+    Bbr(bbr::BbrConfig),
+    /// TcpHas (TcpHas paper §III): shapes to 1.2 × the estimated optimal encoding bitrate.
+    #[serde(rename = "tcphas")]
+    TcpHas(tcphas::TcpHasConfig),
+    /// Trickle adapted to HAS (TcpHas paper §IV-C): cwnd clamp at the shaping rate × RTT.
+    #[serde(rename = "trickle")]
+    Trickle(trickle::TrickleConfig),
 }
 
 impl Default for CcConfig {
@@ -291,35 +324,195 @@ impl Default for CcConfig {
     }
 }
 
+/// One entry of [`CcConfig::catalog`]: an algorithm, where its rules come from, and its
+/// default parameters (the JSON of its default config, without the `algorithm` key).
+#[derive(Clone, Debug, Serialize)]
+pub struct CcInfo {
+    pub name: &'static str,
+    /// Other names accepted in scenarios.
+    pub aliases: &'static [&'static str],
+    /// The reference the implementation follows.
+    pub source: &'static str,
+    pub defaults: serde_json::Value,
+}
+
 impl CcConfig {
     /// The names of all algorithms, for error messages and `haslab cc list`.
-    pub const NAMES: &'static [&'static str] = &["newreno"];
+    pub const NAMES: &'static [&'static str] = &[
+        "newreno",
+        "cubic",
+        "westwood+",
+        "tibet",
+        "yeah",
+        "illinois",
+        "bbr",
+        "tcphas",
+        "trickle",
+    ];
 
     pub fn name(&self) -> &'static str {
         match self {
             CcConfig::NewReno(_) => "newreno",
+            CcConfig::Cubic(_) => "cubic",
+            CcConfig::WestwoodPlus(_) => "westwood+",
+            CcConfig::Tibet(_) => "tibet",
+            CcConfig::Yeah(_) => "yeah",
+            CcConfig::Illinois(_) => "illinois",
+            CcConfig::Bbr(_) => "bbr",
+            CcConfig::TcpHas(_) => "tcphas",
+            CcConfig::Trickle(_) => "trickle",
         }
     }
 
-    /// A fresh instance of the configured algorithm.
-    pub fn build(&self) -> Box<dyn CongestionControl> {
+    /// A fresh instance of the configured algorithm, for a connection whose random draws (BBR's
+    /// gain-cycle phase) come from the stream `Stream::new(seed, stream_name)`.
+    pub fn build_seeded(&self, seed: u64, stream_name: &str) -> Box<dyn CongestionControl> {
         match self {
             CcConfig::NewReno(c) => Box::new(newreno::NewReno::new(c.clone())),
+            CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c.clone())),
+            CcConfig::WestwoodPlus(c) => Box::new(westwood::Westwood::new(c.clone())),
+            CcConfig::Tibet(c) => Box::new(tibet::Tibet::new(c.clone())),
+            CcConfig::Yeah(c) => Box::new(yeah::Yeah::new(c.clone())),
+            CcConfig::Illinois(c) => Box::new(illinois::Illinois::new(c.clone())),
+            CcConfig::Bbr(c) => Box::new(bbr::Bbr::new(
+                c.clone(),
+                crate::sim::rng::Stream::new(seed, stream_name),
+            )),
+            CcConfig::TcpHas(c) => Box::new(tcphas::TcpHas::new(c.clone())),
+            CcConfig::Trickle(c) => Box::new(trickle::Trickle::new(c.clone())),
         }
     }
 
-    /// A default configuration for the algorithm called `name`.
+    /// A fresh instance of the configured algorithm (random draws from seed 0, stream "cc").
+    pub fn build(&self) -> Box<dyn CongestionControl> {
+        self.build_seeded(0, "cc")
+    }
+
+    /// A default configuration for the algorithm called `name` (or one of its aliases).
     pub fn by_name(name: &str) -> Option<CcConfig> {
         match name {
             "newreno" | "reno" => Some(CcConfig::NewReno(Default::default())),
+            "cubic" => Some(CcConfig::Cubic(Default::default())),
+            "westwood+" | "westwood" | "westwoodplus" => {
+                Some(CcConfig::WestwoodPlus(Default::default()))
+            }
+            "tibet" => Some(CcConfig::Tibet(Default::default())),
+            "yeah" => Some(CcConfig::Yeah(Default::default())),
+            "illinois" => Some(CcConfig::Illinois(Default::default())),
+            "bbr" => Some(CcConfig::Bbr(Default::default())),
+            "tcphas" => Some(CcConfig::TcpHas(Default::default())),
+            "trickle" | "trickle-has" => Some(CcConfig::Trickle(Default::default())),
             _ => None,
         }
+    }
+
+    /// Checks the ranges a type cannot express; the error names the parameter and what is
+    /// accepted.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        match self {
+            CcConfig::NewReno(_) => Ok(()),
+            CcConfig::Cubic(c) => c.check(),
+            CcConfig::WestwoodPlus(c) => c.check(),
+            CcConfig::Tibet(c) => c.check(),
+            CcConfig::Yeah(c) => c.check(),
+            CcConfig::Illinois(c) => c.check(),
+            CcConfig::Bbr(c) => c.check(),
+            CcConfig::TcpHas(c) => c.check(),
+            CcConfig::Trickle(c) => c.check(),
+        }
+    }
+
+    /// Every algorithm with its source and default parameters (for `haslab cc list`).
+    pub fn catalog() -> Vec<CcInfo> {
+        Self::NAMES
+            .iter()
+            .map(|&name| {
+                let cfg = Self::by_name(name).expect("every name in NAMES is known");
+                let mut defaults = serde_json::to_value(&cfg).expect("a config serialises");
+                if let Some(m) = defaults.as_object_mut() {
+                    m.remove("algorithm");
+                }
+                let (aliases, source): (&'static [&'static str], &'static str) = match cfg {
+                    CcConfig::NewReno(_) => (
+                        &["reno"],
+                        "RFC 5681 + RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*)",
+                    ),
+                    CcConfig::Cubic(_) => (
+                        &[],
+                        "Linux net/ipv4/tcp_cubic.c (RFC 9438 with Linux constants, HyStart)",
+                    ),
+                    CcConfig::WestwoodPlus(_) => (
+                        &["westwood", "westwoodplus"],
+                        "Linux net/ipv4/tcp_westwood.c (Grieco & Mascolo 2004); ns-3 TcpWestwoodPlus as estimator = \"ns3\"",
+                    ),
+                    CcConfig::Tibet(_) => (
+                        &[],
+                        "TcpHas paper (Ben Ameur et al.), Algorithms 1 and 2; Capone, Fratta, Martignon, IEEE TMC 2004",
+                    ),
+                    CcConfig::Yeah(_) => (
+                        &[],
+                        "Linux net/ipv4/tcp_yeah.c and tcp_vegas.c (Baiocchi et al., PFLDnet 2007)",
+                    ),
+                    CcConfig::Illinois(_) => (
+                        &[],
+                        "Linux net/ipv4/tcp_illinois.c (Liu, Basar, Srikant 2008)",
+                    ),
+                    CcConfig::Bbr(_) => (
+                        &[],
+                        "Linux net/ipv4/tcp_bbr.c, BBR v1 (Cardwell et al. 2016); long-term bw and ACK aggregation omitted",
+                    ),
+                    CcConfig::TcpHas(_) => (
+                        &[],
+                        "TcpHas paper (Ben Ameur, Mory, Cousin), §III, Algorithms 2-7",
+                    ),
+                    CcConfig::Trickle(_) => (
+                        &["trickle-has"],
+                        "TcpHas paper §IV-C adaptation of Trickle (Ghobadi et al., USENIX ATC 2012)",
+                    ),
+                };
+                CcInfo {
+                    name,
+                    aliases,
+                    source,
+                    defaults,
+                }
+            })
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_name_builds_its_algorithm_and_round_trips_through_serde() {
+        for &name in CcConfig::NAMES {
+            let cfg = CcConfig::by_name(name).expect("known name");
+            assert_eq!(cfg.name(), name);
+            assert_eq!(cfg.build().name(), name);
+            assert!(cfg.check().is_ok(), "{name}: defaults are in range");
+            let json = serde_json::to_value(&cfg).unwrap();
+            assert_eq!(json["algorithm"], name);
+            let back: CcConfig = serde_json::from_value(json).unwrap();
+            assert_eq!(back, cfg);
+        }
+        assert_eq!(CcConfig::by_name("westwood").unwrap().name(), "westwood+");
+        assert!(CcConfig::by_name("vegas").is_none());
+    }
+
+    #[test]
+    fn catalog_lists_every_algorithm_with_source_and_defaults() {
+        let cat = CcConfig::catalog();
+        let names: Vec<&str> = cat.iter().map(|c| c.name).collect();
+        assert_eq!(names, CcConfig::NAMES);
+        for c in &cat {
+            assert!(!c.source.is_empty());
+            assert!(c.defaults.is_object() && c.defaults.get("algorithm").is_none());
+        }
+        let cubic = cat.iter().find(|c| c.name == "cubic").unwrap();
+        assert_eq!(cubic.defaults["beta"], 717.0 / 1024.0);
+    }
 
     #[test]
     fn slow_start_stops_at_ssthresh_and_returns_the_rest() {

@@ -1,0 +1,826 @@
+//! CUBIC, as Linux net/ipv4/tcp_cubic.c (RFC 9438 with Linux's constants and fixed-point
+//! arithmetic), with the original HyStart (Ha & Rhee 2011) in slow start. algorithms.md A7.
+//!
+//! Window growth in congestion avoidance follows the cubic curve of wall-clock time since the
+//! start of the epoch (the first ACK after a reduction):
+//! `W(t) = W_max + C·(t − K)³`, `K = ∛((W_max − cwnd_epoch)/C)`, with `t` = time since the
+//! epoch start + `delay_min` (Linux adds the minimum RTT; RFC 9438 uses SRTT).
+//!
+//! Constants (Linux module parameters and their defaults):
+//! - `beta` = 717/1024 ≈ 0.7 (multiplicative decrease: ssthresh = max(cwnd·β, 2)).
+//! - `bic_scale` = 41 → `cube_rtt_scale` = 410 → C = 410/1024 ≈ 0.4004 segments/s³. Here the
+//!   parameter is `c` = 0.4, quantised as Linux does to round(1024·C)/1024.
+//! - `fast_convergence` = on: a loss below the previous W_max sets W_max = cwnd·(1 + β)/2.
+//! - `tcp_friendliness` = on: a Reno estimate W_est grows by 1 per cwnd·`beta_scale`/8 acked
+//!   packets, `beta_scale` = 8·(1024 + 717)/3/(1024 − 717) = 15 (integer), i.e. α ≈ 8/15;
+//!   when W_est > cwnd, CUBIC grows at least as fast as Reno would.
+//! - The ACK count per +1 cwnd, `cnt`, is capped at 20 before any W_max is known (≥ 5 % growth
+//!   per RTT) and floored at 2 (at most 1.5× per RTT).
+//! - `cnt` is recomputed at most once per jiffy (HZ = 1000 here), and not at all while cwnd is
+//!   unchanged and less than HZ/32 has passed (Linux `bictcp_update`).
+//! - `initial_ssthresh` = 0 (use the stack's "infinite" ssthresh); applies only with HyStart off.
+//! - HyStart (`hystart` = on, `hystart_detect` = ack-train + delay): active in slow start once
+//!   cwnd ≥ `hystart_low_window` = 16.
+//!   - ACK train: ACKs no more than `hystart_ack_delta` = 2 ms apart extend the train; when the
+//!     train is longer than delay_min/2 (without pacing; with pacing delay_min plus a cushion
+//!     of at most 1 ms), ssthresh = cwnd.
+//!   - Delay: the minimum of the first `hystart_min_samples` = 8 RTT samples of a round; when
+//!     it exceeds delay_min + clamp(delay_min/8, `hystart_delay_min` = 4 ms,
+//!     `hystart_delay_max` = 16 ms), ssthresh = cwnd. (ns-3's TcpCubic uses 1000 ms as max.)
+//!   - RTT samples within 1 s after the epoch start are ignored (right after fast recovery).
+//!
+//! Events:
+//! - Loss (fast retransmit or RTO, the `ssthresh` hook): the epoch ends; W_max as above.
+//! - RTO (`set_state(Loss)`): all CUBIC state is zeroed, W_max and delay_min included, and
+//!   HyStart restarts — after an RTO Linux CUBIC forgets W_max.
+//! - `TxStart` after idle (`cwnd_event`): the epoch start moves forward by the idle time, never
+//!   past now, so the curve does not jump after an OFF period (RFC 9438 §5.8).
+//!
+//! Differences from Linux: time is the simulator's ns clock (jiffies = ms, RTTs in µs as
+//! Linux); K is an exact integer cube root where Linux uses a table and one Newton step
+//! (within 0.2 %); the pacing cushion of the ACK-train threshold uses 64 KiB (GSO max size).
+
+use super::{AckSample, CaEvent, CaState, CcState, CongestionControl};
+use crate::scenario::units::Duration;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Parameters of CUBIC (Linux module parameters; defaults are Linux's).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct CubicConfig {
+    /// Multiplicative decrease factor β, in (0, 1); quantised to 1/1024 (Linux beta = 717).
+    pub beta: f64,
+    /// Cubic scaling constant C in segments/s³, in (0, 100]; quantised to 1/1024 (Linux
+    /// bic_scale = 41 gives 410/1024).
+    pub c: f64,
+    /// Fast convergence: release bandwidth sooner when W_max shrinks.
+    pub fast_convergence: bool,
+    /// TCP-friendly region: never grow slower than the Reno estimate.
+    pub tcp_friendliness: bool,
+    /// HyStart in slow start.
+    pub hystart: bool,
+    /// HyStart's ACK-train detector.
+    pub hystart_ack_train: bool,
+    /// HyStart's delay-increase detector.
+    pub hystart_delay: bool,
+    /// HyStart runs only when cwnd ≥ this many segments.
+    pub hystart_low_window: u32,
+    /// Largest ACK spacing that extends an ACK train.
+    pub hystart_ack_delta: Duration,
+    /// RTT samples per round for the delay detector (1 to 255).
+    pub hystart_min_samples: u32,
+    /// Lower clamp of the delay threshold delay_min/8.
+    pub hystart_delay_min: Duration,
+    /// Upper clamp of the delay threshold delay_min/8 (ns-3: 1000 ms).
+    pub hystart_delay_max: Duration,
+    /// Initial ssthresh in segments when HyStart is off (0: the stack default, "infinite").
+    pub initial_ssthresh: u32,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            beta: 717.0 / 1024.0,
+            c: 0.4,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart: true,
+            hystart_ack_train: true,
+            hystart_delay: true,
+            hystart_low_window: 16,
+            hystart_ack_delta: Duration(2_000_000),
+            hystart_min_samples: 8,
+            hystart_delay_min: Duration(4_000_000),
+            hystart_delay_max: Duration(16_000_000),
+            initial_ssthresh: 0,
+        }
+    }
+}
+
+impl CubicConfig {
+    pub fn check(&self) -> Result<(), (String, String)> {
+        let err = |f: &str, m: &str| Err((f.to_string(), m.to_string()));
+        if !(self.beta > 0.0 && self.beta < 1.0) || (self.beta * 1024.0).round() < 1.0 {
+            return err(
+                "beta",
+                "must be greater than 0 and less than 1 (Linux: 717/1024)",
+            );
+        }
+        if !(self.c > 0.0 && self.c <= 100.0) || (self.c * 1024.0).round() < 1.0 {
+            return err("c", "must be greater than 0 and at most 100 (Linux: 0.4)");
+        }
+        if !(1..=255).contains(&self.hystart_min_samples) {
+            return err("hystart_min_samples", "must be between 1 and 255");
+        }
+        if self.hystart_delay_min > self.hystart_delay_max {
+            return err(
+                "hystart_delay_min",
+                "must not be larger than hystart_delay_max",
+            );
+        }
+        if self.hystart_delay_max.0 > 10_000_000_000 || self.hystart_ack_delta.0 > 1_000_000_000 {
+            return err(
+                "hystart_delay_max",
+                "must be at most 10s (and hystart_ack_delta at most 1s)",
+            );
+        }
+        Ok(())
+    }
+}
+
+const BICTCP_BETA_SCALE: u64 = 1024;
+/// BIC time unit: 2^10 per second.
+const BICTCP_HZ: u32 = 10;
+/// Jiffies per second of the modelled kernel.
+const HZ: u64 = 1000;
+const NS_PER_JIFFY: u64 = 1_000_000_000 / HZ;
+
+#[inline]
+fn jiffies(now_ns: u64) -> u64 {
+    now_ns / NS_PER_JIFFY
+}
+
+/// Linux `usecs_to_jiffies` (rounds up).
+#[inline]
+fn usecs_to_jiffies(us: u64) -> u64 {
+    (us * HZ).div_ceil(1_000_000)
+}
+
+/// ⌊∛a⌋, exact.
+fn cube_root(a: u128) -> u64 {
+    if a == 0 {
+        return 0;
+    }
+    let mut x = (a as f64).cbrt() as u128;
+    while x * x * x > a {
+        x -= 1;
+    }
+    while (x + 1) * (x + 1) * (x + 1) <= a {
+        x += 1;
+    }
+    x as u64
+}
+
+pub struct Cubic {
+    cfg: CubicConfig,
+    /// β·1024.
+    beta: u64,
+    /// C·1024 (Linux bic_scale·10).
+    cube_rtt_scale: u64,
+    /// 2^40 / cube_rtt_scale: K³ = cube_factor·(W_max − cwnd) in (1/1024 s)³.
+    cube_factor: u64,
+    /// 8·(1024 + β)/3/(1024 − β): Reno-estimate step (×8).
+    beta_scale: u64,
+
+    // struct bictcp
+    /// ACKs per +1 cwnd.
+    cnt: u32,
+    /// W_max.
+    last_max_cwnd: u32,
+    last_cwnd: u32,
+    /// Jiffies of the last `cnt` computation.
+    last_time: u64,
+    bic_origin_point: u32,
+    /// K in 1/1024 s.
+    bic_k: u64,
+    /// Minimum RTT in µs (0: none yet).
+    delay_min_us: u64,
+    /// Start of the epoch in jiffies (None: no epoch).
+    epoch_start: Option<u64>,
+    ack_cnt: u64,
+    /// Reno estimate W_est.
+    tcp_cwnd: u32,
+    // HyStart
+    sample_cnt: u32,
+    found: bool,
+    round_start_us: u64,
+    end_seq: u64,
+    last_ack_us: u64,
+    curr_rtt_us: u64,
+}
+
+impl Cubic {
+    pub fn new(cfg: CubicConfig) -> Self {
+        let beta = ((cfg.beta * 1024.0).round() as u64).clamp(1, 1023);
+        let cube_rtt_scale = ((cfg.c * 1024.0).round() as u64).max(1);
+        Cubic {
+            beta,
+            cube_rtt_scale,
+            cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / cube_rtt_scale,
+            beta_scale: 8 * (BICTCP_BETA_SCALE + beta) / 3 / (BICTCP_BETA_SCALE - beta),
+            cfg,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            bic_origin_point: 0,
+            bic_k: 0,
+            delay_min_us: 0,
+            epoch_start: None,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            sample_cnt: 0,
+            found: false,
+            round_start_us: 0,
+            end_seq: 0,
+            last_ack_us: 0,
+            curr_rtt_us: u64::MAX,
+        }
+    }
+
+    /// W_max (Linux `last_max_cwnd`).
+    pub fn w_max(&self) -> u32 {
+        self.last_max_cwnd
+    }
+    /// K in seconds.
+    pub fn k_seconds(&self) -> f64 {
+        self.bic_k as f64 / 1024.0
+    }
+    /// The curve's origin (W_max, or cwnd when cwnd ≥ W_max at the epoch start).
+    pub fn origin(&self) -> u32 {
+        self.bic_origin_point
+    }
+    /// HyStart found the exit point.
+    pub fn hystart_found(&self) -> bool {
+        self.found
+    }
+    /// Minimum RTT seen (µs), as CUBIC tracks it.
+    pub fn delay_min_us(&self) -> u64 {
+        self.delay_min_us
+    }
+
+    /// Linux `bictcp_reset`.
+    fn reset(&mut self) {
+        self.cnt = 0;
+        self.last_max_cwnd = 0;
+        self.last_cwnd = 0;
+        self.last_time = 0;
+        self.bic_origin_point = 0;
+        self.bic_k = 0;
+        self.delay_min_us = 0;
+        self.epoch_start = None;
+        self.ack_cnt = 0;
+        self.tcp_cwnd = 0;
+        self.found = false;
+    }
+
+    /// Linux `bictcp_hystart_reset`: a new HyStart round.
+    fn hystart_reset(&mut self, tp: &CcState) {
+        let now_us = tp.now_ns / 1000;
+        self.round_start_us = now_us;
+        self.last_ack_us = now_us;
+        self.end_seq = tp.snd_nxt_bytes;
+        self.curr_rtt_us = u64::MAX;
+        self.sample_cnt = 0;
+    }
+
+    /// The cubic curve: origin + C·(t − K)³ packets, t in 1/1024 s since the epoch start
+    /// (plus delay_min), in Linux's fixed point.
+    fn bic_target(&self, t: u64) -> u32 {
+        let offs = t.abs_diff(self.bic_k) as u128;
+        let delta = ((self.cube_rtt_scale as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ))
+            .min(u32::MAX as u128) as u32;
+        if t < self.bic_k {
+            self.bic_origin_point.saturating_sub(delta)
+        } else {
+            self.bic_origin_point.saturating_add(delta)
+        }
+    }
+
+    /// Linux `bictcp_update`: computes `cnt` from the cubic curve and the Reno estimate.
+    fn update(&mut self, cwnd: u32, acked: u32, now_j: u64) {
+        self.ack_cnt += acked as u64;
+        if self.last_cwnd == cwnd && now_j.saturating_sub(self.last_time) <= HZ / 32 {
+            return;
+        }
+        // at most once per jiffy; a reduction clears epoch_start and forces a recomputation
+        if !(self.epoch_start.is_some() && now_j == self.last_time) {
+            self.last_cwnd = cwnd;
+            self.last_time = now_j;
+            let epoch_start = match self.epoch_start {
+                Some(e) => e,
+                None => {
+                    self.epoch_start = Some(now_j);
+                    self.ack_cnt = acked as u64;
+                    self.tcp_cwnd = cwnd;
+                    if self.last_max_cwnd <= cwnd {
+                        self.bic_k = 0;
+                        self.bic_origin_point = cwnd;
+                    } else {
+                        self.bic_k = cube_root(
+                            self.cube_factor as u128 * (self.last_max_cwnd - cwnd) as u128,
+                        );
+                        self.bic_origin_point = self.last_max_cwnd;
+                    }
+                    now_j
+                }
+            };
+            // t in 1/1024 s, including the minimum RTT
+            let t_j = now_j - epoch_start + usecs_to_jiffies(self.delay_min_us);
+            let bic_target = self.bic_target((t_j << BICTCP_HZ) / HZ);
+            self.cnt = if bic_target > cwnd {
+                cwnd / (bic_target - cwnd)
+            } else {
+                100u32.saturating_mul(cwnd) // very small increment
+            };
+            // the initial growth may be too conservative while W_max is unknown
+            if self.last_max_cwnd == 0 && self.cnt > 20 {
+                self.cnt = 20;
+            }
+        }
+        // TCP-friendly region
+        if self.cfg.tcp_friendliness {
+            let delta = ((cwnd as u64 * self.beta_scale) >> 3).max(1);
+            if self.ack_cnt > delta {
+                let n = (self.ack_cnt - 1) / delta; // while (ack_cnt > delta)
+                self.ack_cnt -= n * delta;
+                self.tcp_cwnd = self.tcp_cwnd.saturating_add(n as u32);
+            }
+            if self.tcp_cwnd > cwnd {
+                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+                if self.cnt > max_cnt {
+                    self.cnt = max_cnt;
+                }
+            }
+        }
+        // at most +1 per 2 packets acked (1.5× per RTT)
+        self.cnt = self.cnt.max(2);
+    }
+
+    /// Linux `hystart_update`.
+    fn hystart_update(&mut self, tp: &mut CcState, delay_us: u64) {
+        if tp.snd_una_bytes > self.end_seq {
+            self.hystart_reset(tp);
+        }
+        if self.cfg.hystart_ack_train {
+            let now_us = tp.now_ns / 1000;
+            if now_us.saturating_sub(self.last_ack_us) <= self.cfg.hystart_ack_delta.0 / 1000 {
+                self.last_ack_us = now_us;
+                let mut threshold = self.delay_min_us;
+                match tp.pacing_rate_bps {
+                    // pacing may have spread the window over up to an RTT: the full delay_min,
+                    // plus a cushion for TSO/GRO of at most 1 ms (hystart_ack_delay)
+                    Some(rate) if rate > 0 => {
+                        threshold += (65_536u64 * 8 * 4 * 1_000_000 / rate).min(1000)
+                    }
+                    _ => threshold >>= 1,
+                }
+                if now_us.saturating_sub(self.round_start_us) > threshold {
+                    self.found = true;
+                    tp.ssthresh_pkts = tp.cwnd_pkts;
+                }
+            }
+        }
+        if self.cfg.hystart_delay {
+            self.curr_rtt_us = self.curr_rtt_us.min(delay_us);
+            if self.sample_cnt < self.cfg.hystart_min_samples {
+                self.sample_cnt += 1;
+            } else {
+                let thresh = (self.delay_min_us >> 3).clamp(
+                    self.cfg.hystart_delay_min.0 / 1000,
+                    self.cfg.hystart_delay_max.0 / 1000,
+                );
+                if self.curr_rtt_us > self.delay_min_us + thresh {
+                    self.found = true;
+                    tp.ssthresh_pkts = tp.cwnd_pkts;
+                }
+            }
+        }
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn init(&mut self, tp: &mut CcState) {
+        self.reset();
+        if self.cfg.hystart {
+            self.hystart_reset(tp);
+        }
+        if !self.cfg.hystart && self.cfg.initial_ssthresh > 0 {
+            tp.ssthresh_pkts = self.cfg.initial_ssthresh;
+        }
+    }
+
+    fn ssthresh(&mut self, tp: &CcState) -> u32 {
+        let cwnd = tp.cwnd_pkts;
+        self.epoch_start = None; // end of epoch
+        self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
+            ((cwnd as u64 * (BICTCP_BETA_SCALE + self.beta)) / (2 * BICTCP_BETA_SCALE)) as u32
+        } else {
+            cwnd
+        };
+        (((cwnd as u64 * self.beta) / BICTCP_BETA_SCALE) as u32).max(2)
+    }
+
+    fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
+        if !tp.is_cwnd_limited() {
+            return;
+        }
+        let mut acked = acked_pkts;
+        if tp.in_slow_start() {
+            acked = tp.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(tp.cwnd_pkts, acked, jiffies(tp.now_ns));
+        tp.cong_avoid_ai(self.cnt, acked);
+    }
+
+    fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
+        if new_state == CaState::Loss {
+            self.reset();
+            self.hystart_reset(tp);
+        }
+    }
+
+    fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
+        if event == CaEvent::TxStart {
+            // application-limited (idle) for a while: shift the epoch to keep to the curve
+            let now = jiffies(tp.now_ns);
+            let delta = now.saturating_sub(jiffies(tp.last_send_ns));
+            if let Some(e) = self.epoch_start {
+                if delta > 0 {
+                    self.epoch_start = Some((e + delta).min(now));
+                }
+            }
+        }
+    }
+
+    fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
+        let Some(rtt_ns) = sample.rtt_ns else {
+            return;
+        };
+        // discard delay samples right after fast recovery
+        if let Some(e) = self.epoch_start {
+            if jiffies(tp.now_ns).saturating_sub(e) < HZ {
+                return;
+            }
+        }
+        let delay_us = (rtt_ns / 1000).max(1);
+        if self.delay_min_us == 0 || self.delay_min_us > delay_us {
+            self.delay_min_us = delay_us;
+        }
+        if !self.found
+            && tp.in_slow_start()
+            && self.cfg.hystart
+            && tp.cwnd_pkts >= self.cfg.hystart_low_window
+        {
+            self.hystart_update(tp, delay_us);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+    const S: u64 = 1_000_000_000;
+
+    fn ca_state(cwnd: u32, ssthresh: u32) -> CcState {
+        let mut tp = CcState::new(10, 1448);
+        tp.cwnd_pkts = cwnd;
+        tp.ssthresh_pkts = ssthresh;
+        tp.is_cwnd_limited = true;
+        tp.max_packets_out = cwnd;
+        tp
+    }
+
+    /// Drives congestion avoidance with one ACK of one packet every `rtt/cwnd` (a window per
+    /// RTT) from `from_ns` to `to_ns`.
+    fn run_ca(cc: &mut Cubic, tp: &mut CcState, from_ns: u64, to_ns: u64, rtt_ns: u64) {
+        let mut t = from_ns;
+        while t < to_ns {
+            tp.now_ns = t;
+            tp.max_packets_out = tp.cwnd_pkts;
+            cc.cong_avoid(tp, 1);
+            t += rtt_ns / tp.cwnd_pkts as u64;
+        }
+        tp.now_ns = to_ns;
+    }
+
+    #[test]
+    fn linux_constants() {
+        let cc = Cubic::new(Default::default());
+        assert_eq!(cc.beta, 717);
+        assert_eq!(cc.cube_rtt_scale, 410);
+        assert_eq!(cc.cube_factor, (1u64 << 40) / 410);
+        assert_eq!(cc.beta_scale, 15);
+    }
+
+    #[test]
+    fn loss_sets_ssthresh_to_beta_cwnd_and_w_max_to_cwnd() {
+        let mut cc = Cubic::new(Default::default());
+        let tp = ca_state(100, 1000);
+        assert_eq!(cc.ssthresh(&tp), 70); // 100·717/1024 = 70.02
+        assert_eq!(cc.w_max(), 100);
+        assert_eq!(cc.ssthresh(&ca_state(2, 1000)), 2);
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max_below_the_previous_one() {
+        let mut cc = Cubic::new(Default::default());
+        cc.ssthresh(&ca_state(100, 1000));
+        // the next loss comes at 90 < W_max = 100: W_max = 90·(1 + β)/2
+        cc.ssthresh(&ca_state(90, 1000));
+        assert_eq!(cc.w_max(), 90 * (1024 + 717) / 2048);
+        // without fast convergence W_max is the cwnd at the loss
+        let mut plain = Cubic::new(CubicConfig {
+            fast_convergence: false,
+            ..Default::default()
+        });
+        plain.ssthresh(&ca_state(100, 1000));
+        plain.ssthresh(&ca_state(90, 1000));
+        assert_eq!(plain.w_max(), 90);
+    }
+
+    #[test]
+    fn window_follows_the_cubic_curve_after_a_loss() {
+        // W_max = 100 at a loss; cwnd = ssthresh = 70. K = ∛((100 − 70)/C) ≈ 4.22 s. A long
+        // RTT (1 s) keeps the TCP-friendly estimate below the curve.
+        let mut cc = Cubic::new(Default::default());
+        let mut tp = ca_state(100, 1000);
+        let rtt = 1000 * MS;
+        tp.now_ns = 10 * S;
+        cc.pkts_acked(
+            &mut tp,
+            &AckSample {
+                pkts_acked: 1,
+                bytes_acked: 1448,
+                rtt_ns: Some(rtt),
+                in_flight_pkts: 100,
+            },
+        );
+        assert_eq!(cc.delay_min_us(), 1_000_000);
+        tp.ssthresh_pkts = cc.ssthresh(&tp);
+        tp.cwnd_pkts = tp.ssthresh_pkts;
+        let start = 20 * S;
+        run_ca(&mut cc, &mut tp, start, start + 1, rtt);
+        let c = 410.0 / 1024.0;
+        let k = ((100.0 - 70.0) / c as f64).cbrt();
+        assert!((cc.k_seconds() - k).abs() < 0.002, "K {}", cc.k_seconds());
+        assert_eq!(cc.origin(), 100);
+        let w = |t: f64| 100.0 + c * (t - k).powi(3);
+        // the target is the curve W(t), t = time since the epoch + delay_min
+        for t in [0.0, 1.0, 2.5, 4.0, 5.0, 6.5, 9.0] {
+            let target = cc.bic_target((t * 1024.0) as u64) as f64;
+            assert!(
+                (target - w(t)).abs() <= 1.0,
+                "W({t}) = {:.2}, target {target}",
+                w(t)
+            );
+        }
+        // cwnd follows it: cnt = cwnd/(target − cwnd) closes the gap to the target of one RTT
+        // ahead within about an RTT
+        for secs in [2u64, 4, 6, 8] {
+            let from = tp.now_ns;
+            run_ca(&mut cc, &mut tp, from, start + secs * S, rtt);
+            let t = secs as f64 + 1.0;
+            let got = tp.cwnd_pkts as f64;
+            assert!(
+                got <= w(t) + 1.0 && got >= w(t - 1.0) - 3.0,
+                "t = {secs} s: cwnd {got}, W(t + RTT) {:.1}, W(t) {:.1}",
+                w(t),
+                w(t - 1.0)
+            );
+        }
+        // concave below W_max, convex above: at t = K the window is at the plateau
+        assert!(tp.cwnd_pkts > 100);
+    }
+
+    #[test]
+    fn tcp_friendly_region_grows_at_least_like_reno_on_short_rtts() {
+        // with a 10 ms RTT the cubic curve near its plateau is much slower than Reno's
+        // +1 per RTT (α = 8/15 here): the Reno estimate takes over
+        let mut cc = Cubic::new(Default::default());
+        let mut tp = ca_state(100, 1000);
+        tp.ssthresh_pkts = cc.ssthresh(&tp);
+        tp.cwnd_pkts = 70;
+        let rtt = 10 * MS;
+        run_ca(&mut cc, &mut tp, 5 * S, 5 * S + 300 * rtt, rtt);
+        // Reno with α = 8/15 gains 160 segments in 300 RTTs; plain cubic in 3 s stays < 100
+        let cubic_only = 100.0 + 0.4 * (3.0f64 + 0.01 - (30.0f64 / 0.4).cbrt()).powi(3);
+        assert!(cubic_only < 100.0);
+        assert!(tp.cwnd_pkts >= 70 + 150, "cwnd {}", tp.cwnd_pkts);
+        let mut unfriendly = Cubic::new(CubicConfig {
+            tcp_friendliness: false,
+            ..Default::default()
+        });
+        let mut tp2 = ca_state(100, 1000);
+        tp2.ssthresh_pkts = unfriendly.ssthresh(&tp2);
+        tp2.cwnd_pkts = 70;
+        run_ca(&mut unfriendly, &mut tp2, 5 * S, 5 * S + 300 * rtt, rtt);
+        // without it, the window stays on the curve's plateau at W_max
+        assert!(tp2.cwnd_pkts <= 100, "cwnd {}", tp2.cwnd_pkts);
+    }
+
+    #[test]
+    fn rto_forgets_w_max() {
+        let mut cc = Cubic::new(Default::default());
+        let mut tp = ca_state(100, 1000);
+        cc.ssthresh(&tp);
+        assert_eq!(cc.w_max(), 100);
+        cc.set_state(&mut tp, CaState::Loss);
+        assert_eq!(cc.w_max(), 0);
+        assert_eq!(cc.delay_min_us(), 0);
+    }
+
+    #[test]
+    fn idle_shifts_the_epoch_so_the_curve_resumes_where_it_was() {
+        let rtt = 100 * MS;
+        let run = |idle_ns: u64| {
+            let mut cc = Cubic::new(Default::default());
+            let mut tp = ca_state(100, 1000);
+            tp.ssthresh_pkts = cc.ssthresh(&tp);
+            tp.cwnd_pkts = 70;
+            run_ca(&mut cc, &mut tp, 10 * S, 11 * S, rtt);
+            let before = tp.cwnd_pkts;
+            // idle: the last send was at 11 s; the next is idle_ns later
+            tp.last_send_ns = 11 * S;
+            tp.now_ns = 11 * S + idle_ns;
+            cc.cwnd_event(&mut tp, CaEvent::TxStart);
+            run_ca(
+                &mut cc,
+                &mut tp,
+                11 * S + idle_ns,
+                11 * S + idle_ns + S / 2,
+                rtt,
+            );
+            (before, tp.cwnd_pkts)
+        };
+        let (b0, a0) = run(0);
+        let (b1, a1) = run(3 * S);
+        assert_eq!(b0, b1);
+        // after 3 s of idle the window grows as if the idle time had not passed
+        assert!(a1.abs_diff(a0) <= 1, "no idle {a0}, 3 s idle {a1}");
+    }
+
+    fn ack_with_rtt(cc: &mut Cubic, tp: &mut CcState, rtt_ns: u64) {
+        cc.pkts_acked(
+            tp,
+            &AckSample {
+                pkts_acked: 2,
+                bytes_acked: 2896,
+                rtt_ns: Some(rtt_ns),
+                in_flight_pkts: tp.cwnd_pkts,
+            },
+        );
+    }
+
+    #[test]
+    fn hystart_delay_detector_exits_slow_start_on_an_rtt_increase() {
+        let mut cc = Cubic::new(CubicConfig {
+            hystart_ack_train: false,
+            ..Default::default()
+        });
+        let mut tp = ca_state(32, TCP_INF);
+        cc.init(&mut tp);
+        let base = 50 * MS;
+        // round 1: RTTs at the base
+        tp.snd_nxt_bytes = 100_000;
+        for i in 0..10u64 {
+            tp.now_ns = S + i * MS;
+            tp.snd_una_bytes = 1 + i * 2896;
+            ack_with_rtt(&mut cc, &mut tp, base);
+        }
+        assert!(!cc.hystart_found());
+        assert_eq!(tp.ssthresh_pkts, TCP_INF);
+        // round 2: RTTs 10 ms above delay_min > clamp(50/8 ms, 4, 16) = 6.25 ms
+        tp.snd_una_bytes = 100_001;
+        tp.snd_nxt_bytes = 200_000;
+        for i in 0..10u64 {
+            tp.now_ns = S + 50 * MS + i * MS;
+            ack_with_rtt(&mut cc, &mut tp, base + 10 * MS);
+            tp.snd_una_bytes += 2896;
+        }
+        assert!(cc.hystart_found());
+        assert_eq!(tp.ssthresh_pkts, 32);
+    }
+
+    #[test]
+    fn hystart_ignores_an_rtt_increase_within_the_threshold() {
+        let mut cc = Cubic::new(CubicConfig {
+            hystart_ack_train: false,
+            ..Default::default()
+        });
+        let mut tp = ca_state(32, TCP_INF);
+        cc.init(&mut tp);
+        tp.snd_nxt_bytes = 100_000;
+        for i in 0..40u64 {
+            tp.now_ns = S + i * MS;
+            tp.snd_una_bytes = 1 + i * 2896;
+            // +3 ms < 4 ms (the lower clamp) above the 50 ms minimum
+            ack_with_rtt(&mut cc, &mut tp, if i == 0 { 50 * MS } else { 53 * MS });
+        }
+        assert!(!cc.hystart_found());
+    }
+
+    #[test]
+    fn hystart_ack_train_exits_when_the_train_spans_half_the_min_rtt() {
+        let mut cc = Cubic::new(CubicConfig {
+            hystart_delay: false,
+            ..Default::default()
+        });
+        let mut tp = ca_state(64, TCP_INF);
+        tp.now_ns = S;
+        tp.snd_nxt_bytes = 1_000_000;
+        cc.init(&mut tp);
+        // ACKs every 1 ms (< 2 ms): a train; delay_min = 40 ms, so the exit is after 20 ms
+        let mut exit_at = None;
+        for i in 1..40u64 {
+            tp.now_ns = S + i * MS;
+            tp.snd_una_bytes = i * 2896;
+            ack_with_rtt(&mut cc, &mut tp, 40 * MS);
+            if cc.hystart_found() && exit_at.is_none() {
+                exit_at = Some(i);
+            }
+        }
+        assert_eq!(exit_at, Some(21));
+        assert_eq!(tp.ssthresh_pkts, 64);
+    }
+
+    #[test]
+    fn hystart_waits_for_the_low_window() {
+        let mut cc = Cubic::new(Default::default());
+        let mut tp = ca_state(10, TCP_INF);
+        cc.init(&mut tp);
+        for i in 0..40u64 {
+            tp.now_ns = S + i * MS;
+            ack_with_rtt(&mut cc, &mut tp, if i == 0 { 50 * MS } else { 90 * MS });
+        }
+        assert!(!cc.hystart_found());
+    }
+
+    #[test]
+    fn growth_before_any_loss_is_at_least_five_percent_per_rtt() {
+        let mut cc = Cubic::new(Default::default());
+        let mut tp = ca_state(100, 100);
+        let rtt = 100 * MS;
+        run_ca(&mut cc, &mut tp, S, S + rtt, rtt);
+        assert!(tp.cwnd_pkts >= 105, "cwnd {}", tp.cwnd_pkts);
+    }
+
+    #[test]
+    fn no_growth_when_not_cwnd_limited() {
+        let mut cc = Cubic::new(Default::default());
+        let mut tp = ca_state(100, 50);
+        tp.is_cwnd_limited = false;
+        for i in 0..1000 {
+            tp.now_ns = S + i * MS;
+            cc.cong_avoid(&mut tp, 1);
+        }
+        assert_eq!(tp.cwnd_pkts, 100);
+    }
+
+    #[test]
+    fn cube_root_is_exact() {
+        for a in [0u128, 1, 7, 8, 26, 27, 1 << 40, (1u128 << 63) + 12345] {
+            let r = cube_root(a) as u128;
+            assert!(r * r * r <= a && (r + 1) * (r + 1) * (r + 1) > a, "a = {a}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_parameters_are_named() {
+        for (cfg, field) in [
+            (
+                CubicConfig {
+                    beta: 1.0,
+                    ..Default::default()
+                },
+                "beta",
+            ),
+            (
+                CubicConfig {
+                    beta: 0.0,
+                    ..Default::default()
+                },
+                "beta",
+            ),
+            (
+                CubicConfig {
+                    c: -1.0,
+                    ..Default::default()
+                },
+                "c",
+            ),
+            (
+                CubicConfig {
+                    hystart_min_samples: 0,
+                    ..Default::default()
+                },
+                "hystart_min_samples",
+            ),
+        ] {
+            assert_eq!(cfg.check().unwrap_err().0, field);
+        }
+        assert!(CubicConfig::default().check().is_ok());
+    }
+
+    const TCP_INF: u32 = super::super::TCP_INFINITE_SSTHRESH;
+}

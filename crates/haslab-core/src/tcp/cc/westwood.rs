@@ -1,0 +1,512 @@
+//! Westwood+ (Grieco & Mascolo, CCR 2004), as Linux net/ipv4/tcp_westwood.c; ns-3's
+//! TcpWestwoodPlus estimator as an option. algorithms.md A8.
+//!
+//! Reno probing (Linux `tcp_reno_cong_avoid`, gated by `tcp_is_cwnd_limited`); after a loss,
+//! ssthresh (and cwnd) come from an end-to-end bandwidth estimate: `BWE · RTT_min / MSS`.
+//!
+//! **Linux estimator** (`estimator = "linux"`, the default):
+//! - Bytes acknowledged are counted per ACK (`in_ack_event`): on the fast path (in-order ACK
+//!   in the Open state) the advance of snd_una; on the slow path (duplicate ACKs, recovery)
+//!   a duplicate ACK counts one MSS (and is remembered in `accounted`), and a later cumulative
+//!   ACK of more than one MSS counts only what was not already counted.
+//! - One sample per RTT: when the time since the window start exceeds max(RTT, 50 ms)
+//!   (`TCP_WESTWOOD_RTT_MIN` = HZ/20), sample = bytes / window length; a shorter window keeps
+//!   accumulating. RTT is the latest raw RTT sample (initially `TCP_WESTWOOD_INIT_RTT` = 20 s).
+//! - Two cascaded 7/8 EWMA filters: `bw_ns_est = (7·bw_ns_est + sample)/8`,
+//!   `bw_est = (7·bw_est + bw_ns_est)/8`; the first sample fills both.
+//! - RTT_min: the minimum of the RTT samples; reset to the next sample after an RTO.
+//! - Fast retransmit: ssthresh = max(cwnd/2, 2) (`tcp_reno_ssthresh`) during recovery; at the
+//!   end of recovery (`CA_EVENT_COMPLETE_CWR`, here the Recovery → Open transition),
+//!   ssthresh = max(bw_est·RTT_min/MSS, 2) and cwnd = ssthresh.
+//! - RTO (`CA_EVENT_LOSS`): ssthresh = max(bw_est·RTT_min/MSS, 2); RTT_min resets.
+//! - No idle handling: the estimator window spans an OFF period, which drags the estimate down.
+//!
+//! **ns-3 estimator** (`estimator = "ns3"`, ns-3 TcpWestwoodPlus with its default TUSTIN filter):
+//! - Segments acked by ACKs that carry an RTT sample are counted; the first such ACK starts a
+//!   count that ends one RTT (that sample's RTT) later: sample = segments·MSS·8/RTT bit/s.
+//! - Filter: `bw = 0.9·bw + 0.1·(sample + previous sample)/2`.
+//! - ssthresh = max(bw·RTT_min/8/MSS, 2) on *both* fast retransmit and RTO, with the
+//!   connection's all-time minimum RTT (never reset). The sender sets cwnd = ssthresh at the
+//!   end of recovery.
+//!
+//! Differences from Linux: times are ns, not jiffies (Linux's windows and RTTs are rounded to
+//! jiffies and its rate is bytes per jiffy); the end of recovery is detected by `set_state`
+//! (the sender raises no `CA_EVENT_COMPLETE_CWR`); Linux calls `in_ack_event` before
+//! `pkts_acked`, the simulator after, so a window check sees the current ACK's RTT sample.
+//! The ns-3 option keeps Linux's Reno growth (ns-3 grows by one segment per ACK in slow start
+//! and ignores the cwnd-limited gate).
+
+use super::{AckSample, CaEvent, CaState, CcState, CongestionControl, CA_ACK_SLOWPATH};
+use crate::scenario::units::Duration;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Which bandwidth estimator Westwood+ uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WestwoodEstimator {
+    /// Linux tcp_westwood.c: per-RTT windows of at least 50 ms, cascaded 7/8 filters,
+    /// ssthresh from the estimate at the end of recovery and on RTO.
+    Linux,
+    /// ns-3 TcpWestwoodPlus: one count per RTT from the ACK that starts it, Tustin filter
+    /// (0.9), ssthresh from the estimate on fast retransmit and RTO.
+    Ns3,
+}
+
+/// Parameters of Westwood+.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct WestwoodConfig {
+    /// Estimator: `linux` (default) or `ns3`.
+    pub estimator: WestwoodEstimator,
+    /// Shortest estimation window of the Linux estimator (TCP_WESTWOOD_RTT_MIN = 50 ms);
+    /// between 1 ms and 10 s.
+    pub min_window: Duration,
+}
+
+impl Default for WestwoodConfig {
+    fn default() -> Self {
+        WestwoodConfig {
+            estimator: WestwoodEstimator::Linux,
+            min_window: Duration(50_000_000),
+        }
+    }
+}
+
+impl WestwoodConfig {
+    pub fn check(&self) -> Result<(), (String, String)> {
+        if !(1_000_000..=10_000_000_000).contains(&self.min_window.0) {
+            return Err((
+                "min_window".into(),
+                "must be between 1ms and 10s (Linux: 50ms)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Linux `TCP_WESTWOOD_INIT_RTT` = 20·HZ.
+const INIT_RTT_NS: u64 = 20_000_000_000;
+/// ns-3's Tustin filter gain.
+const NS3_ALPHA: f64 = 0.9;
+
+pub struct Westwood {
+    cfg: WestwoodConfig,
+    // Linux struct westwood
+    /// First filter, bytes per second.
+    bw_ns_est: u64,
+    /// Bandwidth estimate, bytes per second.
+    bw_est: u64,
+    /// Start of the current window.
+    rtt_win_sx_ns: u64,
+    /// Bytes acknowledged in the current window.
+    bk: u64,
+    /// snd_una seen at the last ACK.
+    snd_una: u64,
+    /// Bytes counted by duplicate ACKs, not yet covered by a cumulative ACK.
+    accounted: u64,
+    /// Latest RTT sample.
+    rtt_ns: u64,
+    rtt_min_ns: u64,
+    first_ack: bool,
+    reset_rtt_min: bool,
+    // ns-3 TcpWestwoodPlus
+    ns3_acked_segments: u64,
+    /// When counting: (the sample's end, the RTT it spans).
+    ns3_pending: Option<(u64, u64)>,
+    ns3_bw_bps: f64,
+    ns3_last_sample_bps: f64,
+}
+
+impl Westwood {
+    pub fn new(cfg: WestwoodConfig) -> Self {
+        Westwood {
+            cfg,
+            bw_ns_est: 0,
+            bw_est: 0,
+            rtt_win_sx_ns: 0,
+            bk: 0,
+            snd_una: 0,
+            accounted: 0,
+            rtt_ns: INIT_RTT_NS,
+            rtt_min_ns: INIT_RTT_NS,
+            first_ack: true,
+            reset_rtt_min: true,
+            ns3_acked_segments: 0,
+            ns3_pending: None,
+            ns3_bw_bps: 0.0,
+            ns3_last_sample_bps: 0.0,
+        }
+    }
+
+    /// The bandwidth estimate in bits per second.
+    pub fn bwe_bps(&self) -> u64 {
+        match self.cfg.estimator {
+            WestwoodEstimator::Linux => self.bw_est * 8,
+            WestwoodEstimator::Ns3 => self.ns3_bw_bps as u64,
+        }
+    }
+
+    /// RTT_min as the estimator keeps it.
+    pub fn rtt_min_ns(&self) -> u64 {
+        self.rtt_min_ns
+    }
+
+    /// Linux `tcp_westwood_bw_rttmin`: BWE·RTT_min in segments, at least 2.
+    fn bw_rttmin(&self, tp: &CcState) -> u32 {
+        let pkts = self.bw_est as u128 * self.rtt_min_ns as u128
+            / 1_000_000_000
+            / tp.mss_bytes.max(1) as u128;
+        pkts.clamp(2, u32::MAX as u128 / 2) as u32
+    }
+
+    /// ns-3 `GetSsThresh`: max(2 segments, bw·minRtt/8) in segments.
+    fn ns3_ssthresh(&self, tp: &CcState) -> u32 {
+        let min_rtt_s = if tp.min_rtt_ns == u64::MAX {
+            0.0
+        } else {
+            tp.min_rtt_ns as f64 / 1e9
+        };
+        let bytes = self.ns3_bw_bps * min_rtt_s / 8.0;
+        ((bytes / tp.mss_bytes.max(1) as f64) as u64).clamp(2, u32::MAX as u64 / 2) as u32
+    }
+
+    /// Linux `westwood_update_window`: closes the window when it is long enough.
+    fn update_window(&mut self, tp: &CcState) {
+        if self.first_ack {
+            self.snd_una = tp.snd_una_bytes;
+            self.first_ack = false;
+        }
+        let delta = tp.now_ns.saturating_sub(self.rtt_win_sx_ns);
+        if self.rtt_ns > 0 && delta > self.rtt_ns.max(self.cfg.min_window.0) {
+            let sample = (self.bk as u128 * 1_000_000_000 / delta as u128) as u64;
+            if self.bw_ns_est == 0 && self.bw_est == 0 {
+                self.bw_ns_est = sample;
+                self.bw_est = sample;
+            } else {
+                self.bw_ns_est = (7 * self.bw_ns_est + sample) >> 3;
+                self.bw_est = (7 * self.bw_est + self.bw_ns_est) >> 3;
+            }
+            self.bk = 0;
+            self.rtt_win_sx_ns = tp.now_ns;
+        }
+    }
+
+    fn update_rtt_min(&mut self) {
+        if self.reset_rtt_min {
+            self.rtt_min_ns = self.rtt_ns;
+            self.reset_rtt_min = false;
+        } else {
+            self.rtt_min_ns = self.rtt_min_ns.min(self.rtt_ns);
+        }
+    }
+
+    /// Linux `westwood_acked_count`: bytes this slow-path ACK stands for.
+    fn acked_count(&mut self, tp: &CcState) -> u64 {
+        let mss = tp.mss_bytes as u64;
+        let mut cumul = tp.snd_una_bytes.saturating_sub(self.snd_una);
+        if cumul == 0 {
+            // a duplicate ACK: one segment left the network
+            self.accounted += mss;
+            cumul = mss;
+        }
+        if cumul > mss {
+            // partial or delayed ACK
+            if self.accounted >= cumul {
+                self.accounted -= cumul;
+                cumul = mss;
+            } else {
+                cumul -= self.accounted;
+                self.accounted = 0;
+            }
+        }
+        self.snd_una = tp.snd_una_bytes;
+        cumul
+    }
+
+    /// ns-3 `EstimateBW`, run when the pending count's RTT has elapsed.
+    fn ns3_maybe_estimate(&mut self, tp: &CcState) {
+        if let Some((end_ns, rtt_ns)) = self.ns3_pending {
+            if tp.now_ns >= end_ns {
+                let sample = self.ns3_acked_segments as f64 * tp.mss_bytes as f64 * 8.0
+                    / (rtt_ns as f64 / 1e9);
+                self.ns3_acked_segments = 0;
+                self.ns3_pending = None;
+                self.ns3_bw_bps = NS3_ALPHA * self.ns3_bw_bps
+                    + (1.0 - NS3_ALPHA) * (sample + self.ns3_last_sample_bps) / 2.0;
+                self.ns3_last_sample_bps = sample;
+            }
+        }
+    }
+}
+
+impl CongestionControl for Westwood {
+    fn name(&self) -> &'static str {
+        "westwood+"
+    }
+
+    fn init(&mut self, tp: &mut CcState) {
+        let cfg = self.cfg.clone();
+        *self = Westwood::new(cfg);
+        self.rtt_win_sx_ns = tp.now_ns;
+        self.snd_una = tp.snd_una_bytes;
+    }
+
+    fn ssthresh(&mut self, tp: &CcState) -> u32 {
+        match self.cfg.estimator {
+            WestwoodEstimator::Linux => (tp.cwnd_pkts / 2).max(2),
+            WestwoodEstimator::Ns3 => {
+                self.ns3_maybe_estimate(tp);
+                self.ns3_ssthresh(tp)
+            }
+        }
+    }
+
+    fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
+        if !tp.is_cwnd_limited() {
+            return;
+        }
+        let mut acked = acked_pkts;
+        if tp.in_slow_start() {
+            acked = tp.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let w = tp.cwnd_pkts;
+        tp.cong_avoid_ai(w, acked);
+    }
+
+    fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
+        // Linux tcp_end_cwnd_reduction → CA_EVENT_COMPLETE_CWR at the end of fast recovery
+        if self.cfg.estimator == WestwoodEstimator::Linux
+            && tp.ca_state == CaState::Recovery
+            && new_state == CaState::Open
+        {
+            tp.ssthresh_pkts = self.bw_rttmin(tp);
+            tp.cwnd_pkts = tp.ssthresh_pkts.min(tp.cwnd_clamp_pkts);
+            tp.cwnd_cnt = 0;
+        }
+    }
+
+    fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
+        if event == CaEvent::Loss {
+            match self.cfg.estimator {
+                WestwoodEstimator::Linux => {
+                    tp.ssthresh_pkts = self.bw_rttmin(tp);
+                    self.reset_rtt_min = true; // RTT_min from the next ACK
+                }
+                WestwoodEstimator::Ns3 => {} // ssthresh() already used the estimate
+            }
+        }
+    }
+
+    fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
+        match self.cfg.estimator {
+            WestwoodEstimator::Linux => {
+                if let Some(rtt) = sample.rtt_ns {
+                    if rtt > 0 {
+                        self.rtt_ns = rtt;
+                    }
+                }
+            }
+            WestwoodEstimator::Ns3 => {
+                let Some(rtt) = sample.rtt_ns.filter(|&r| r > 0) else {
+                    return;
+                };
+                self.ns3_maybe_estimate(tp);
+                self.ns3_acked_segments += sample.pkts_acked as u64;
+                if self.ns3_pending.is_none() {
+                    self.ns3_pending = Some((tp.now_ns + rtt, rtt));
+                }
+                // ns-3 keeps the socket's all-time minimum RTT
+                self.rtt_min_ns = tp.min_rtt_ns;
+            }
+        }
+    }
+
+    fn in_ack_event(&mut self, tp: &mut CcState, flags: u32) {
+        if self.cfg.estimator != WestwoodEstimator::Linux {
+            return;
+        }
+        self.update_window(tp);
+        if flags & CA_ACK_SLOWPATH != 0 {
+            self.bk += self.acked_count(tp);
+        } else {
+            // fast path
+            self.bk += tp.snd_una_bytes.saturating_sub(self.snd_una);
+            self.snd_una = tp.snd_una_bytes;
+        }
+        self.update_rtt_min();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::CA_ACK_WIN_UPDATE;
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+    const MSS: u64 = 1448;
+
+    fn tp() -> CcState {
+        let mut t = CcState::new(10, MSS as u32);
+        t.is_cwnd_limited = true;
+        t
+    }
+
+    /// One ACK of `pkts` new segments at `now`, with an RTT sample; the sender's order:
+    /// pkts_acked, then in_ack_event.
+    fn ack(cc: &mut Westwood, tp: &mut CcState, now: u64, pkts: u32, rtt: u64) {
+        tp.now_ns = now;
+        tp.snd_una_bytes += pkts as u64 * MSS;
+        if rtt < tp.min_rtt_ns {
+            tp.min_rtt_ns = rtt;
+        }
+        cc.pkts_acked(
+            tp,
+            &AckSample {
+                pkts_acked: pkts,
+                bytes_acked: pkts as u64 * MSS,
+                rtt_ns: Some(rtt),
+                in_flight_pkts: 10,
+            },
+        );
+        let slow = if tp.ca_state == CaState::Open {
+            0
+        } else {
+            CA_ACK_SLOWPATH
+        };
+        cc.in_ack_event(tp, CA_ACK_WIN_UPDATE | slow);
+    }
+
+    fn dupack(cc: &mut Westwood, tp: &mut CcState, now: u64) {
+        tp.now_ns = now;
+        cc.in_ack_event(tp, CA_ACK_SLOWPATH);
+    }
+
+    #[test]
+    fn estimate_converges_to_a_constant_ack_rate() {
+        for estimator in [WestwoodEstimator::Linux, WestwoodEstimator::Ns3] {
+            let mut cc = Westwood::new(WestwoodConfig {
+                estimator,
+                ..Default::default()
+            });
+            let mut tp = tp();
+            cc.init(&mut tp);
+            // 2 segments every 2 ms: 1448 kB/s = 11.584 Mbit/s, RTT 80 ms
+            for i in 1..=5000u64 {
+                ack(&mut cc, &mut tp, i * 2 * MS, 2, 80 * MS);
+            }
+            let want = 2.0 * MSS as f64 * 8.0 / 0.002;
+            let got = cc.bwe_bps() as f64;
+            assert!(
+                (got - want).abs() / want < 0.02,
+                "{estimator:?}: {got} vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn windows_are_at_least_50ms_even_on_a_short_rtt() {
+        let mut cc = Westwood::new(Default::default());
+        let mut tp = tp();
+        cc.init(&mut tp);
+        // RTT 5 ms, one ACK per ms: the first window closes only after 50 ms
+        for i in 1..=50u64 {
+            ack(&mut cc, &mut tp, i * MS, 1, 5 * MS);
+            assert_eq!(cc.bwe_bps(), 0, "closed at {i} ms");
+        }
+        ack(&mut cc, &mut tp, 51 * MS, 1, 5 * MS);
+        assert!(cc.bwe_bps() > 0);
+    }
+
+    #[test]
+    fn end_of_recovery_sets_ssthresh_and_cwnd_to_bwe_times_rtt_min() {
+        let mut cc = Westwood::new(Default::default());
+        let mut tp = tp();
+        cc.init(&mut tp);
+        // 1 segment per ms (11.584 Mbit/s), RTT 100 ms then 60 ms: RTT_min = 60 ms
+        for i in 1..=3000u64 {
+            let rtt = if i < 1000 { 100 * MS } else { 60 * MS };
+            ack(&mut cc, &mut tp, i * MS, 1, rtt);
+        }
+        assert_eq!(cc.rtt_min_ns(), 60 * MS);
+        let bdp = cc.bwe_bps() as f64 / 8.0 * 0.060 / MSS as f64;
+        assert!((bdp - 60.0).abs() < 1.0, "BWE·RTTmin = {bdp} segments");
+        // fast retransmit: Reno halving during recovery
+        tp.cwnd_pkts = 100;
+        assert_eq!(cc.ssthresh(&tp), 50);
+        tp.ssthresh_pkts = 50;
+        cc.set_state(&mut tp, CaState::Recovery);
+        tp.ca_state = CaState::Recovery;
+        // end of recovery: ssthresh = cwnd = BWE·RTT_min
+        cc.set_state(&mut tp, CaState::Open);
+        assert!(
+            (59..=60).contains(&tp.ssthresh_pkts),
+            "{}",
+            tp.ssthresh_pkts
+        );
+        assert_eq!(tp.cwnd_pkts, tp.ssthresh_pkts);
+    }
+
+    #[test]
+    fn rto_sets_ssthresh_from_the_estimate_and_resets_rtt_min() {
+        let mut cc = Westwood::new(Default::default());
+        let mut tp = tp();
+        cc.init(&mut tp);
+        for i in 1..=2000u64 {
+            ack(&mut cc, &mut tp, i * MS, 1, 50 * MS);
+        }
+        tp.cwnd_pkts = 200;
+        tp.ssthresh_pkts = cc.ssthresh(&tp);
+        tp.cwnd_pkts = 1;
+        cc.cwnd_event(&mut tp, CaEvent::Loss);
+        // 1 segment per ms × 50 ms
+        assert!(
+            (49..=50).contains(&tp.ssthresh_pkts),
+            "{}",
+            tp.ssthresh_pkts
+        );
+        // the next ACK's RTT becomes RTT_min even though it is larger
+        cc.set_state(&mut tp, CaState::Loss);
+        tp.ca_state = CaState::Loss;
+        ack(&mut cc, &mut tp, 2001 * MS, 1, 70 * MS);
+        assert_eq!(cc.rtt_min_ns(), 70 * MS);
+    }
+
+    #[test]
+    fn duplicate_acks_count_one_segment_each_and_are_not_counted_twice() {
+        let mut cc = Westwood::new(Default::default());
+        let mut tp = tp();
+        cc.init(&mut tp);
+        ack(&mut cc, &mut tp, MS, 1, 100 * MS); // the first ACK syncs snd_una
+        tp.ca_state = CaState::Recovery;
+        let bk0 = cc.bk;
+        for i in 0..5 {
+            dupack(&mut cc, &mut tp, 2 * MS + i);
+        }
+        assert_eq!(cc.bk - bk0, 5 * MSS);
+        // the cumulative ACK for the hole and the 5 segments counted already: one MSS
+        ack(&mut cc, &mut tp, 3 * MS, 6, 100 * MS);
+        assert_eq!(cc.bk - bk0, 6 * MSS);
+        assert_eq!(cc.accounted, 0);
+    }
+
+    #[test]
+    fn ns3_estimator_sets_ssthresh_on_fast_retransmit() {
+        let mut cc = Westwood::new(WestwoodConfig {
+            estimator: WestwoodEstimator::Ns3,
+            ..Default::default()
+        });
+        let mut tp = tp();
+        cc.init(&mut tp);
+        for i in 1..=3000u64 {
+            ack(&mut cc, &mut tp, i * MS, 1, 40 * MS);
+        }
+        tp.cwnd_pkts = 100;
+        let ss = cc.ssthresh(&tp);
+        // 1 segment per ms × 40 ms = 40 segments (Tustin-filtered)
+        assert!((39..=41).contains(&ss), "{ss}");
+    }
+}

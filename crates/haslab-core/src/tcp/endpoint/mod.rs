@@ -1,0 +1,728 @@
+//! One TCP endpoint (a full-duplex socket): the sender half ([`sender`]) and the receiver half
+//! ([`receiver`]); this file holds the state, the handshake, the application calls and the
+//! timers.
+//!
+//! Sender (RFC 793, RFC 5681, RFC 6582, RFC 6675, RFC 6298, RFC 7323, RFC 8985):
+//! - Three-way handshake; SYN / SYN-ACK retransmitted on the RTO (initial 1 s, doubled).
+//!   SACK is used when both SYNs carry SACK-permitted (`sack = true` on both ends).
+//! - MSS segmentation of the application's byte stream; no Nagle (as TCP_NODELAY, which HTTP
+//!   servers set); FIN after the last written byte when the application closes.
+//! - Every sent segment stays in the [`Scoreboard`] until cumulatively ACKed, with Linux's
+//!   SACKed / lost / retransmitted flags. Window: pipe (RFC 6675, Linux
+//!   `tcp_packets_in_flight`) < cwnd, and bytes outstanding ≤ the peer's receive window.
+//!   Lost segments are retransmitted before new data (RFC 6675 NextSeg rules 1–2).
+//! - Loss detection: the 3rd duplicate ACK; with SACK also RFC 6675 IsLost; with TLP also
+//!   RACK (time-based, RFC 8985 §6). Without SACK, the hole at snd_una is the only segment
+//!   known lost (NewReno, RFC 6582): partial ACKs mark and retransmit the next one.
+//! - Fast recovery until the ACK reaches `recover` (RFC 6582 §3.2 / RFC 6675 RecoveryPoint); a
+//!   new fast retransmit needs an ACK at or above `recover` (RFC 6582 §4.1). cwnd during
+//!   recovery: `classic` — without SACK RFC 6582 inflation (cwnd = ssthresh + 3, +1 per further
+//!   duplicate ACK, deflated by partial ACKs), with SACK RFC 6675 (cwnd = ssthresh, sending
+//!   limited by pipe) — or `prr` (RFC 6937, Linux `tcp_cwnd_reduction`). An algorithm with its
+//!   own `cong_control` (BBR) sets cwnd itself, as in Linux.
+//! - RTO (RFC 6298, see [`super::rtt`]): ssthresh from the congestion control — once per loss
+//!   episode, as Linux `tcp_enter_loss` — cwnd = 1, every un-SACKed segment marked lost
+//!   (`tcp_timeout_mark_lost`) and retransmitted in order in slow start, exponential backoff.
+//!   The timer restarts on every ACK of new data (RFC 6298 §5.3).
+//! - Tail loss probe (RFC 8985 §7, Linux `tcp_schedule_loss_probe`) when `tlp` is on.
+//! - RTT samples from the oldest newly acked segment when it was never retransmitted (Karn),
+//!   else from the timestamp echo (RFC 7323 §4.1), at 1 ms resolution like Linux's TS clock.
+//! - Delivery-rate samples for `cong_control` ([`super::rate`]).
+//! - Restart after idle / newCWV through the [`CwndValidation`] policy; `CA_EVENT_TX_START`
+//!   when sending with nothing in flight; Linux's cwnd-limited tracking (`tcp_cwnd_validate`).
+//! - Pacing ([`super::pacing`]): a packet of `s` wire bytes delays the next by `s·8/rate`.
+//! - cwnd clamp from a rate (Trickle): cwnd ≤ rate × SRTT / MSS.
+//!
+//! Receiver: cumulative ACKs; out-of-order segments are kept and acknowledged at once with a
+//! duplicate ACK carrying SACK blocks (RFC 2018 §4: the newest block first) when SACK is on,
+//! and a D-SACK block for a duplicate segment (RFC 2883); a segment that fills a hole is
+//! acknowledged at once; otherwise delayed ACKs (RFC 5681 §4.2): an ACK for every 2
+//! full-sized segments' worth of bytes, or when the delayed-ACK timer expires. Linux's
+//! quick-ACK mode is not modelled. The advertised window is the configured `rwnd` (the
+//! application reads instantly).
+
+mod receiver;
+mod sender;
+
+use super::cc::{AppData, CaEvent, CcState, CongestionControl};
+use super::config::TcpConfig;
+use super::cwv::{self, CwndValidation};
+use super::rate::RateSampler;
+use super::rtt::RttEstimator;
+use super::scoreboard::{segflags, Scoreboard, Seg, TxState};
+use super::seq::{from_wire, to_wire};
+use crate::net::packet::{flags, Packet, SynOptions, TcpHeader};
+use crate::sim::events::Timer;
+use std::collections::VecDeque;
+
+/// The timers of an endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    Rto,
+    DelAck,
+    Pacing,
+    /// RFC 8985 probe timeout (PTO).
+    LossProbe,
+    /// RFC 8985 RACK reordering timer.
+    Reorder,
+}
+
+/// Connection states (RFC 793 §3.2, reduced to what the simulator needs: there is no
+/// TIME-WAIT and a closed connection is simply quiet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    Listen,
+    SynSent,
+    SynRcvd,
+    Established,
+}
+
+/// What an endpoint tells its application.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoticeKind {
+    /// The handshake completed.
+    Connected,
+    /// Every byte of the write tagged `tag` was acknowledged.
+    Acked { tag: u64 },
+    /// Every byte of the peer's write tagged `tag` was received in order.
+    Received { tag: u64 },
+    /// Every byte written so far was acknowledged (the sender is idle).
+    SendIdle,
+    /// The peer closed its direction (FIN received in order).
+    PeerClosed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Notice {
+    pub conn: u32,
+    pub side: u8,
+    pub kind: NoticeKind,
+}
+
+/// Everything an endpoint produces while handling an input.
+#[derive(Default, Debug)]
+pub struct Output {
+    pub packets: Vec<Packet>,
+    /// (time, conn, side, timer) heap entries to schedule
+    pub timers: Vec<(u64, u32, u8, TimerKind)>,
+    pub notices: Vec<Notice>,
+}
+
+/// Counters of one endpoint (payload bytes, i.e. without SYN/FIN).
+#[derive(Clone, Debug, Default)]
+pub struct EndpointStats {
+    pub bytes_written: u64,
+    pub bytes_sent: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    /// Tagged messages of the peer received completely, in order.
+    pub messages_received: u64,
+    pub segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub rto_count: u64,
+    pub fast_recovery_count: u64,
+    /// Tail-loss probes sent (RFC 8985 §7).
+    pub tlp_probes: u64,
+    /// TLP episodes that ended with the probe having repaired a loss (a cwnd reduction).
+    pub tlp_recoveries: u64,
+    /// D-SACK blocks received (RFC 2883): the peer got a segment twice.
+    pub dsacks_received: u64,
+    /// Reducing Tail Loss dummy packets sent.
+    pub rtl_dummies: u64,
+    /// Chunks whose first RTT was paced by the novel pacing algorithm.
+    pub novel_paced_chunks: u64,
+    pub established_ns: Option<u64>,
+    /// Time the last written byte was acknowledged (updated at each idle point).
+    pub completed_ns: Option<u64>,
+}
+
+/// RACK state (RFC 8985 §6.1): the most recently sent segment among those delivered.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rack {
+    xmit_ns: u64,
+    end: u64,
+    rtt_ns: u64,
+    valid: bool,
+}
+
+/// A tail-loss-probe episode (RFC 8985 §7.3: TLP.end_seq, TLP.is_retrans).
+#[derive(Clone, Copy, Debug)]
+struct TlpEpisode {
+    end_seq: u64,
+    /// the probe retransmitted this range (None: the probe was new data)
+    retransmitted: Option<(u64, u64)>,
+    dsacked: bool,
+}
+
+pub struct Endpoint {
+    pub cfg: TcpConfig,
+    pub state: State,
+    conn: u32,
+    side: u8,
+    node: u32,
+    peer_node: u32,
+    local_port: u16,
+    peer_port: u16,
+    /// both SYNs carried SACK-permitted
+    sack_ok: bool,
+
+    // ---- send half ----
+    iss: u32,
+    snd_una: u64,
+    /// next new byte to send; retransmissions never move it (so it is also snd_max)
+    snd_nxt: u64,
+    /// offset just past the last written byte (1 + bytes written)
+    write_end: u64,
+    fin_requested: bool,
+    sb: Scoreboard,
+    snd_wnd_bytes: u64,
+    /// shift applied to windows received from the peer
+    snd_wscale: u8,
+    pub tp: CcState,
+    cc: Box<dyn CongestionControl>,
+    cwv: Box<dyn CwndValidation>,
+    rate: RateSampler,
+    pub rtt: RttEstimator,
+    rto_timer: Timer,
+    dupacks: u32,
+    /// Linux's `sacked_out` without SACK ("reno sacks"): duplicate ACKs counted as segments
+    /// that have left the network (PRR's pipe without SACK)
+    reno_sacked: u32,
+    /// PRR state (RFC 6937): delivered and sent since recovery began, RecoverFS
+    prr_delivered: u32,
+    prr_out: u32,
+    recover_fs: u32,
+    /// segments retransmitted during the current recovery (newCWV's R)
+    recovery_retrans: u32,
+    recover: u64,
+    has_sent_data: bool,
+    pacing_next_ns: u64,
+    pace_timer: Timer,
+    cwnd_usage_seq: u64,
+    /// application-set cwnd clamp rate (Trickle), bits per second
+    clamp_rate_bps: Option<u64>,
+    rack: Rack,
+    reorder_timer: Timer,
+    tlp: Option<TlpEpisode>,
+    tlp_timer: Timer,
+    /// the current chunk (Enhancing-TCP): [chunk_start, chunk_end) of the stream, a chunk
+    /// being the data written while the sender was idle, plus what was appended before it
+    /// was all acknowledged
+    chunk_start: u64,
+    chunk_end: u64,
+    /// a chunk was written while idle and its first segment is not sent yet
+    chunk_pending: bool,
+    /// cwnd before an RTO in the current chunk's trailing-ACKs phase
+    rto_trailing_cwnd: Option<u32>,
+    /// novel pacing rate while the first RTT of a chunk is paced
+    novel_pacing_bps: Option<u64>,
+    /// RTL: dummies to send in this trailing phase (None before the phase starts)
+    rtl_quota: Option<u32>,
+    /// marks (end offset, tag) of writes, for Acked notices
+    send_marks: VecDeque<(u64, u64)>,
+    idle_notified: bool,
+
+    // ---- receive half ----
+    irs: u32,
+    rcv_nxt: u64,
+    /// out-of-order ranges above rcv_nxt, sorted, disjoint
+    ooo: Vec<(u64, u64)>,
+    /// SACK blocks to report, most recent first (RFC 2018 §4)
+    sack_recent: Vec<(u64, u64)>,
+    /// a duplicate segment to report as D-SACK in the next ACK (RFC 2883)
+    dsack: Option<(u64, u64)>,
+    peer_fin_at: Option<u64>,
+    pub peer_closed: bool,
+    /// shift we apply to the windows we advertise
+    rcv_wscale: u8,
+    ts_recent: u32,
+    delack_timer: Timer,
+    unacked_bytes: u64,
+    /// marks (end offset, tag) of the peer's writes, for Received notices
+    recv_marks: VecDeque<(u64, u64)>,
+
+    pub stats: EndpointStats,
+}
+
+/// Window-scale shift needed to advertise `rwnd` in 16 bits (RFC 7323 §2.3, at most 14).
+fn wscale_for(rwnd: u64) -> u8 {
+    let mut s = 0;
+    while (rwnd >> s) > 65_535 && s < 14 {
+        s += 1;
+    }
+    s
+}
+
+/// Timestamp clock: milliseconds, as Linux's `tcp_clock_ms` for the TS option.
+#[inline]
+fn ts_now(now_ns: u64) -> u32 {
+    (now_ns / 1_000_000) as u32
+}
+
+/// RTT from a timestamp echo (ms clock).
+fn ts_rtt(now_ns: u64, ecr: u32) -> u64 {
+    let now_ms = ts_now(now_ns);
+    (now_ms.wrapping_sub(ecr) as u64).max(1) * 1_000_000
+}
+
+impl Endpoint {
+    /// An endpoint of connection `conn`; `side` 0 is the client (it connects), 1 the server.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        conn: u32,
+        side: u8,
+        node: u32,
+        peer_node: u32,
+        local_port: u16,
+        peer_port: u16,
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        iss: u32,
+    ) -> Endpoint {
+        let mut tp = CcState::new(cfg.initial_cwnd, cfg.mss);
+        let rtt = RttEstimator::new(
+            cfg.initial_rto.0,
+            cfg.min_rto.0,
+            cfg.max_rto.0,
+            cfg.rto_formula,
+        );
+        tp.rto_ns = rtt.rto_ns();
+        let cwv = cwv::from_config(cfg.idle_restart, cfg.newcwv_nvp.0);
+        let rcv_wscale = wscale_for(cfg.rwnd.0);
+        let mut ep = Endpoint {
+            state: if side == 0 {
+                State::Closed
+            } else {
+                State::Listen
+            },
+            conn,
+            side,
+            node,
+            peer_node,
+            local_port,
+            peer_port,
+            sack_ok: false,
+            iss,
+            snd_una: 0,
+            snd_nxt: 0,
+            write_end: 1,
+            fin_requested: false,
+            sb: Scoreboard::default(),
+            snd_wnd_bytes: 65_535,
+            snd_wscale: 0,
+            tp,
+            cc,
+            cwv,
+            rate: RateSampler::default(),
+            rtt,
+            rto_timer: Timer::default(),
+            dupacks: 0,
+            reno_sacked: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            recovery_retrans: 0,
+            recover: 0,
+            has_sent_data: false,
+            pacing_next_ns: 0,
+            pace_timer: Timer::default(),
+            cwnd_usage_seq: 0,
+            clamp_rate_bps: cfg.cwnd_clamp_rate.map(|r| r.0),
+            rack: Rack::default(),
+            reorder_timer: Timer::default(),
+            tlp: None,
+            tlp_timer: Timer::default(),
+            chunk_start: 1,
+            chunk_end: 1,
+            chunk_pending: false,
+            rto_trailing_cwnd: None,
+            novel_pacing_bps: None,
+            rtl_quota: None,
+            send_marks: VecDeque::new(),
+            idle_notified: true,
+            irs: 0,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            sack_recent: Vec::new(),
+            dsack: None,
+            peer_fin_at: None,
+            peer_closed: false,
+            rcv_wscale,
+            ts_recent: 0,
+            delack_timer: Timer::default(),
+            unacked_bytes: 0,
+            recv_marks: VecDeque::new(),
+            stats: EndpointStats::default(),
+            cfg,
+        };
+        ep.cc.init(&mut ep.tp);
+        ep
+    }
+
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+    pub fn cwv_name(&self) -> &'static str {
+        self.cwv.name()
+    }
+    /// Replaces the congestion control (before the connection starts).
+    pub fn set_congestion_control(&mut self, mut cc: Box<dyn CongestionControl>) {
+        cc.init(&mut self.tp);
+        self.cc = cc;
+    }
+    /// Replaces the congestion-window validation policy (newCWV plugs in here).
+    pub fn set_cwnd_validation(&mut self, policy: Box<dyn CwndValidation>) {
+        self.cwv = policy;
+    }
+    /// Passes application data down to the congestion control.
+    pub fn set_app_data(&mut self, data: &AppData) {
+        self.cc.set_app_data(&mut self.tp, data);
+    }
+    /// Sets (or removes) the cwnd clamp: cwnd ≤ rate × SRTT / MSS (Trickle). Applied at once
+    /// and on every ACK.
+    pub fn set_cwnd_clamp_rate(&mut self, rate_bps: Option<u64>) {
+        self.clamp_rate_bps = rate_bps;
+        if rate_bps.is_none() {
+            self.tp.cwnd_clamp_pkts = CcState::new(1, 1).cwnd_clamp_pkts;
+        }
+        self.apply_clamp();
+    }
+    /// Packets sent and not cumulatively acknowledged (Linux `packets_out`).
+    pub fn in_flight_pkts(&self) -> u32 {
+        self.sb.len()
+    }
+    /// Whether SACK was negotiated.
+    pub fn sack_enabled(&self) -> bool {
+        self.sack_ok
+    }
+    /// Bytes written by the application and not yet acknowledged.
+    pub fn unacked_written_bytes(&self) -> u64 {
+        self.write_end - self.snd_una.clamp(1, self.write_end)
+    }
+    pub fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+    pub fn node(&self) -> u32 {
+        self.node
+    }
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    // ------------------------------------------------------------------ application calls
+
+    /// Active open (client).
+    pub fn connect(&mut self, now_ns: u64, out: &mut Output) {
+        if self.state != State::Closed {
+            return;
+        }
+        self.state = State::SynSent;
+        self.send_syn(now_ns, out, false);
+    }
+
+    /// Appends `bytes` to the send stream; `tag` is reported back when they are acknowledged.
+    /// Returns the stream offset just past the written bytes (None if nothing was written:
+    /// zero bytes, or the direction is closed).
+    pub fn write(&mut self, bytes: u64, tag: u64, now_ns: u64, out: &mut Output) -> Option<u64> {
+        if self.fin_requested || bytes == 0 {
+            return None;
+        }
+        if self.snd_una >= self.write_end {
+            // written while idle: a new chunk (an HTTP response) starts here
+            self.chunk_start = self.write_end;
+            self.chunk_pending = true;
+            self.rtl_quota = None;
+        }
+        self.write_end += bytes;
+        self.chunk_end = self.write_end;
+        self.stats.bytes_written += bytes;
+        self.send_marks.push_back((self.write_end, tag));
+        self.idle_notified = false;
+        self.try_send(now_ns, out);
+        Some(self.write_end)
+    }
+
+    /// Withdraws written bytes that have not been transmitted yet (a bulk sender stopping).
+    pub fn withdraw_unsent(&mut self) {
+        let keep = self.snd_nxt.max(1).max(self.snd_una);
+        if keep < self.write_end && !self.fin_requested {
+            self.stats.bytes_written -= self.write_end - keep;
+            self.write_end = keep;
+            self.send_marks.retain(|&(end, _)| end <= keep);
+        }
+    }
+
+    /// Closes the send direction: a FIN follows the written data.
+    pub fn close(&mut self, now_ns: u64, out: &mut Output) {
+        if !self.fin_requested {
+            self.fin_requested = true;
+            self.try_send(now_ns, out);
+        }
+    }
+
+    /// The peer wrote a message ending at stream offset `end` (Connection keeps both ends'
+    /// marks in step).
+    pub(crate) fn expect_message(&mut self, end: u64, tag: u64) {
+        self.recv_marks.push_back((end, tag));
+    }
+
+    // ------------------------------------------------------------------ packets out
+
+    fn arm(timer: &mut Timer, at_ns: u64, conn: u32, side: u8, kind: TimerKind, out: &mut Output) {
+        if let Some(t) = timer.arm(at_ns) {
+            out.timers.push((t, conn, side, kind));
+        }
+    }
+
+    fn arm_rto(&mut self, now_ns: u64, out: &mut Output) {
+        self.tp.rto_ns = self.rtt.rto_ns();
+        Self::arm(
+            &mut self.rto_timer,
+            now_ns + self.tp.rto_ns,
+            self.conn,
+            self.side,
+            TimerKind::Rto,
+            out,
+        );
+    }
+
+    fn header(&self, now_ns: u64, seq_off: u64, fl: u8, payload: u32) -> TcpHeader {
+        let window = if fl & flags::SYN != 0 {
+            self.cfg.rwnd.0.min(65_535) as u16
+        } else {
+            (self.cfg.rwnd.0 >> self.rcv_wscale).min(65_535) as u16
+        };
+        TcpHeader {
+            src_port: self.local_port,
+            dst_port: self.peer_port,
+            seq: to_wire(self.iss, seq_off),
+            ack: if fl & flags::ACK != 0 {
+                to_wire(self.irs, self.rcv_nxt)
+            } else {
+                0
+            },
+            flags: fl,
+            window,
+            ts: self
+                .cfg
+                .timestamps
+                .then(|| (ts_now(now_ns), self.ts_recent)),
+            syn: None,
+            sack: [(0, 0); 3],
+            sack_len: 0,
+            payload_bytes: payload,
+        }
+    }
+
+    fn emit(&mut self, mut h: TcpHeader, out: &mut Output) {
+        if self.sack_ok && h.flags & flags::ACK != 0 && h.flags & flags::SYN == 0 {
+            self.fill_sack_blocks(&mut h);
+        }
+        out.packets.push(Packet::tcp(
+            self.node,
+            self.peer_node,
+            self.conn,
+            self.side == 0,
+            h,
+        ));
+    }
+
+    fn send_syn(&mut self, now_ns: u64, out: &mut Output, retransmission: bool) {
+        let fl = if self.side == 0 {
+            flags::SYN
+        } else {
+            flags::SYN | flags::ACK
+        };
+        let mut h = self.header(now_ns, 0, fl, 0);
+        let ts_bytes = if self.cfg.timestamps { 12 } else { 0 };
+        h.syn = Some(SynOptions {
+            // advertised MSS: the MTU's payload (Linux advertises 1460 and sends 1448 + 12 of TS)
+            mss: (self.cfg.mss + ts_bytes).min(65_535) as u16,
+            wscale: Some(self.rcv_wscale),
+            // the server answers SACK-permitted only if the client offered it
+            sack_permitted: self.cfg.sack && (self.side == 0 || self.sack_ok),
+        });
+        self.emit(h, out);
+        if !retransmission {
+            self.snd_nxt = 1;
+            self.snd_una = 0;
+            self.sb.clear();
+            self.sb.push(Seg {
+                start: 0,
+                end: 1,
+                sent_ns: now_ns,
+                flags: 0,
+                tx: TxState::default(),
+            });
+        } else if let Some(s) = self.sb.front_mut() {
+            s.flags |= segflags::EVER_RETRANS;
+            s.sent_ns = now_ns;
+        }
+        self.arm_rto(now_ns, out);
+    }
+
+    /// A pure ACK.
+    fn send_ack(&mut self, now_ns: u64, out: &mut Output) {
+        let h = self.header(now_ns, self.snd_nxt, flags::ACK, 0);
+        self.emit(h, out);
+        self.delack_timer.cancel();
+        self.unacked_bytes = 0;
+    }
+
+    // ------------------------------------------------------------------ packets in
+
+    /// Handles a segment addressed to this endpoint.
+    pub fn on_segment(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
+        self.tp.now_ns = now_ns;
+        match self.state {
+            State::Closed => {}
+            State::Listen => {
+                if h.has(flags::SYN) && !h.has(flags::ACK) {
+                    self.accept_syn(h);
+                    self.state = State::SynRcvd;
+                    self.send_syn(now_ns, out, false);
+                }
+            }
+            State::SynSent => {
+                if h.has(flags::SYN) && h.has(flags::ACK) && from_wire(self.iss, h.ack, 1) == 1 {
+                    self.accept_syn(h);
+                    self.handshake_acked(h, now_ns, out);
+                    self.send_ack(now_ns, out);
+                    self.try_send(now_ns, out);
+                }
+            }
+            State::SynRcvd => {
+                if h.has(flags::SYN) && !h.has(flags::ACK) {
+                    // our SYN-ACK was lost: the client retransmitted its SYN
+                    self.send_syn(now_ns, out, true);
+                } else if h.has(flags::ACK) && from_wire(self.iss, h.ack, 1) >= 1 {
+                    self.handshake_acked(h, now_ns, out);
+                    self.on_established_segment(h, now_ns, out);
+                }
+            }
+            State::Established => {
+                if h.has(flags::SYN) {
+                    // a retransmitted SYN-ACK: our handshake ACK was lost
+                    self.send_ack(now_ns, out);
+                    return;
+                }
+                self.on_established_segment(h, now_ns, out);
+            }
+        }
+    }
+
+    fn accept_syn(&mut self, h: &TcpHeader) {
+        self.irs = h.seq;
+        self.rcv_nxt = 1;
+        if let Some(syn) = h.syn {
+            self.snd_wscale = syn.wscale.unwrap_or(0);
+            // the peer's MSS bounds ours
+            let peer_mss = syn.mss as u32 - if self.cfg.timestamps { 12 } else { 0 };
+            self.cfg.mss = self.cfg.mss.min(peer_mss.max(64));
+            self.tp.mss_bytes = self.cfg.mss;
+            self.sack_ok = self.cfg.sack && syn.sack_permitted;
+        }
+        self.snd_wnd_bytes = h.window as u64;
+        if let Some((val, _)) = h.ts {
+            self.ts_recent = val;
+        }
+    }
+
+    /// Our SYN (or SYN-ACK) was acknowledged.
+    fn handshake_acked(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
+        let syn = self.sb.front().copied();
+        self.sb.clear();
+        self.snd_una = 1;
+        self.tp.snd_una_bytes = 1;
+        self.tp.snd_nxt_bytes = 1;
+        match syn {
+            Some(s) if !s.has(segflags::EVER_RETRANS) => self.take_rtt_sample(now_ns - s.sent_ns),
+            _ => match (self.cfg.timestamps, h.ts) {
+                (true, Some((_, ecr))) => self.take_rtt_sample(ts_rtt(now_ns, ecr)),
+                _ => self.rtt.syn_was_retransmitted(),
+            },
+        }
+        self.rto_timer.cancel();
+        self.state = State::Established;
+        self.stats.established_ns = Some(now_ns);
+        self.tp.rto_ns = self.rtt.rto_ns();
+        self.cc.cwnd_event(&mut self.tp, CaEvent::Established);
+        self.update_pacing_rate();
+        self.apply_clamp();
+        out.notices.push(Notice {
+            conn: self.conn,
+            side: self.side,
+            kind: NoticeKind::Connected,
+        });
+    }
+
+    fn take_rtt_sample(&mut self, rtt_ns: u64) {
+        self.rtt.on_sample(rtt_ns);
+        self.tp.srtt_ns = self.rtt.srtt_ns;
+        self.tp.min_rtt_ns = self.rtt.min_rtt_ns;
+        self.tp.last_rtt_ns = self.rtt.latest_ns;
+        self.tp.rto_ns = self.rtt.rto_ns();
+    }
+
+    fn on_established_segment(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
+        if h.has(flags::ACK) {
+            self.on_ack(h, now_ns, out);
+        }
+        let ack_now = self.on_data(h, now_ns, out);
+        let sent_before = self.stats.segments_sent;
+        self.try_send(now_ns, out);
+        if ack_now && self.stats.segments_sent == sent_before {
+            self.send_ack(now_ns, out);
+        }
+    }
+
+    // ------------------------------------------------------------------ timers
+
+    /// A timer's heap entry popped; schedules what it must in `out`.
+    pub fn on_timer_entry(&mut self, kind: TimerKind, now_ns: u64, out: &mut Output) {
+        use crate::sim::events::TimerPop;
+        let timer = match kind {
+            TimerKind::Rto => &mut self.rto_timer,
+            TimerKind::DelAck => &mut self.delack_timer,
+            TimerKind::Pacing => &mut self.pace_timer,
+            TimerKind::LossProbe => &mut self.tlp_timer,
+            TimerKind::Reorder => &mut self.reorder_timer,
+        };
+        match timer.on_pop(now_ns) {
+            TimerPop::Fire => {}
+            TimerPop::Reschedule(t) => {
+                out.timers.push((t, self.conn, self.side, kind));
+                return;
+            }
+            TimerPop::Ignore => return,
+        }
+        self.tp.now_ns = now_ns;
+        match kind {
+            TimerKind::Rto => self.on_rto(now_ns, out),
+            TimerKind::DelAck => {
+                if self.unacked_bytes > 0 && self.state == State::Established {
+                    self.send_ack(now_ns, out);
+                }
+            }
+            TimerKind::Pacing => self.try_send(now_ns, out),
+            TimerKind::LossProbe => self.on_loss_probe(now_ns, out),
+            TimerKind::Reorder => self.on_reorder_timeout(now_ns, out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_scale_fits_16_bits() {
+        assert_eq!(wscale_for(65_535), 0);
+        assert_eq!(wscale_for(65_536), 1);
+        // 64 MiB >> 10 = 65536 does not fit: Linux would also pick 11 for a 64 MiB buffer
+        assert_eq!(wscale_for(64 << 20), 11);
+        assert_eq!(wscale_for((64 << 20) - 1024), 10);
+        assert_eq!(wscale_for(u64::MAX), 14);
+    }
+}

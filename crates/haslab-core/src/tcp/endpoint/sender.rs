@@ -1,0 +1,1163 @@
+//! The send half: the transmission loop, ACK processing, loss recovery, RTO, RACK-TLP,
+//! pacing and the cwnd clamp.
+
+use super::{Endpoint, Notice, NoticeKind, Output, Rack, State, TimerKind, TlpEpisode};
+use crate::net::packet::{flags, TcpHeader};
+use crate::tcp::cc::{AckSample, CaEvent, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
+use crate::tcp::config::RecoveryMode;
+use crate::tcp::cwv::Congestion;
+use crate::tcp::pacing;
+use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
+use crate::tcp::seq::from_wire;
+
+/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000), added to 2·SRTT in the PTO when more
+/// than one packet is out.
+const TLP_MIN_EXTRA_NS: u64 = 2_000_000;
+/// PTO without an RTT sample (RFC 8985 §7.2, Linux `TCP_TIMEOUT_INIT`).
+const TLP_NO_RTT_NS: u64 = 1_000_000_000;
+
+/// What one ACK did, gathered while processing it.
+#[derive(Default)]
+struct AckInfo {
+    advanced: bool,
+    pkts_acked: u32,
+    bytes_acked: u64,
+    newly_sacked: u32,
+    dsack: bool,
+}
+
+impl Endpoint {
+    /// End of the sendable stream: written data, plus the FIN when the app closed.
+    #[inline]
+    fn stream_end(&self) -> u64 {
+        self.write_end + self.fin_requested as u64
+    }
+
+    /// What cwnd is compared with before sending: RFC 6675 pipe (Linux
+    /// `tcp_packets_in_flight`). Without SACK: `classic` recovery counts every outstanding
+    /// packet (cwnd is inflated instead), less up to two during the first duplicate ACKs
+    /// (limited transmit, RFC 3042); `prr` counts duplicate ACKs as packets that left the
+    /// network, as Linux's "reno sacks" do.
+    fn window_pipe(&self) -> u32 {
+        let pipe = self.sb.pipe();
+        if self.sack_ok {
+            return pipe;
+        }
+        match self.cfg.recovery {
+            RecoveryMode::Prr => pipe.saturating_sub(self.reno_sacked),
+            RecoveryMode::Classic if self.tp.ca_state == CaState::Disorder => {
+                pipe.saturating_sub(self.dupacks.min(2))
+            }
+            RecoveryMode::Classic => pipe,
+        }
+    }
+
+    /// Sends what the windows allow: lost segments first, then new data.
+    pub fn try_send(&mut self, now_ns: u64, out: &mut Output) {
+        if self.state != State::Established {
+            return;
+        }
+        self.tp.now_ns = now_ns;
+        let mut cwnd_limited = false;
+        let mut sent_new = false;
+        loop {
+            let lost = self.sb.next_lost();
+            if lost.is_none() && self.snd_nxt >= self.stream_end() {
+                break;
+            }
+            if lost.is_none() && self.sb.is_empty() {
+                // sending new data with nothing in flight: restart after idle, TX start
+                let cwnd_before = self.tp.cwnd_pkts;
+                if self.has_sent_data && !self.cc.has_cong_control() {
+                    let idle_ns = now_ns.saturating_sub(self.tp.last_send_ns);
+                    self.tp.now_ns = now_ns;
+                    self.tp.rto_ns = self.rtt.rto_ns();
+                    self.cwv
+                        .on_restart_after_idle(&mut self.tp, self.cc.as_mut(), idle_ns);
+                }
+                self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+                if self.chunk_pending {
+                    self.chunk_pending = false;
+                    self.start_novel_pacing(self.tp.cwnd_pkts < cwnd_before);
+                }
+            }
+            if self.window_pipe() >= self.tp.cwnd_pkts {
+                cwnd_limited = true;
+                break;
+            }
+            let len = match lost {
+                Some(i) => self.seg_payload(self.sb.get(i)),
+                None => {
+                    let len = (self.write_end.saturating_sub(self.snd_nxt)).min(self.cfg.mss as u64)
+                        as u32;
+                    if self.snd_nxt + len as u64 - self.snd_una > self.snd_wnd_bytes
+                        && !self.sb.is_empty()
+                    {
+                        break; // receive window full (zero-window probing is not modelled)
+                    }
+                    len
+                }
+            };
+            if !self.pacing_allows(len, now_ns, out) {
+                break;
+            }
+            match lost {
+                Some(i) => self.retransmit(i, now_ns, out),
+                None => {
+                    self.send_new(len, now_ns, out);
+                    sent_new = true;
+                }
+            }
+        }
+        if self.snd_nxt >= self.stream_end()
+            && self.sb.lost_out <= self.sb.retrans_out
+            && self.window_pipe() < self.tp.cwnd_pkts
+        {
+            self.rate.mark_app_limited(&self.tp, self.window_pipe());
+        }
+        self.cwnd_validate(cwnd_limited);
+        if sent_new {
+            self.schedule_loss_probe(now_ns, out);
+        }
+    }
+
+    /// Payload bytes of a queued segment (without the FIN's sequence number).
+    fn seg_payload(&self, seg: &Seg) -> u32 {
+        let fin = self.fin_requested && seg.end == self.write_end + 1;
+        (seg.end - seg.start - fin as u64) as u32
+    }
+
+    /// Whether pacing lets a packet of `len` payload bytes leave now; if so, books its slot,
+    /// otherwise arms the pacing timer.
+    fn pacing_allows(&mut self, len: u32, now_ns: u64, out: &mut Output) -> bool {
+        let Some(rate) = self.tp.pacing_rate_bps else {
+            return true;
+        };
+        if now_ns < self.pacing_next_ns {
+            let (c, s) = (self.conn, self.side);
+            Self::arm(
+                &mut self.pace_timer,
+                self.pacing_next_ns,
+                c,
+                s,
+                TimerKind::Pacing,
+                out,
+            );
+            return false;
+        }
+        let wire = len as u64 + 40 + if self.cfg.timestamps { 12 } else { 0 };
+        self.pacing_next_ns = now_ns + crate::sim::time::tx_time_ns(wire, rate.max(1));
+        true
+    }
+
+    /// Sends `len` new bytes at snd_nxt (+ the FIN if they end the stream).
+    fn send_new(&mut self, len: u32, now_ns: u64, out: &mut Output) {
+        let off = self.snd_nxt;
+        let fin = self.fin_requested && off + len as u64 == self.write_end;
+        let mut fl = flags::ACK;
+        if fin {
+            fl |= flags::FIN;
+        }
+        if len > 0 && off + len as u64 == self.write_end {
+            fl |= flags::PSH;
+        }
+        let h = self.header(now_ns, off, fl, len);
+        self.emit(h, out);
+        let tx = self.rate.on_send(&mut self.tp, self.sb.len(), now_ns);
+        self.sb.push(Seg {
+            start: off,
+            end: off + len as u64 + fin as u64,
+            sent_ns: now_ns,
+            flags: 0,
+            tx,
+        });
+        self.snd_nxt += len as u64 + fin as u64;
+        self.tp.snd_nxt_bytes = self.snd_nxt;
+        self.on_segment_sent(len, false, now_ns, out);
+    }
+
+    /// Retransmits queued segment `i`.
+    fn retransmit(&mut self, i: usize, now_ns: u64, out: &mut Output) {
+        let seg = *self.sb.get(i);
+        let len = self.seg_payload(&seg);
+        let fin = seg.end - seg.start > len as u64;
+        let mut fl = flags::ACK;
+        if fin {
+            fl |= flags::FIN;
+        }
+        let h = self.header(now_ns, seg.start, fl, len);
+        self.emit(h, out);
+        let tx = self.rate.on_send(&mut self.tp, self.sb.len(), now_ns);
+        self.sb.on_retransmit(i, now_ns, tx);
+        if self.tp.ca_state == CaState::Recovery {
+            self.recovery_retrans += 1;
+        }
+        self.on_segment_sent(len, true, now_ns, out);
+    }
+
+    /// Retransmits the first lost segment now, whatever the window (the fast retransmit,
+    /// RFC 5681 §3.2 step 2 / RFC 6675 §5 step 4.3, and NewReno's partial-ACK retransmission).
+    fn retransmit_first_lost(&mut self, now_ns: u64, out: &mut Output) {
+        if let Some(i) = self.sb.next_lost() {
+            self.retransmit(i, now_ns, out);
+        }
+    }
+
+    fn on_segment_sent(&mut self, len: u32, retransmission: bool, now_ns: u64, out: &mut Output) {
+        self.stats.segments_sent += 1;
+        if self.tp.ca_state == CaState::Recovery {
+            self.prr_out += 1;
+        }
+        self.stats.bytes_sent += len as u64;
+        if retransmission {
+            self.stats.retransmitted_segments += 1;
+        }
+        self.has_sent_data = true;
+        self.tp.last_send_ns = now_ns;
+        self.tp.in_flight_pkts = self.sb.len();
+        self.cwv.on_data_sent(&mut self.tp, len);
+        // the ACK rides on this segment
+        self.delack_timer.cancel();
+        self.unacked_bytes = 0;
+        if !self.rto_timer.is_armed() {
+            self.arm_rto(now_ns, out);
+        }
+    }
+
+    /// Linux `tcp_cwnd_validate`: tracks whether the window was fully used in this flight.
+    fn cwnd_validate(&mut self, cwnd_limited: bool) {
+        let out_pkts = self.sb.len();
+        self.tp.in_flight_pkts = out_pkts;
+        if self.snd_una >= self.cwnd_usage_seq
+            || cwnd_limited
+            || (!self.tp.is_cwnd_limited && out_pkts > self.tp.max_packets_out)
+        {
+            self.tp.is_cwnd_limited = cwnd_limited;
+            self.tp.max_packets_out = out_pkts;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    fn set_ca_state(&mut self, new_state: CaState) {
+        if self.tp.ca_state != new_state {
+            self.cc.set_state(&mut self.tp, new_state);
+            self.tp.ca_state = new_state;
+        }
+    }
+
+    /// RFC 6937 §3 (as Linux `tcp_cwnd_reduction`): on each ACK in recovery that delivered
+    /// `delivered` packets, cwnd = pipe + sndcnt, where sndcnt keeps the sending rate
+    /// proportional (pipe > ssthresh) or slow-starts back up to ssthresh (PRR-SSRB). RecoverFS
+    /// is cwnd when recovery began, as in Linux.
+    fn prr_update(&mut self, delivered: u32, una_advanced: bool) {
+        if delivered == 0 {
+            return;
+        }
+        let pipe = self.window_pipe() as i64;
+        let ssthresh = self.tp.ssthresh_pkts as i64;
+        self.prr_delivered += delivered;
+        let (prr_delivered, prr_out) = (self.prr_delivered as i64, self.prr_out as i64);
+        let mut sndcnt = if pipe > ssthresh {
+            let fs = self.recover_fs.max(1) as i64;
+            (ssthresh * prr_delivered + fs - 1) / fs - prr_out
+        } else if una_advanced {
+            (prr_delivered - prr_out)
+                .max(delivered as i64)
+                .min(ssthresh - pipe)
+        } else {
+            (delivered as i64).min(ssthresh - pipe)
+        };
+        // the fast retransmission itself is always allowed
+        sndcnt = sndcnt.max(if prr_out == 0 { 1 } else { 0 });
+        self.tp.cwnd_pkts = (pipe + sndcnt).max(1) as u32;
+    }
+
+    // ------------------------------------------------------------------ ACK processing
+
+    pub(super) fn on_ack(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
+        let ack = from_wire(self.iss, h.ack, self.snd_una);
+        if ack > self.snd_nxt {
+            return; // acknowledges data never sent
+        }
+        let prev_wnd = self.snd_wnd_bytes;
+        self.snd_wnd_bytes = (h.window as u64) << self.snd_wscale;
+        let prior_in_flight = self.window_pipe();
+        let prior_state = self.tp.ca_state;
+        let mut info = AckInfo::default();
+        let mut rack_newest: Option<(u64, u64, u64)> = None; // (xmit, end, rtt)
+
+        if self.sack_ok && h.sack_len > 0 {
+            self.process_sack_blocks(h, ack, now_ns, &mut info, &mut rack_newest);
+        }
+        if ack > self.snd_una {
+            self.clean_acked(ack, h, now_ns, &mut info, &mut rack_newest);
+        }
+        let is_dupack = !info.advanced
+            && ack == self.snd_una
+            && h.payload_bytes == 0
+            && !h.has(flags::FIN)
+            && !self.sb.is_empty()
+            && (self.snd_wnd_bytes == prev_wnd || info.newly_sacked > 0);
+        if is_dupack {
+            self.dupacks += 1;
+            if !self.sack_ok {
+                // Linux tcp_add_reno_sack: a duplicate ACK means a segment left the network
+                self.reno_sacked = (self.reno_sacked + 1).min(self.sb.len().saturating_sub(1));
+            }
+        }
+        if let Some((xmit, end, rtt)) = rack_newest {
+            self.rack_update(xmit, end, rtt);
+        }
+        self.process_tlp_ack(ack, &info, is_dupack);
+
+        // loss detection
+        let mut newly_lost = 0;
+        if self.sack_ok {
+            if info.newly_sacked > 0 {
+                newly_lost += self.sb.mark_lost_rfc6675(self.cfg.mss);
+            }
+            if self.cfg.tlp {
+                newly_lost += self.rack_detect_loss(now_ns, out);
+            }
+        }
+        self.tp.lost_pkts += newly_lost as u64;
+
+        debug_assert_eq!(self.sb.check(), Ok(()));
+        let cc_controls = self.cc.has_cong_control();
+        let acked_sacked = info.pkts_acked + info.newly_sacked;
+        match prior_state {
+            CaState::Open | CaState::Disorder => {
+                if info.advanced {
+                    self.dupacks = 0;
+                    self.reno_sacked = 0;
+                }
+                let loss_seen =
+                    self.dupacks >= DUP_THRESH || (self.sack_ok && self.sb.lost_out > 0);
+                if loss_seen && ack >= self.recover {
+                    self.enter_recovery(prior_in_flight, now_ns, out);
+                    if !cc_controls && self.cfg.recovery == RecoveryMode::Prr {
+                        self.prr_update(acked_sacked.max(1), false);
+                    }
+                    self.retransmit_first_lost(now_ns, out);
+                } else {
+                    let disorder = self.dupacks > 0 || self.sb.sacked_out > 0;
+                    self.set_ca_state(if disorder {
+                        CaState::Disorder
+                    } else {
+                        CaState::Open
+                    });
+                    if info.advanced {
+                        self.grow(if self.sack_ok {
+                            acked_sacked
+                        } else {
+                            info.pkts_acked
+                        });
+                    }
+                }
+            }
+            CaState::Recovery => {
+                if ack >= self.recover {
+                    self.exit_recovery();
+                } else if !cc_controls {
+                    self.recovery_ack(&info, is_dupack, newly_lost, now_ns, out);
+                } else if info.advanced && !self.sack_ok {
+                    self.sb.mark_head_lost();
+                    self.retransmit_first_lost(now_ns, out);
+                }
+            }
+            CaState::Loss => {
+                if ack >= self.recover {
+                    self.set_ca_state(CaState::Open);
+                }
+                self.dupacks = 0;
+                self.reno_sacked = 0;
+                if info.advanced {
+                    self.grow(info.pkts_acked);
+                }
+            }
+        }
+
+        let rs = self.rate.finish(&mut self.tp, newly_lost, prior_in_flight);
+        if cc_controls {
+            self.cc.cong_control(&mut self.tp, &rs);
+        }
+        if info.advanced {
+            self.cwv.on_ack(&mut self.tp, info.bytes_acked);
+        }
+        if self.novel_pacing_bps.is_some() && self.snd_una > self.chunk_start {
+            // the first packet of the chunk is acknowledged: the initial burst is over
+            self.novel_pacing_bps = None;
+        }
+        self.update_pacing_rate();
+        self.apply_clamp();
+        if self.cfg.rtl {
+            self.reduce_tail_loss(now_ns, out);
+        }
+
+        let slow_path = prior_state != CaState::Open || !info.advanced || h.sack_len > 0;
+        let fl = if info.advanced { CA_ACK_WIN_UPDATE } else { 0 }
+            | if slow_path { CA_ACK_SLOWPATH } else { 0 };
+        self.tp.snd_una_bytes = self.snd_una;
+        self.tp.snd_nxt_bytes = self.snd_nxt;
+        self.tp.in_flight_pkts = self.sb.len();
+        if info.advanced || is_dupack {
+            self.cc.in_ack_event(&mut self.tp, fl);
+        }
+
+        if info.advanced {
+            if self.sb.is_empty() {
+                self.rto_timer.cancel();
+                self.tlp_timer.cancel();
+            } else {
+                self.arm_rto(now_ns, out);
+            }
+            self.ack_notices(now_ns, out);
+        }
+        if !self.sb.is_empty() {
+            self.schedule_loss_probe(now_ns, out);
+        }
+    }
+
+    /// Applies the SACK blocks of an ACK (RFC 2018) and recognises D-SACK (RFC 2883 §4: a
+    /// first block below the cumulative ACK, or inside the second block).
+    fn process_sack_blocks(
+        &mut self,
+        h: &TcpHeader,
+        ack: u64,
+        now_ns: u64,
+        info: &mut AckInfo,
+        rack_newest: &mut Option<(u64, u64, u64)>,
+    ) {
+        let n = (h.sack_len as usize).min(h.sack.len());
+        let blocks: Vec<(u64, u64)> = h.sack[..n]
+            .iter()
+            .map(|&(l, r)| {
+                let s = from_wire(self.iss, l, self.snd_una);
+                (s, from_wire(self.iss, r, s))
+            })
+            .collect();
+        for (k, &(s, e)) in blocks.iter().enumerate() {
+            if e <= s {
+                continue;
+            }
+            let is_dsack =
+                k == 0 && (e <= ack || blocks.get(1).is_some_and(|&(s1, e1)| s1 <= s && e <= e1));
+            if is_dsack {
+                info.dsack = true;
+                self.stats.dsacks_received += 1;
+                if let Some(ep) = self.tlp.as_mut() {
+                    if ep.retransmitted.is_some_and(|(ps, pe)| s <= ps && pe <= e) {
+                        ep.dsacked = true;
+                    }
+                }
+                continue;
+            }
+            let (tp, rate) = (&mut self.tp, &mut self.rate);
+            let min_rtt = tp.min_rtt_ns;
+            info.newly_sacked += self.sb.sack(s.max(ack), e.min(self.snd_nxt), |seg| {
+                rate.on_delivered(tp, seg, now_ns);
+                rack_candidate(rack_newest, seg, now_ns, min_rtt);
+                seg.tx.delivered_ns = None;
+            });
+        }
+    }
+
+    /// Removes what the cumulative ACK covers; RTT sample, delivery accounting, pkts_acked.
+    fn clean_acked(
+        &mut self,
+        ack: u64,
+        h: &TcpHeader,
+        now_ns: u64,
+        info: &mut AckInfo,
+        rack_newest: &mut Option<(u64, u64, u64)>,
+    ) {
+        let in_flight_before = self.sb.len();
+        let first = self.sb.front().copied();
+        let (tp, rate) = (&mut self.tp, &mut self.rate);
+        let min_rtt = tp.min_rtt_ns;
+        let pkts_acked = self.sb.ack_to(ack, |seg| {
+            rate.on_delivered(tp, seg, now_ns);
+            rack_candidate(rack_newest, seg, now_ns, min_rtt);
+        });
+        // Karn: the send-time sample only from a never-retransmitted segment
+        let mut rtt_ns = match first {
+            Some(s) if pkts_acked > 0 && !s.has(segflags::EVER_RETRANS) => Some(now_ns - s.sent_ns),
+            _ => None,
+        };
+        if rtt_ns.is_none() && pkts_acked > 0 && self.cfg.timestamps {
+            // the timestamp echo disambiguates (RFC 7323)
+            if let Some((_, ecr)) = h.ts {
+                rtt_ns = Some(super::ts_rtt(now_ns, ecr));
+            }
+        }
+        let data_end = self.write_end;
+        let bytes_acked = ack.min(data_end) - self.snd_una.clamp(1, data_end);
+        self.snd_una = ack;
+        self.stats.bytes_acked += bytes_acked;
+        if let Some(r) = rtt_ns {
+            self.take_rtt_sample(r);
+        }
+        self.tp.delivered_bytes += bytes_acked;
+        self.tp.snd_una_bytes = self.snd_una;
+        self.tp.snd_nxt_bytes = self.snd_nxt;
+        self.tp.in_flight_pkts = self.sb.len();
+        let sample = AckSample {
+            pkts_acked,
+            bytes_acked,
+            rtt_ns,
+            in_flight_pkts: in_flight_before,
+        };
+        self.cc.pkts_acked(&mut self.tp, &sample);
+        *info = AckInfo {
+            advanced: true,
+            pkts_acked,
+            bytes_acked,
+            ..*info
+        };
+    }
+
+    /// Enters fast recovery (RFC 6582 §3.2 step 2, RFC 6675 §5 step 4).
+    fn enter_recovery(&mut self, flight_pkts: u32, _now_ns: u64, _out: &mut Output) {
+        self.stats.fast_recovery_count += 1;
+        self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
+        self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
+        self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
+        self.recover = self.snd_nxt;
+        self.recovery_retrans = 0;
+        self.tlp = None; // Linux tcp_init_cwnd_reduction ends a TLP episode
+        self.tlp_timer.cancel();
+        self.set_ca_state(CaState::Recovery);
+        self.tp.cwnd_cnt = 0;
+        if self.sb.lost_out == 0 {
+            // entered on the duplicate-ACK count: the hole at snd_una is lost
+            self.sb.mark_head_lost();
+        }
+        if !self.cc.has_cong_control() {
+            match (self.cfg.recovery, self.sack_ok) {
+                (RecoveryMode::Classic, false) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts + 3,
+                (RecoveryMode::Classic, true) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts,
+                (RecoveryMode::Prr, _) => {
+                    // Linux tcp_init_cwnd_reduction
+                    self.prr_delivered = 0;
+                    self.prr_out = 0;
+                    self.recover_fs = self.tp.prior_cwnd_pkts;
+                }
+            }
+        }
+        self.cwv
+            .on_congestion(&mut self.tp, Congestion::FastRetransmit { flight_pkts });
+    }
+
+    /// An ACK below `recover` during fast recovery.
+    fn recovery_ack(
+        &mut self,
+        info: &AckInfo,
+        is_dupack: bool,
+        newly_lost: u32,
+        now_ns: u64,
+        out: &mut Output,
+    ) {
+        if !self.sack_ok {
+            if info.advanced {
+                // partial ACK: the next hole is lost (RFC 6582 §3.2 step 4)
+                match self.cfg.recovery {
+                    RecoveryMode::Classic => {
+                        // deflate by the packets acked, add back one if ≥ 1 MSS was acked
+                        let add_back = (info.bytes_acked >= self.cfg.mss as u64) as u32;
+                        self.tp.cwnd_pkts =
+                            (self.tp.cwnd_pkts.saturating_sub(info.pkts_acked) + add_back).max(1);
+                    }
+                    RecoveryMode::Prr => {
+                        // Linux tcp_remove_reno_sacks: one acked packet is the hole, the
+                        // others had already been counted by duplicate ACKs
+                        let delivered = info.pkts_acked.saturating_sub(self.reno_sacked).max(1);
+                        self.reno_sacked -= info.pkts_acked.saturating_sub(1).min(self.reno_sacked);
+                        self.prr_update(delivered, true);
+                    }
+                }
+                self.sb.mark_head_lost();
+                self.retransmit_first_lost(now_ns, out);
+            } else if is_dupack {
+                match self.cfg.recovery {
+                    // inflation: a segment has left the network
+                    RecoveryMode::Classic => self.tp.cwnd_pkts += 1,
+                    RecoveryMode::Prr => self.prr_update(1, false),
+                }
+            }
+            return;
+        }
+        // SACK: RFC 6675 keeps cwnd = ssthresh and lets pipe pace the retransmissions; PRR
+        // follows the delivered packets
+        if self.cfg.recovery == RecoveryMode::Prr {
+            let delivered = info.pkts_acked + info.newly_sacked;
+            self.prr_update(delivered, info.advanced && newly_lost == 0);
+        }
+    }
+
+    /// The cumulative ACK reached `recover` (RFC 6582 §3.2 step 3: cwnd = ssthresh; Linux
+    /// `tcp_end_cwnd_reduction`, which a `cong_control` algorithm skips).
+    fn exit_recovery(&mut self) {
+        if !self.cc.has_cong_control() {
+            self.tp.cwnd_pkts = self.tp.ssthresh_pkts.max(1);
+        }
+        self.tp.cwnd_cnt = 0;
+        self.dupacks = 0;
+        self.reno_sacked = 0;
+        self.set_ca_state(CaState::Open);
+        self.cwv
+            .on_recovery_end(&mut self.tp, self.recovery_retrans);
+    }
+
+    fn grow(&mut self, acked_pkts: u32) {
+        if acked_pkts > 0 && !self.cc.has_cong_control() && self.cwv.allow_cwnd_growth(&self.tp) {
+            self.cc.cong_avoid(&mut self.tp, acked_pkts);
+        }
+    }
+
+    /// Acked-tag and idle notices after snd_una moved.
+    fn ack_notices(&mut self, now_ns: u64, out: &mut Output) {
+        while let Some(&(end, tag)) = self.send_marks.front() {
+            if end > self.snd_una {
+                break;
+            }
+            self.send_marks.pop_front();
+            out.notices.push(Notice {
+                conn: self.conn,
+                side: self.side,
+                kind: NoticeKind::Acked { tag },
+            });
+        }
+        if !self.idle_notified && self.snd_una >= self.write_end {
+            self.idle_notified = true;
+            self.stats.completed_ns = Some(now_ns);
+            out.notices.push(Notice {
+                conn: self.conn,
+                side: self.side,
+                kind: NoticeKind::SendIdle,
+            });
+        }
+    }
+
+    /// Recomputes the pacing rate (the mode's rule; a `cong_control` algorithm sets its own,
+    /// which the maximum still caps).
+    pub(super) fn update_pacing_rate(&mut self) {
+        let max = self.cfg.max_pacing_rate.map(|r| r.0);
+        if let Some(r) = self.novel_pacing_bps {
+            self.tp.pacing_rate_bps = Some(max.map_or(r, |m| r.min(m)));
+            return;
+        }
+        let own_rule = self.cfg.pacing != crate::tcp::config::PacingMode::Off || max.is_some();
+        if self.cc.has_cong_control() || !own_rule {
+            // the algorithm's own rate (BBR, or a custom algorithm), capped by the maximum
+            if let (Some(r), Some(m)) = (self.tp.pacing_rate_bps, max) {
+                self.tp.pacing_rate_bps = Some(r.min(m));
+            }
+            return;
+        }
+        self.tp.pacing_rate_bps =
+            pacing::pacing_rate_bps(self.cfg.pacing, max, &self.tp, self.sb.len());
+    }
+
+    /// cwnd ≤ clamp rate × SRTT / MSS (Trickle; nothing before the first RTT sample).
+    pub(super) fn apply_clamp(&mut self) {
+        let Some(rate) = self.clamp_rate_bps else {
+            return;
+        };
+        if self.tp.srtt_ns == 0 {
+            return;
+        }
+        let bytes = rate as u128 * self.tp.srtt_ns as u128 / 8_000_000_000;
+        let clamp = ((bytes / self.cfg.mss as u128) as u32).max(1);
+        self.tp.cwnd_clamp_pkts = clamp;
+        self.tp.cwnd_pkts = self.tp.cwnd_pkts.min(clamp);
+    }
+
+    // ------------------------------------------------------------------ Enhancing-TCP (§3)
+
+    /// Novel pacing (Enhancing-TCP §3.1, Fig. 2), decided when a chunk's first segment goes
+    /// out: no pacing if restart after idle decayed cwnd or for the connection's first chunk
+    /// (its slow start is left alone); after an RTO in the previous chunk's trailing ACKs,
+    /// cwnd = cwnd' (before that RTO: slow start is skipped) paced at 2·RTT/cwnd' per packet;
+    /// otherwise paced at RTT/cwnd per packet. Pacing ends when the chunk's first packet is
+    /// acknowledged (see `on_ack`).
+    fn start_novel_pacing(&mut self, decayed: bool) {
+        let rto_cwnd = self.rto_trailing_cwnd.take();
+        if !self.cfg.novel_pacing || decayed || self.tp.srtt_ns == 0 || self.chunk_start <= 1 {
+            return;
+        }
+        let (pkts, rtts) = match rto_cwnd {
+            Some(prev) => {
+                self.tp.cwnd_pkts = self.tp.cwnd_pkts.max(prev);
+                (prev, 2)
+            }
+            None => (self.tp.cwnd_pkts, 1),
+        };
+        let bits = pkts as u128 * self.cfg.mss as u128 * 8 * 1_000_000_000;
+        let rate = (bits / (rtts * self.tp.srtt_ns as u128)).max(1) as u64;
+        self.novel_pacing_bps = Some(rate);
+        self.stats.novel_paced_chunks += 1;
+        self.update_pacing_rate();
+    }
+
+    /// Reducing Tail Loss (Enhancing-TCP §3.2): in the trailing-ACKs phase (the chunk is all
+    /// sent, not all acknowledged), one dummy packet per ACK until m are sent. The dummy is a
+    /// 1-byte retransmission of the chunk's last byte: any receiver answers it with a
+    /// duplicate ACK (out of order if that byte is missing, a duplicate otherwise), so it
+    /// needs no receiver change and costs 53 bytes on the wire. The loss rate in m's equations
+    /// is estimated as (packets marked lost + 1) / (segments sent + 100): a 1 % prior that
+    /// the connection's own losses take over.
+    fn reduce_tail_loss(&mut self, now_ns: u64, out: &mut Output) {
+        let trailing = self.snd_nxt >= self.chunk_end
+            && self.snd_una < self.chunk_end
+            && self.chunk_end > self.chunk_start
+            && self.tp.ca_state <= CaState::Disorder;
+        if !trailing {
+            return;
+        }
+        let quota = *self.rtl_quota.get_or_insert_with(|| {
+            let p = (self.tp.lost_pkts + 1) as f64 / (self.stats.segments_sent + 100) as f64;
+            crate::tcp::rtl::dummy_count(p, self.cfg.rtl_epsilon)
+        });
+        if quota == 0 {
+            return;
+        }
+        self.rtl_quota = Some(quota - 1);
+        let last = self.chunk_end - 1;
+        let h = self.header(now_ns, last, flags::ACK | flags::PSH, 1);
+        self.emit(h, out);
+        self.stats.rtl_dummies += 1;
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += 1;
+        self.delack_timer.cancel();
+        self.unacked_bytes = 0;
+    }
+
+    // ------------------------------------------------------------------ RTO
+
+    pub(super) fn on_rto(&mut self, now_ns: u64, out: &mut Output) {
+        match self.state {
+            State::SynSent | State::SynRcvd => {
+                self.rtt.back_off();
+                self.send_syn(now_ns, out, true);
+                return;
+            }
+            State::Established => {}
+            _ => return,
+        }
+        if self.sb.is_empty() {
+            return;
+        }
+        self.stats.rto_count += 1;
+        if self.snd_nxt >= self.chunk_end && self.rto_trailing_cwnd.is_none() {
+            // an RTO in the trailing-ACKs phase (the whole chunk was sent): remembered for
+            // the novel pacing of the next chunk
+            self.rto_trailing_cwnd = Some(self.tp.cwnd_pkts);
+        }
+        // Linux tcp_enter_loss: reduce ssthresh once per loss episode
+        if self.tp.ca_state <= CaState::Disorder || self.recover <= self.snd_una {
+            self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
+            self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
+            self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
+        }
+        self.tp.cwnd_pkts = 1;
+        self.tp.cwnd_cnt = 0;
+        self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        self.set_ca_state(CaState::Loss);
+        self.cwv.on_congestion(&mut self.tp, Congestion::Rto);
+        self.recover = self.snd_nxt;
+        self.dupacks = 0;
+        self.reno_sacked = 0;
+        self.tlp = None;
+        self.tlp_timer.cancel();
+        self.reorder_timer.cancel();
+        let lost_before = self.sb.lost_out;
+        self.sb.mark_all_lost();
+        self.tp.lost_pkts += self.sb.lost_out.saturating_sub(lost_before) as u64;
+        self.tp.in_flight_pkts = self.sb.len();
+        self.rtt.back_off();
+        self.tp.rto_ns = self.rtt.rto_ns();
+        self.pacing_next_ns = 0;
+        self.try_send(now_ns, out);
+        if !self.rto_timer.is_armed() {
+            self.arm_rto(now_ns, out);
+        }
+    }
+
+    // ------------------------------------------------------------------ RACK-TLP (RFC 8985)
+
+    /// RFC 8985 §6.2 step 2 (RACK_update) with the newest delivered segment of this ACK.
+    fn rack_update(&mut self, xmit_ns: u64, end: u64, rtt_ns: u64) {
+        let r = &mut self.rack;
+        if !r.valid || xmit_ns > r.xmit_ns || (xmit_ns == r.xmit_ns && end > r.end) {
+            *r = Rack {
+                xmit_ns,
+                end,
+                rtt_ns,
+                valid: true,
+            };
+        }
+    }
+
+    /// RFC 8985 §6.2 step 4–5: marks lost what RACK says is lost, arms the reordering timer for
+    /// the rest. reo_wnd = min(min_RTT/4, SRTT), or 0 in recovery or once DupThresh segments are
+    /// SACKed, since a simulated FIFO path never reorders (§6.2 step 4 with
+    /// RACK.reordering_seen = false).
+    fn rack_detect_loss(&mut self, now_ns: u64, out: &mut Output) -> u32 {
+        if !self.rack.valid {
+            return 0;
+        }
+        let reo_wnd = if self.tp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUP_THRESH {
+            0
+        } else {
+            (self.tp.min_rtt_ns / 4).min(self.tp.srtt_ns)
+        };
+        let (lost, next) = self.sb.mark_lost_rack(
+            now_ns,
+            self.rack.xmit_ns,
+            self.rack.end,
+            self.rack.rtt_ns + reo_wnd,
+        );
+        if let Some(t) = next {
+            let (c, s) = (self.conn, self.side);
+            Self::arm(&mut self.reorder_timer, t, c, s, TimerKind::Reorder, out);
+        }
+        lost
+    }
+
+    /// The RACK reordering timer expired (Linux `tcp_rack_reo_timeout`).
+    pub(super) fn on_reorder_timeout(&mut self, now_ns: u64, out: &mut Output) {
+        if self.state != State::Established || self.sb.is_empty() {
+            return;
+        }
+        let lost = self.rack_detect_loss(now_ns, out);
+        if lost > 0 {
+            self.tp.lost_pkts += lost as u64;
+            if self.tp.ca_state < CaState::Recovery && self.snd_una >= self.recover {
+                self.enter_recovery(self.window_pipe(), now_ns, out);
+                if !self.cc.has_cong_control() && self.cfg.recovery == RecoveryMode::Prr {
+                    self.prr_update(1, false);
+                }
+                self.retransmit_first_lost(now_ns, out);
+            }
+            self.try_send(now_ns, out);
+        }
+    }
+
+    /// Linux `tcp_schedule_loss_probe` / RFC 8985 §7.2: PTO = 2·SRTT (+ min_rto with a single
+    /// packet out, else + 2 ms), at most the time left until the RTO; only in the Open state,
+    /// with SACK, and once per episode.
+    pub(super) fn schedule_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
+        if !self.cfg.tlp
+            || !self.sack_ok
+            || self.tlp.is_some()
+            || self.tp.ca_state != CaState::Open
+            || self.sb.is_empty()
+            || self.state != State::Established
+        {
+            return;
+        }
+        let mut pto = if self.tp.srtt_ns > 0 {
+            2 * self.tp.srtt_ns
+                + if self.sb.len() == 1 {
+                    self.cfg.min_rto.0
+                } else {
+                    TLP_MIN_EXTRA_NS
+                }
+        } else {
+            TLP_NO_RTT_NS
+        };
+        if let Some(rto_at) = self.rto_timer.deadline_ns() {
+            pto = pto.min(rto_at.saturating_sub(now_ns));
+        }
+        // a probe due at the same time as the RTO is pointless: let the RTO fire
+        if pto == 0 {
+            return;
+        }
+        let (c, s) = (self.conn, self.side);
+        Self::arm(
+            &mut self.tlp_timer,
+            now_ns + pto,
+            c,
+            s,
+            TimerKind::LossProbe,
+            out,
+        );
+    }
+
+    /// RFC 8985 §7.3 / Linux `tcp_send_loss_probe`: one new segment if there is one, else a
+    /// retransmission of the last outstanding segment; cwnd is not changed.
+    pub(super) fn on_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
+        if self.state != State::Established
+            || self.sb.is_empty()
+            || self.tlp.is_some()
+            || self.tp.ca_state != CaState::Open
+        {
+            return;
+        }
+        let len = (self.write_end.saturating_sub(self.snd_nxt)).min(self.cfg.mss as u64) as u32;
+        let new_data = self.snd_nxt < self.stream_end()
+            && self.snd_nxt + len as u64 - self.snd_una <= self.snd_wnd_bytes;
+        let retransmitted = if new_data {
+            self.send_new(len, now_ns, out);
+            None
+        } else {
+            // the highest segment not SACKed
+            let Some(i) = (0..self.sb.len() as usize)
+                .rev()
+                .find(|&i| !self.sb.get(i).has(segflags::SACKED))
+            else {
+                return;
+            };
+            let seg = *self.sb.get(i);
+            self.retransmit(i, now_ns, out);
+            Some((seg.start, seg.end))
+        };
+        self.stats.tlp_probes += 1;
+        self.tlp = Some(TlpEpisode {
+            end_seq: self.snd_nxt,
+            retransmitted,
+            dsacked: false,
+        });
+        self.rto_timer.cancel();
+        self.arm_rto(now_ns, out);
+    }
+
+    /// RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): ends the episode, and if the probe repaired
+    /// a loss (its ACK went beyond the probe without a D-SACK for it), reduces cwnd once.
+    fn process_tlp_ack(&mut self, ack: u64, info: &AckInfo, is_dupack: bool) {
+        let Some(ep) = self.tlp else {
+            return;
+        };
+        if ack < ep.end_seq {
+            return;
+        }
+        if ep.retransmitted.is_none() || ep.dsacked {
+            self.tlp = None;
+        } else if ack > ep.end_seq {
+            self.tlp = None;
+            self.stats.tlp_recoveries += 1;
+            // a reduction as on entering and leaving recovery at once (Linux: CWR)
+            if !self.cc.has_cong_control() {
+                self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
+                self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
+                self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
+                self.tp.cwnd_pkts = self.tp.cwnd_pkts.min(self.tp.ssthresh_pkts);
+                self.tp.cwnd_cnt = 0;
+            }
+        } else if is_dupack && !info.advanced && info.newly_sacked == 0 {
+            // original and probe both arrived
+            self.tlp = None;
+        }
+    }
+}
+
+/// Keeps the most recently sent delivered segment for RACK (RFC 8985 §6.2 step 2): a
+/// retransmitted segment whose ACK came sooner than min_RTT after the retransmission was
+/// probably delivered by its original transmission and is skipped.
+fn rack_candidate(newest: &mut Option<(u64, u64, u64)>, seg: &Seg, now_ns: u64, min_rtt_ns: u64) {
+    let rtt = now_ns.saturating_sub(seg.sent_ns);
+    if seg.has(segflags::EVER_RETRANS) && rtt < min_rtt_ns {
+        return;
+    }
+    match newest {
+        Some((x, e, _)) if seg.sent_ns < *x || (seg.sent_ns == *x && seg.end <= *e) => {}
+        _ => *newest = Some((seg.sent_ns, seg.end, rtt)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Endpoint, Output, TimerKind};
+    use crate::net::packet::{TcpHeader, Transport};
+    use crate::tcp::cc::CcConfig;
+    use crate::tcp::config::{DelayedAckMode, TcpConfig};
+
+    const MS: u64 = 1_000_000;
+    const MSS: u64 = 1448;
+
+    fn headers(out: &mut Output) -> Vec<TcpHeader> {
+        out.packets
+            .drain(..)
+            .map(|p| match p.transport {
+                Transport::Tcp(h) => h,
+                Transport::Udp { .. } => unreachable!(),
+            })
+            .collect()
+    }
+
+    /// A client/server pair after a handshake with a 50 ms RTT, at t = 75 ms.
+    fn pair(cfg: TcpConfig) -> (Endpoint, Endpoint) {
+        let cc = || CcConfig::default().build();
+        let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc(), 1000);
+        let mut s = Endpoint::new(0, 1, 1, 0, 5201, 32768, cfg, cc(), 900_000);
+        let mut out = Output::default();
+        c.connect(0, &mut out);
+        for h in headers(&mut out) {
+            s.on_segment(&h, 25 * MS, &mut out);
+        }
+        for h in headers(&mut out) {
+            c.on_segment(&h, 50 * MS, &mut out);
+        }
+        for h in headers(&mut out) {
+            s.on_segment(&h, 75 * MS, &mut out);
+        }
+        assert!(c.is_established() && s.is_established());
+        assert!(c.sack_enabled() && s.sack_enabled());
+        (c, s)
+    }
+
+    fn sack_cfg() -> TcpConfig {
+        TcpConfig {
+            sack: true,
+            tlp: true,
+            delayed_ack: DelayedAckMode::Off,
+            ..TcpConfig::default()
+        }
+    }
+
+    #[test]
+    fn a_tail_loss_is_probed_at_the_pto_and_repaired_by_fast_recovery() {
+        let (mut c, mut s) = pair(sack_cfg());
+        let mut out = Output::default();
+        // ten segments at t = 100 ms; the last two are lost
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 10);
+        for h in &data[..8] {
+            s.on_segment(h, 125 * MS, &mut out);
+        }
+        let acks = headers(&mut out);
+        assert_eq!(acks.len(), 8, "delayed ACKs are off");
+        for h in &acks {
+            c.on_segment(h, 150 * MS, &mut out);
+        }
+        assert!(headers(&mut out).is_empty(), "nothing more to send");
+        // RFC 8985 §7.2 / Linux: PTO = 2·SRTT + 2 ms with more than one packet out
+        let pto_at = c.tlp_timer.deadline_ns().expect("probe timer armed");
+        assert_eq!(c.tp.srtt_ns, 50 * MS);
+        assert_eq!(pto_at, 150 * MS + 2 * 50 * MS + 2 * MS);
+        assert!(
+            c.rto_timer.deadline_ns().unwrap() > pto_at,
+            "PTO fires before the RTO"
+        );
+        // the probe retransmits the last segment
+        c.on_timer_entry(TimerKind::LossProbe, pto_at, &mut out);
+        let probe = headers(&mut out);
+        assert_eq!(probe.len(), 1);
+        assert_eq!(
+            probe[0].seq, data[9].seq,
+            "the probe is the highest segment"
+        );
+        assert_eq!(c.stats.tlp_probes, 1);
+        // the receiver SACKs it; RACK marks segment 8 lost and fast recovery resends it
+        s.on_segment(&probe[0], pto_at + 25 * MS, &mut out);
+        let sack = headers(&mut out);
+        assert_eq!(sack[0].sack_len, 1);
+        c.on_segment(&sack[0], pto_at + 50 * MS, &mut out);
+        let resent = headers(&mut out);
+        assert_eq!(resent.len(), 1);
+        assert_eq!(resent[0].seq, data[8].seq);
+        assert_eq!((c.stats.fast_recovery_count, c.stats.rto_count), (1, 0));
+        s.on_segment(&resent[0], pto_at + 75 * MS, &mut out);
+        for h in headers(&mut out) {
+            c.on_segment(&h, pto_at + 100 * MS, &mut out);
+        }
+        assert_eq!(c.unacked_written_bytes(), 0);
+        assert_eq!(s.stats.bytes_received, 10 * MSS);
+    }
+
+    #[test]
+    fn three_losses_in_a_window_are_repaired_in_one_round_trip_with_sack() {
+        let (mut c, mut s) = pair(TcpConfig {
+            tlp: false,
+            ..sack_cfg()
+        });
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        // segments 1, 4 and 6 are lost
+        for (i, h) in data.iter().enumerate() {
+            if ![1, 4, 6].contains(&i) {
+                s.on_segment(h, 125 * MS, &mut out);
+            }
+        }
+        let acks = headers(&mut out);
+        // every ACK after the first hole carries the newest block first (RFC 2018 §4)
+        assert!(acks[1..].iter().all(|a| a.sack_len > 0));
+        for h in &acks {
+            c.on_segment(h, 150 * MS, &mut out);
+        }
+        let resent: Vec<u32> = headers(&mut out).iter().map(|h| h.seq).collect();
+        // all three holes go out in this round trip (RFC 6675 IsLost + pipe)
+        assert_eq!(resent, vec![data[1].seq, data[4].seq, data[6].seq]);
+        assert_eq!(c.stats.fast_recovery_count, 1);
+        c.sb.check().unwrap();
+    }
+
+    #[test]
+    fn without_sack_newreno_repairs_one_hole_per_round_trip() {
+        let cfg = TcpConfig {
+            delayed_ack: DelayedAckMode::Off,
+            ..TcpConfig::default()
+        };
+        let cc = || CcConfig::default().build();
+        let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc(), 1);
+        let mut s = Endpoint::new(0, 1, 1, 0, 5201, 32768, cfg, cc(), 2);
+        let mut out = Output::default();
+        c.connect(0, &mut out);
+        for (t, to_server) in [(25, true), (50, false), (75, true)] {
+            for h in headers(&mut out) {
+                let ep = if to_server { &mut s } else { &mut c };
+                ep.on_segment(&h, t * MS, &mut out);
+            }
+        }
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        let mut t = 125 * MS;
+        for (i, h) in data.iter().enumerate() {
+            if ![1, 4, 6].contains(&i) {
+                s.on_segment(h, t, &mut out);
+            }
+        }
+        // one round trip per hole: each partial ACK reveals only the next one
+        let mut rounds = 0;
+        while c.unacked_written_bytes() > 0 && rounds < 10 {
+            t += 25 * MS;
+            for h in headers(&mut out) {
+                c.on_segment(&h, t, &mut out);
+            }
+            t += 25 * MS;
+            let sent = headers(&mut out);
+            assert!(sent.len() <= 1, "one hole per round trip");
+            for h in &sent {
+                s.on_segment(h, t, &mut out);
+            }
+            rounds += !sent.is_empty() as u32;
+        }
+        assert_eq!(rounds, 3, "three holes, three round trips");
+        assert_eq!(c.stats.rto_count, 0);
+        assert_eq!(s.stats.bytes_received, 10 * MSS);
+    }
+
+    #[test]
+    fn a_duplicate_segment_is_reported_as_dsack() {
+        let (mut c, mut s) = pair(sack_cfg());
+        let mut out = Output::default();
+        c.write(2 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        for h in &data {
+            s.on_segment(h, 125 * MS, &mut out);
+        }
+        headers(&mut out);
+        s.on_segment(&data[0], 130 * MS, &mut out);
+        let dup_ack = headers(&mut out);
+        assert_eq!(dup_ack.len(), 1);
+        assert_eq!(dup_ack[0].sack_len, 1);
+        assert_eq!(
+            dup_ack[0].sack[0].0, data[0].seq,
+            "D-SACK names the duplicate"
+        );
+        c.on_segment(&dup_ack[0], 155 * MS, &mut out);
+        assert_eq!(c.stats.dsacks_received, 1);
+    }
+}

@@ -1,0 +1,416 @@
+//! The sender's retransmission queue and SACK scoreboard: every segment from `snd_una` to
+//! `snd_max`, in sequence order, with Linux's per-skb `sacked` flags and the counters
+//! `sacked_out`, `lost_out`, `retrans_out` kept in step (include/net/tcp.h, tcp_input.c).
+//!
+//! - **pipe** (RFC 6675 §4, Linux `tcp_packets_in_flight`): `packets_out − sacked_out −
+//!   lost_out + retrans_out`, i.e. a segment counts 1 unless SACKed or marked lost, plus 1 more
+//!   while a retransmission of it is in flight.
+//! - **IsLost** (RFC 6675 §4, DupThresh = 3): a segment is lost when at least 3 SACKed segments,
+//!   or more than (DupThresh − 1)·SMSS SACKed bytes, lie above it.
+//! - **RACK** (RFC 8985 §6.2): a segment sent before the most recently delivered one is lost once
+//!   `now ≥ xmit_ts + RACK.rtt + reo_wnd`.
+//!
+//! A SACKed segment stays in the queue until the cumulative ACK passes it (no reneging is
+//! modelled: a receiver here never discards out-of-order data).
+
+use std::collections::VecDeque;
+
+/// Per-segment flags (Linux `TCPCB_SACKED_ACKED`, `TCPCB_LOST`, `TCPCB_SACKED_RETRANS`,
+/// `TCPCB_EVER_RETRANS`).
+pub mod segflags {
+    pub const SACKED: u8 = 1 << 0;
+    pub const LOST: u8 = 1 << 1;
+    /// A retransmission of this segment is in flight.
+    pub const RETRANS: u8 = 1 << 2;
+    /// The segment was retransmitted at least once (Karn's rule).
+    pub const EVER_RETRANS: u8 = 1 << 3;
+}
+use segflags::*;
+
+/// Delivery-rate state recorded when a segment is (re)sent (Linux `tcp_skb_cb.tx`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TxState {
+    /// `tp.delivered_pkts` at send time.
+    pub delivered_pkts: u64,
+    /// `tp.delivered_ns` at send time; None once the segment has been counted as delivered.
+    pub delivered_ns: Option<u64>,
+    /// Send time of the first segment of the flight this one belongs to.
+    pub first_tx_ns: u64,
+    /// Sent while application-limited.
+    pub app_limited: bool,
+}
+
+/// A transmitted, not yet cumulatively acknowledged segment: stream offsets [start, end)
+/// (end includes the FIN's sequence number when it carries one).
+#[derive(Clone, Copy, Debug)]
+pub struct Seg {
+    pub start: u64,
+    pub end: u64,
+    /// Time of the latest (re)transmission.
+    pub sent_ns: u64,
+    pub flags: u8,
+    pub tx: TxState,
+}
+
+impl Seg {
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// RFC 6675 DupThresh.
+pub const DUP_THRESH: u32 = 3;
+
+#[derive(Default)]
+pub struct Scoreboard {
+    segs: VecDeque<Seg>,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// Lost segments whose retransmission is not in flight (to skip the search when zero).
+    lost_pending: u32,
+    /// Highest end offset SACKed so far (RFC 6675 HighSACK-ish; for statistics and RACK).
+    pub high_sacked: u64,
+}
+
+impl Scoreboard {
+    pub fn len(&self) -> u32 {
+        self.segs.len() as u32
+    }
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+    pub fn front(&self) -> Option<&Seg> {
+        self.segs.front()
+    }
+    /// The first segment, to update its send time (SYN retransmission). Changing its flags
+    /// here would desynchronise the counters.
+    pub fn front_mut(&mut self) -> Option<&mut Seg> {
+        self.segs.front_mut()
+    }
+    pub fn back(&self) -> Option<&Seg> {
+        self.segs.back()
+    }
+    pub fn get(&self, i: usize) -> &Seg {
+        &self.segs[i]
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &Seg> {
+        self.segs.iter()
+    }
+
+    /// RFC 6675 pipe / Linux `tcp_packets_in_flight`.
+    #[inline]
+    pub fn pipe(&self) -> u32 {
+        (self.len() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    pub fn clear(&mut self) {
+        *self = Scoreboard::default();
+    }
+
+    /// Records a newly sent segment (above every segment in the queue).
+    pub fn push(&mut self, seg: Seg) {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end <= seg.start));
+        self.segs.push_back(seg);
+    }
+
+    /// Removes the segments the cumulative ACK `ack` covers and trims a partly covered one.
+    /// `delivered` is called for each removed segment that had not been SACKed before (in
+    /// sequence order); returns the number of segments removed.
+    pub fn ack_to(&mut self, ack: u64, mut delivered: impl FnMut(&Seg)) -> u32 {
+        let mut n = 0;
+        while let Some(seg) = self.segs.front_mut() {
+            if seg.end <= ack {
+                let seg = self.segs.pop_front().unwrap();
+                self.forget(&seg);
+                if !seg.has(SACKED) {
+                    delivered(&seg);
+                }
+                n += 1;
+            } else {
+                if seg.start < ack {
+                    seg.start = ack;
+                }
+                break;
+            }
+        }
+        n
+    }
+
+    fn forget(&mut self, seg: &Seg) {
+        if seg.has(SACKED) {
+            self.sacked_out -= 1;
+        }
+        if seg.has(LOST) {
+            self.lost_out -= 1;
+            if !seg.has(RETRANS) {
+                self.lost_pending -= 1;
+            }
+        }
+        if seg.has(RETRANS) {
+            self.retrans_out -= 1;
+        }
+    }
+
+    /// Marks the segments wholly inside the SACK block [start, end) as SACKed; `delivered` is
+    /// called for each newly SACKed one. Returns how many were newly SACKed.
+    pub fn sack(&mut self, start: u64, end: u64, mut delivered: impl FnMut(&mut Seg)) -> u32 {
+        // blocks are made of whole segments as sent (retransmissions keep the boundaries)
+        let mut i = self.segs.partition_point(|s| s.start < start);
+        let mut n = 0;
+        while i < self.segs.len() && self.segs[i].end <= end {
+            let seg = &mut self.segs[i];
+            if !seg.has(SACKED) {
+                if seg.has(LOST) {
+                    self.lost_out -= 1;
+                    if !seg.has(RETRANS) {
+                        self.lost_pending -= 1;
+                    }
+                }
+                if seg.has(RETRANS) {
+                    self.retrans_out -= 1;
+                }
+                seg.flags = (seg.flags & !(LOST | RETRANS)) | SACKED;
+                self.sacked_out += 1;
+                self.high_sacked = self.high_sacked.max(seg.end);
+                delivered(seg);
+                n += 1;
+            }
+            i += 1;
+        }
+        n
+    }
+
+    fn mark_lost_at(&mut self, i: usize) -> bool {
+        let seg = &mut self.segs[i];
+        if seg.has(SACKED) || seg.has(LOST) {
+            return false;
+        }
+        seg.flags |= LOST;
+        self.lost_out += 1;
+        if seg.has(RETRANS) {
+            // RACK: the retransmission itself is deemed lost; send it again
+            seg.flags &= !RETRANS;
+            self.retrans_out -= 1;
+        }
+        self.lost_pending += 1;
+        true
+    }
+
+    /// Marks the first segment lost (NewReno without SACK: the hole a duplicate-ACK run or a
+    /// partial ACK points at, Linux `tcp_mark_head_lost`). Returns whether it changed.
+    pub fn mark_head_lost(&mut self) -> bool {
+        !self.segs.is_empty() && self.mark_lost_at(0)
+    }
+
+    /// RFC 6675 IsLost for every segment; returns the number newly marked lost.
+    pub fn mark_lost_rfc6675(&mut self, mss: u32) -> u32 {
+        if self.sacked_out == 0 {
+            return 0;
+        }
+        let byte_thresh = (DUP_THRESH as u64 - 1) * mss as u64;
+        let (mut sacked_segs, mut sacked_bytes, mut marked) = (0u32, 0u64, 0u32);
+        for i in (0..self.segs.len()).rev() {
+            let s = self.segs[i];
+            if s.has(SACKED) {
+                sacked_segs += 1;
+                sacked_bytes += s.end - s.start;
+                continue;
+            }
+            if sacked_segs >= DUP_THRESH || sacked_bytes > byte_thresh {
+                if s.has(LOST) {
+                    // everything below was judged with at least as many SACKs above
+                    break;
+                }
+                marked += self.mark_lost_at(i) as u32;
+            }
+        }
+        marked
+    }
+
+    /// RFC 8985 §6.2 RACK_DetectLoss: marks lost every segment sent before the most recently
+    /// delivered one (`rack_xmit_ns`, `rack_end`) for which `now ≥ sent + rack_rtt + reo_wnd`.
+    /// Returns (newly lost, earliest time a not-yet-lost candidate times out).
+    pub fn mark_lost_rack(
+        &mut self,
+        now_ns: u64,
+        rack_xmit_ns: u64,
+        rack_end: u64,
+        timeout_ns: u64,
+    ) -> (u32, Option<u64>) {
+        let (mut marked, mut next) = (0, None::<u64>);
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.has(SACKED) || (s.has(LOST) && !s.has(RETRANS)) {
+                continue;
+            }
+            let sent_before =
+                s.sent_ns < rack_xmit_ns || (s.sent_ns == rack_xmit_ns && s.end <= rack_end);
+            if !sent_before {
+                continue;
+            }
+            let deadline = s.sent_ns + timeout_ns;
+            if now_ns >= deadline {
+                marked += self.mark_lost_at(i) as u32;
+            } else {
+                next = Some(next.map_or(deadline, |n| n.min(deadline)));
+            }
+        }
+        (marked, next)
+    }
+
+    /// RTO (Linux `tcp_timeout_mark_lost`): every segment not SACKed is lost and no
+    /// retransmission is in flight any more.
+    pub fn mark_all_lost(&mut self) {
+        self.retrans_out = 0;
+        self.lost_out = 0;
+        self.lost_pending = 0;
+        for s in self.segs.iter_mut() {
+            s.flags &= !RETRANS;
+            if !s.has(SACKED) {
+                s.flags |= LOST;
+                self.lost_out += 1;
+                self.lost_pending += 1;
+            }
+        }
+    }
+
+    /// Index of the first lost segment whose retransmission is not in flight (RFC 6675
+    /// NextSeg rule 1).
+    pub fn next_lost(&self) -> Option<usize> {
+        if self.lost_pending == 0 {
+            return None;
+        }
+        self.segs
+            .iter()
+            .position(|s| s.has(LOST) && !s.has(RETRANS))
+    }
+
+    /// Records the retransmission of segment `i` at `now_ns`.
+    pub fn on_retransmit(&mut self, i: usize, now_ns: u64, tx: TxState) {
+        let seg = &mut self.segs[i];
+        if seg.has(LOST) && !seg.has(RETRANS) {
+            self.lost_pending -= 1;
+        }
+        if !seg.has(RETRANS) {
+            self.retrans_out += 1;
+        }
+        seg.flags |= RETRANS | EVER_RETRANS;
+        seg.sent_ns = now_ns;
+        seg.tx = tx;
+    }
+
+    /// Checks the counters against the flags (tests and debug builds).
+    pub fn check(&self) -> Result<(), String> {
+        let count = |f: u8| self.segs.iter().filter(|s| s.has(f)).count() as u32;
+        let pending = self
+            .segs
+            .iter()
+            .filter(|s| s.has(LOST) && !s.has(RETRANS))
+            .count() as u32;
+        let got = (
+            self.sacked_out,
+            self.lost_out,
+            self.retrans_out,
+            self.lost_pending,
+        );
+        let want = (count(SACKED), count(LOST), count(RETRANS), pending);
+        if got != want {
+            return Err(format!(
+                "counters (sacked, lost, retrans, pending) {got:?} but flags say {want:?}"
+            ));
+        }
+        if self
+            .segs
+            .iter()
+            .any(|s| s.has(SACKED) && s.has(LOST | RETRANS))
+        {
+            return Err("a SACKed segment is also lost or in retransmission".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for i in 0..n {
+            b.push(Seg {
+                start: 1 + i * 100,
+                end: 1 + (i + 1) * 100,
+                sent_ns: i,
+                flags: 0,
+                tx: TxState::default(),
+            });
+        }
+        b
+    }
+
+    #[test]
+    fn is_lost_needs_three_sacked_segments_above() {
+        // segments 0..10 of 100 bytes; SACK 2 and 3: nothing lost yet (mss 100 → 2 segs = 200
+        // bytes is not more than (3-1)·100)
+        let mut b = board(10);
+        b.sack(201, 401, |_| {});
+        assert_eq!(b.mark_lost_rfc6675(100), 0);
+        b.sack(401, 501, |_| {});
+        // three SACKed above segments 0 and 1
+        assert_eq!(b.mark_lost_rfc6675(100), 2);
+        assert_eq!(b.lost_out, 2);
+        // pipe: 10 out − 3 sacked − 2 lost = 5
+        assert_eq!(b.pipe(), 5);
+        assert_eq!(b.next_lost(), Some(0));
+        b.on_retransmit(0, 50, TxState::default());
+        assert_eq!(b.pipe(), 6);
+        assert_eq!(b.next_lost(), Some(1));
+        b.check().unwrap();
+    }
+
+    #[test]
+    fn cumulative_ack_removes_and_trims() {
+        let mut b = board(5);
+        b.sack(301, 401, |_| {});
+        let mut delivered = vec![];
+        assert_eq!(b.ack_to(250, |s| delivered.push(s.start)), 2);
+        assert_eq!(delivered, vec![1, 101]);
+        assert_eq!(b.front().unwrap().start, 250);
+        // the SACKed segment is not delivered twice
+        delivered.clear();
+        b.ack_to(401, |s| delivered.push(s.start));
+        assert_eq!(delivered, vec![250]);
+        assert_eq!(b.sacked_out, 0);
+        b.check().unwrap();
+    }
+
+    #[test]
+    fn rto_marks_every_unsacked_segment_lost() {
+        let mut b = board(6);
+        b.sack(401, 501, |_| {});
+        b.mark_head_lost();
+        b.on_retransmit(0, 9, TxState::default());
+        b.mark_all_lost();
+        assert_eq!((b.lost_out, b.retrans_out, b.sacked_out), (5, 0, 1));
+        assert_eq!(b.pipe(), 0);
+        b.check().unwrap();
+    }
+
+    #[test]
+    fn rack_marks_only_segments_sent_before_the_delivered_one_after_the_window() {
+        let mut b = board(6); // sent at t = 0..5
+        b.sack(401, 501, |_| {}); // segment 4, sent at t = 4
+        let (lost, next) = b.mark_lost_rack(10, 4, 501, 7);
+        // segments 0..=3 were sent before; t ≥ sent + 7 holds for sent ≤ 3
+        assert_eq!(lost, 4);
+        assert_eq!(next, None);
+        let mut b = board(6);
+        b.sack(401, 501, |_| {});
+        let (lost, next) = b.mark_lost_rack(8, 4, 501, 7);
+        assert_eq!(lost, 2); // sent at 0 and 1
+        assert_eq!(next, Some(9)); // segment sent at 2
+        b.check().unwrap();
+    }
+}

@@ -1,0 +1,779 @@
+"""Sweeps: one base scenario, a grid of parameters, a list of seeds; every combination is a run.
+
+A sweep is defined in Python::
+
+    sweep = haslab.Sweep(
+        "examples/dumbbell.toml",
+        grid={"dumbbell.pairs": [1, 2, 4], "defaults.cc": ["newreno", "cubic"]},
+        seeds=[1, 2, 3],
+    )
+    store = sweep.run("out/dumbbell-sweep")      # all local cores; resumes if run again
+    df = store.summary()                         # one row per run
+
+or in a TOML file (``haslab sweep run FILE``, see :meth:`Sweep.from_toml` and docs/sweeps.md)::
+
+    [sweep]
+    scenario = "dumbbell.toml"        # relative to this file (or an inline [sweep.scenario] table)
+    seeds = [1, 2, 3]                 # or a count: seeds = 3 means 1, 2, 3
+    [sweep.grid]
+    "dumbbell.pairs" = [1, 2, 4]
+    "defaults.cc" = ["newreno", "cubic"]
+
+Keys are dotted paths into the scenario (``dumbbell.pairs``); a path component that is an
+integer indexes a list (``flow.0.tcp.sack`` is the ``sack`` option of the first ``[[flow]]``).
+A value that is a table is merged into the table already there (or replaces a non-table), and
+``None`` (Python only) removes the key.
+
+Every run's full scenario, seed included, is hashed (canonical JSON, SHA-256): the hash keys its
+results in the store (:mod:`haslab.store`), so a run whose hash is stored is never run again.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+import os
+import re
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from .store import Store
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+
+class SweepError(ValueError):
+    """An invalid sweep definition; the message starts with the offending key."""
+
+
+#: Columns of the summary table that a parameter (grid key or variant axis) may not be named.
+RESERVED_COLUMNS = ("run_hash", "seed", "status", "error", "wall_s", "finished_at", "haslab_version")
+
+_SCALAR = (bool, int, float, str)
+
+
+# ---------------------------------------------------------------------------------------------
+# canonical JSON and the run hash
+
+
+def canonical_json(obj: Any) -> str:
+    """The canonical JSON text of a scenario: keys sorted, no whitespace, UTF-8, no NaN.
+
+    Two scenarios that are equal as JSON values give the same text (key order does not matter;
+    ``1`` and ``1.0`` are different values, as they are for the simulator's parser)."""
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise SweepError(f"scenario is not plain JSON data (dicts, lists, strings, numbers, booleans): {e}") from None
+
+
+def run_hash(scenario: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of a run's full scenario, its ``seed`` included."""
+    return hashlib.sha256(canonical_json(scenario).encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# dotted paths
+
+
+def _split(path: str) -> list[str]:
+    parts = path.split(".")
+    if not path or any(p == "" for p in parts):
+        raise SweepError(f"{path!r}: a key is a dotted path such as dumbbell.pairs or flow.0.tcp.sack")
+    return parts
+
+
+def _index(container: list, part: str, path: str, where: str) -> int:
+    """The list index that ``part`` (at ``where`` in ``path``) means."""
+    try:
+        i = int(part)
+    except ValueError:
+        raise SweepError(f"{path}: {where} indexes a list, so {part!r} must be an integer") from None
+    if not -len(container) <= i < len(container):
+        parent = where.rsplit(".", 1)[0]
+        raise SweepError(f"{path}: index {i} out of range ({parent} has {len(container)} entries)")
+    return i
+
+
+def _merge(target: dict, value: Mapping) -> None:
+    for k, v in value.items():
+        if v is None:
+            target.pop(k, None)
+        elif isinstance(v, Mapping) and isinstance(target.get(k), dict):
+            _merge(target[k], v)
+        else:
+            target[k] = _plain(v)
+
+
+def _plain(v: Any) -> Any:
+    """Tuples become lists, mappings dicts, so that the scenario is plain JSON data."""
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def set_path(scenario: dict, path: str, value: Any) -> None:
+    """Sets ``scenario[path]`` where path is dotted (``flow.0.tcp.sack``), in place.
+
+    Missing tables on the way are created; list indices must exist. A table value is merged
+    into a table already at the path; ``None`` removes the key."""
+    parts = _split(path)
+    node: Any = scenario
+    for depth, part in enumerate(parts[:-1]):
+        where = ".".join(parts[: depth + 1])
+        if isinstance(node, list):
+            node = node[_index(node, part, path, where)]
+        elif isinstance(node, dict):
+            if part not in node:
+                if value is None:
+                    return
+                node[part] = {}
+            node = node[part]
+        else:
+            raise SweepError(f"{path}: {'.'.join(parts[:depth])} is a {type(node).__name__}, not a table or list")
+        if not isinstance(node, (dict, list)):
+            raise SweepError(f"{path}: {where} is a {type(node).__name__} ({node!r}), not a table or list")
+    last = parts[-1]
+    if isinstance(node, list):
+        i = _index(node, last, path, path)
+        if value is None:
+            del node[i]
+        elif isinstance(value, Mapping) and isinstance(node[i], dict):
+            _merge(node[i], value)
+        else:
+            node[i] = _plain(value)
+    else:
+        if value is None:
+            node.pop(last, None)
+        elif isinstance(value, Mapping) and isinstance(node.get(last), dict):
+            _merge(node[last], value)
+        else:
+            node[last] = _plain(value)
+
+
+def apply_overrides(scenario: dict, overrides: Mapping[str, Any]) -> None:
+    """Applies ``{dotted path: value}`` (nested tables are paths too) to a scenario, in place."""
+    for key, value in overrides.items():
+        set_path(scenario, key, value)
+
+
+def _flatten_grid(grid: Mapping[str, Any], prefix: str = "") -> dict[str, list]:
+    """``{"dumbbell": {"pairs": [1, 2]}}`` (TOML's unquoted dotted keys) → ``{"dumbbell.pairs": [1, 2]}``."""
+    flat: dict[str, list] = {}
+    for k, v in grid.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            flat.update(_flatten_grid(v, key + "."))
+        elif isinstance(v, (list, tuple)):
+            if len(v) == 0:
+                raise SweepError(f"sweep.grid.{key}: the list of values is empty")
+            flat[key] = list(v)
+        else:
+            raise SweepError(f"sweep.grid.{key}: expected a list of values, got {v!r}")
+    return flat
+
+
+# ---------------------------------------------------------------------------------------------
+# the sweep
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep: what a worker needs, and the labels its results are stored under."""
+
+    run_hash: str
+    params: dict  # column name -> value (scalar), in the sweep's axis order
+    seed: int
+    scenario: dict  # the full scenario, seed included
+    traces: bool = True
+    pcap: bool = False
+
+
+@dataclass(frozen=True)
+class _Axis:
+    name: str  # the column name
+    labels: list  # column values, one per point
+    overrides: list  # {dotted path: value}, one per point
+
+
+def _column_values(values: list) -> list:
+    """Parameter values as they go into a column: scalars of one kind stay as they are
+    (ints with floats become floats); anything else becomes its canonical JSON text."""
+    if all(isinstance(v, bool) for v in values):
+        return list(values)
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return list(values)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return [float(v) for v in values]
+    if all(isinstance(v, str) for v in values):
+        return list(values)
+    return [v if isinstance(v, str) else canonical_json(v) for v in values]
+
+
+def _load_scenario(scenario: Any, base_dir: Path | None) -> tuple[dict, str | None]:
+    """Returns (scenario dict, source path or None)."""
+    if isinstance(scenario, Mapping):
+        return _plain(scenario), None
+    from .api import _looks_like_path
+
+    if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and _looks_like_path(scenario)):
+        path = Path(scenario)
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
+        if not path.is_file():
+            raise SweepError(f"sweep.scenario: scenario file not found: {path}")
+        text = path.read_text(encoding="utf-8")
+        try:
+            data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+        except (ValueError, tomllib.TOMLDecodeError) as e:
+            raise SweepError(f"sweep.scenario: {path}: {e}") from None
+        return data, str(path)
+    if isinstance(scenario, str):
+        try:
+            return tomllib.loads(scenario), None
+        except tomllib.TOMLDecodeError as e:
+            raise SweepError(f"sweep.scenario: invalid TOML: {e}") from None
+    raise SweepError(f"sweep.scenario: a scenario is a path, a TOML string or a dict, not {type(scenario).__name__}")
+
+
+def _seeds(seeds: Any) -> list[int]:
+    if isinstance(seeds, bool):
+        raise SweepError(f"sweep.seeds: expected a list of integers or a count, got {seeds!r}")
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise SweepError(f"sweep.seeds: a count of seeds must be at least 1, got {seeds}")
+        return list(range(1, seeds + 1))
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise SweepError(f"sweep.seeds: expected a list of integers or a count, got {seeds!r}")
+    out = list(seeds)
+    if not out:
+        raise SweepError("sweep.seeds: the list is empty")
+    for s in out:
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0 or s >= 2**64:
+            raise SweepError(f"sweep.seeds: {s!r} is not an integer in [0, 2^64)")
+    if len(set(out)) != len(out):
+        raise SweepError(f"sweep.seeds: duplicate seeds in {out}")
+    return out
+
+
+class Sweep:
+    """A base scenario, a grid of parameters, variants and seeds.
+
+    Args:
+        scenario: the base scenario: a path to a TOML/JSON file, a TOML string or a dict.
+        grid: ``{dotted path: [values]}``; every combination of values is a point. The path
+            is also the name of the parameter's column in the results.
+        seeds: a list of seeds, or a count ``n`` meaning ``1..n``. Each point runs once per seed
+            (the scenario's ``seed`` is set to it).
+        variants: named bundles of overrides, for parameters that change several keys at once:
+            ``{"method": {"tcphas": {"defaults.cc": "tcphas", ...}, "westwood": {...}}}`` adds an
+            axis (column ``method``) whose values are the bundle names. Axes are crossed with
+            the grid (variants first, in the order given).
+        set: overrides applied to the base scenario before the grid (``{"duration": "30s"}``).
+        derive: ``derive(scenario, params)``, called for every run after the overrides and the
+            seed are applied, may change the scenario in place (or return a new dict), e.g. to
+            size a queue from the RTT of the point. It runs in the calling process only.
+        traces: store the run's trace files (cwnd, goodput, queue Parquet) besides its summary.
+        pcap: write the pcap captures the scenario asks for into the run's directory.
+        name: a label for the sweep (defaults to the scenario file's stem).
+    """
+
+    def __init__(
+        self,
+        scenario: Any,
+        grid: Mapping[str, Sequence[Any]] | None = None,
+        seeds: Any = (1,),
+        *,
+        variants: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+        set: Mapping[str, Any] | None = None,  # noqa: A002 - the TOML key's name
+        derive: Callable[[dict, dict], dict | None] | None = None,
+        traces: bool = True,
+        pcap: bool = False,
+        name: str | None = None,
+        base_dir: str | os.PathLike | None = None,
+    ):
+        self.base, self.scenario_path = _load_scenario(scenario, Path(base_dir) if base_dir else None)
+        if not isinstance(self.base, dict):
+            raise SweepError("sweep.scenario: the scenario must be a table")
+        self.set = dict(set or {})
+        self.grid = _flatten_grid(grid or {})
+        self.variants = {k: dict(v) for k, v in (variants or {}).items()}
+        self.seeds = _seeds(seeds)
+        self.derive = derive
+        self.traces = bool(traces)
+        self.pcap = bool(pcap)
+        self.name = name or (Path(self.scenario_path).stem if self.scenario_path else "sweep")
+        self._axes = self._build_axes()
+        self._runs: list[RunSpec] | None = None
+
+    def _build_axes(self) -> list[_Axis]:
+        axes = []
+        for axis, bundles in self.variants.items():
+            if not isinstance(bundles, Mapping) or not bundles:
+                raise SweepError(f"sweep.variants.{axis}: expected a table of named variants")
+            for label, overrides in bundles.items():
+                if not isinstance(overrides, Mapping):
+                    raise SweepError(f"sweep.variants.{axis}.{label}: expected a table of overrides")
+            axes.append(_Axis(axis, [str(k) for k in bundles], [dict(v) for v in bundles.values()]))
+        for key, values in self.grid.items():
+            axes.append(_Axis(key, _column_values(values), [{key: v} for v in values]))
+        names = [a.name for a in axes]
+        for n in names:
+            if n in RESERVED_COLUMNS:
+                raise SweepError(f"sweep: a parameter may not be called {n!r} (reserved column; use seeds for seeds)")
+            if names.count(n) > 1:
+                raise SweepError(f"sweep: parameter {n!r} is both a grid key and a variant axis")
+        return axes
+
+    @classmethod
+    def from_toml(cls, source: str | os.PathLike) -> "Sweep":
+        """Reads a sweep from a TOML file (or TOML text) with a ``[sweep]`` table.
+
+        Keys of ``[sweep]``: ``scenario`` (a path relative to the file, or an inline table),
+        ``seeds`` (list or count, default ``[1]``), ``grid`` (table of lists), ``variants``
+        (table of tables of overrides), ``set`` (table of overrides), ``traces`` (bool,
+        default true), ``pcap`` (bool, default false), ``name``, ``out`` (default output
+        directory for ``haslab sweep run``, relative to the file).
+        """
+        base_dir = None
+        path = None
+        if isinstance(source, os.PathLike) or (isinstance(source, str) and "\n" not in source and "=" not in source):
+            path = Path(source)
+            if not path.is_file():
+                raise FileNotFoundError(f"sweep file not found: {path}")
+            text = path.read_text(encoding="utf-8")
+            base_dir = path.parent
+        else:
+            text = str(source)
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise SweepError(f"{path or 'sweep'}: invalid TOML: {e}") from None
+        known = {"scenario", "seeds", "grid", "variants", "set", "traces", "pcap", "name", "out"}
+        if set(doc) != {"sweep"}:
+            extra = sorted(set(doc) - {"sweep"})
+            if "sweep" not in doc:
+                raise SweepError("sweep: the file has no [sweep] table")
+            raise SweepError(f"{extra[0]}: unknown top-level key in a sweep file (everything goes in [sweep])")
+        s = doc["sweep"]
+        for k in s:
+            if k not in known:
+                raise SweepError(f"sweep.{k}: unknown key; expected one of {', '.join(sorted(known))}")
+        if "scenario" not in s:
+            raise SweepError("sweep.scenario: missing (a path to a scenario file, or an inline table)")
+        for k in ("traces", "pcap"):
+            if k in s and not isinstance(s[k], bool):
+                raise SweepError(f"sweep.{k}: expected true or false, got {s[k]!r}")
+        for k in ("grid", "variants", "set"):
+            if k in s and not isinstance(s[k], Mapping):
+                raise SweepError(f"sweep.{k}: expected a table")
+        sweep = cls(
+            s["scenario"],
+            grid=s.get("grid"),
+            seeds=s.get("seeds", [1]),
+            variants=s.get("variants"),
+            set=s.get("set"),
+            traces=s.get("traces", True),
+            pcap=s.get("pcap", False),
+            name=s.get("name") or (path.stem if path else None),
+            base_dir=base_dir,
+        )
+        out = s.get("out")
+        sweep.default_out = (base_dir / out if base_dir and out else Path(out)) if out else None
+        return sweep
+
+    default_out: Path | None = None
+
+    @property
+    def params(self) -> list[str]:
+        """The names of the parameter columns, in axis order (variants, then grid keys)."""
+        return [a.name for a in self._axes]
+
+    def points(self) -> list[dict]:
+        """The grid points: ``{parameter: column value}`` for every combination."""
+        return [dict(zip(self.params, combo)) for combo in itertools.product(*(a.labels for a in self._axes))]
+
+    def runs(self) -> list[RunSpec]:
+        """Every run: each grid point × each seed (seeds vary fastest)."""
+        if self._runs is not None:
+            return self._runs
+        base = copy.deepcopy(self.base)
+        try:
+            apply_overrides(base, self.set)
+        except SweepError as e:
+            raise SweepError(f"sweep.set: {e}") from None
+        runs = []
+        seen: dict[str, dict] = {}
+        index_sets = itertools.product(*(range(len(a.labels)) for a in self._axes))
+        for idx in index_sets:
+            params = {a.name: a.labels[i] for a, i in zip(self._axes, idx)}
+            point = copy.deepcopy(base)
+            for a, i in zip(self._axes, idx):
+                try:
+                    apply_overrides(point, a.overrides[i])
+                except SweepError as e:
+                    where = f"sweep.variants.{a.name}.{a.labels[i]}" if a.name in self.variants else "sweep.grid"
+                    raise SweepError(f"{where}: {e}") from None
+            for seed in self.seeds:
+                scenario = copy.deepcopy(point)
+                scenario["seed"] = seed
+                if self.derive is not None:
+                    new = self.derive(scenario, {**params, "seed": seed})
+                    if new is not None:
+                        scenario = _plain(new)
+                h = run_hash(scenario)
+                if h in seen:
+                    raise SweepError(
+                        f"sweep: two runs have the same scenario: {seen[h]} and {{**{params}, 'seed': {seed}}}"
+                    )
+                seen[h] = {**params, "seed": seed}
+                runs.append(RunSpec(h, dict(params), seed, scenario, self.traces, self.pcap))
+        self._runs = runs
+        return runs
+
+    def __len__(self) -> int:
+        return len(self.runs())
+
+    def describe(self) -> dict:
+        """The definition as JSON data (written to the output directory as sweep.json)."""
+        return {
+            "name": self.name,
+            "scenario_path": self.scenario_path,
+            "base": self.base,
+            "set": _plain(self.set),
+            "grid": _plain(self.grid),
+            "variants": _plain(self.variants),
+            "seeds": self.seeds,
+            "derive": None if self.derive is None else getattr(self.derive, "__qualname__", repr(self.derive)),
+            "traces": self.traces,
+            "pcap": self.pcap,
+            "params": self.params,
+        }
+
+    def run(
+        self,
+        out: str | os.PathLike,
+        *,
+        jobs: int | None = None,
+        dask: Any = None,
+        retry_failed: bool = False,
+        progress: bool | str = True,
+    ) -> "SweepOutcome":
+        """Runs the runs not yet stored in ``out`` and stores their results; see :func:`run_sweep`."""
+        return run_sweep(self, out, jobs=jobs, dask=dask, retry_failed=retry_failed, progress=progress)
+
+    def __repr__(self) -> str:
+        return f"<haslab.Sweep {self.name!r}: {len(self.points())} points × {len(self.seeds)} seeds>"
+
+
+# ---------------------------------------------------------------------------------------------
+# one run (in a worker)
+
+
+def execute(spec: RunSpec) -> dict:
+    """Runs one sweep run and returns what the store keeps. Never raises for a failed run.
+
+    Returns ``{"status": "ok", "summary": dict, "files": {relative path: bytes}, "wall_s"}`` or
+    ``{"status": "failed", "error": str, "wall_s"}``. ``files`` holds the run's summary.json,
+    its trace Parquet files (if ``spec.traces``) and pcap files (if ``spec.pcap``)."""
+    import tempfile
+
+    import pandas  # noqa: F401 - imported before the clock starts: wall_s measures the run only
+    import pyarrow.parquet  # noqa: F401
+
+    from .api import ScenarioError, run
+
+    t0 = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory(prefix="haslab-run-") as tmp:
+            result = run(spec.scenario, out_dir=tmp if spec.pcap else None, pcap=spec.pcap)
+            wall = time.perf_counter() - t0
+            files: dict[str, bytes] = {}
+            if spec.traces:
+                result.save(tmp)  # summary.json and one Parquet file per trace
+            else:
+                (Path(tmp) / "summary.json").write_text(json.dumps(result.summary, indent=2) + "\n", encoding="utf-8")
+            for p in sorted(Path(tmp).rglob("*")):
+                if p.is_file():
+                    files[p.relative_to(tmp).as_posix()] = p.read_bytes()
+        return {"status": "ok", "summary": result.summary, "files": files, "wall_s": wall}
+    except ScenarioError as e:
+        # the scenario went to the simulator as generated JSON: a position in that text means nothing
+        message = re.sub(r" at line \d+ column \d+$", "", str(e))
+        return {"status": "failed", "error": f"invalid scenario: {message}", "wall_s": time.perf_counter() - t0}
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # noqa: BLE001 - a Rust panic arrives as a BaseException
+        tb = traceback.format_exception_only(type(e), e)
+        return {"status": "failed", "error": "".join(tb).strip(), "wall_s": time.perf_counter() - t0}
+
+
+# ---------------------------------------------------------------------------------------------
+# executing a sweep
+
+
+@dataclass
+class SweepOutcome:
+    """What one call of :func:`run_sweep` did."""
+
+    total: int  #: runs in the sweep
+    skipped: int  #: runs already stored (ok, or failed without retry_failed)
+    ran: int = 0  #: runs executed by this call
+    ok: int = 0  #: of which succeeded
+    failed: int = 0  #: of which failed
+    store: "Store | None" = field(default=None, repr=False)
+    failures: list = field(default_factory=list, repr=False)  #: (RunSpec, error) of this call
+
+    def summary(self):
+        """The store's summary table (one row per run of the whole store)."""
+        return self.store.summary()
+
+
+class _InlineExecutor:
+    """Runs each submitted call at once, in this process (``jobs=1``)."""
+
+    def submit(self, fn, *args):
+        f: Future = Future()
+        try:
+            f.set_result(fn(*args))
+        except BaseException as e:  # noqa: BLE001
+            f.set_exception(e)
+        return f
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        pass
+
+
+def _shutdown_now(executor) -> None:
+    """Stops an executor without waiting, cancelling what has not started."""
+    try:
+        executor.shutdown(wait=False, cancel_futures=True)
+    except TypeError:  # dask's ClientExecutor cancels everything with wait=False
+        executor.shutdown(wait=False)
+
+
+def default_jobs() -> int:
+    """The number of cores this process may use."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _local_executor(jobs: int):
+    """A pool of ``jobs`` worker processes (started with spawn: the parent may have threads, the
+    progress bar's and Arrow's, which fork does not copy safely), or this process for ``jobs=1``.
+
+    A spawned worker re-imports the main script: a script that starts a sweep without an
+    ``if __name__ == "__main__":`` guard would start it again in every worker, which breaks the
+    pool. One trivial call through the pool checks that workers start, with a clear error if not."""
+    if jobs == 1:
+        return _InlineExecutor()
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        pool.submit(os.getpid).result()
+    except BrokenProcessPool:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise SweepError(
+            "the worker processes died while starting. If the sweep is started from a script, put "
+            "that code under `if __name__ == \"__main__\":` (each worker process imports the script)."
+        ) from None
+    return pool
+
+
+def _dask_client(dask: Any):
+    """(client, owned): a Client from an address string, or the Client given."""
+    if isinstance(dask, str):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise SweepError(
+                "--dask needs dask.distributed: pip install 'haslab[dask]' (or 'dask[distributed]')"
+            ) from None
+        return Client(dask, timeout="20s"), True
+    return dask, False
+
+
+class _Progress:
+    def __init__(self, enabled: bool, force: bool, total: int, done: int, name: str):
+        self.bar = None
+        self.failed = 0
+        if not enabled:
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn(f"[bold]{name}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("runs"),
+            TextColumn("{task.fields[failed]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True, force_terminal=force or None),
+            speed_estimate_period=3600,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task(name, total=total, completed=done, failed="")
+
+    def advance(self, failed: bool) -> None:
+        if failed:
+            self.failed += 1
+        if self.bar is not None:
+            label = f"[red]{self.failed} failed" if self.failed else ""
+            self.bar.update(self.task, advance=1, failed=label)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def run_sweep(
+    sweep: Sweep,
+    out: str | os.PathLike,
+    *,
+    jobs: int | None = None,
+    dask: Any = None,
+    retry_failed: bool = False,
+    progress: bool | str = True,
+) -> SweepOutcome:
+    """Runs every run of ``sweep`` whose hash is not stored in ``out`` and stores its results.
+
+    Args:
+        out: the output directory (see :class:`haslab.store.Store`).
+        jobs: local worker processes (default: all cores; 1 runs in this process).
+        dask: a ``dask.distributed.Client``, or a scheduler address (``"tcp://host:8786"``) to
+            connect to; the runs then execute on that cluster's workers (which need haslab
+            installed). Results come back to this process, which alone writes the store.
+        retry_failed: also re-run the runs stored as failed.
+        progress: show a progress bar (runs done / total, ETA) on stderr when it is a
+            terminal; ``"always"`` shows it anyway, ``False`` never.
+
+    A run that fails (invalid scenario, error in the simulator) is stored with its error and
+    the sweep goes on. Killing the process loses at most the runs in flight.
+    """
+    from . import __version__
+    from .store import Store
+
+    if jobs is not None and jobs < 1:
+        raise SweepError(f"jobs must be at least 1, got {jobs}")
+    if jobs is not None and dask is not None:
+        raise SweepError("jobs and dask exclude each other (the cluster decides how many runs run at once)")
+    runs = sweep.runs()
+    store = Store(out)
+    with store.lock():
+        store.recover()
+        store.write_plan(sweep.describe(), runs)
+        status = store.statuses()
+        todo = [
+            r for r in runs if r.run_hash not in status or (retry_failed and status[r.run_hash] != "ok")
+        ]
+        outcome = SweepOutcome(total=len(runs), skipped=len(runs) - len(todo), store=store)
+        if not todo:
+            return outcome
+
+        if dask is not None:
+            client, owned = _dask_client(dask)
+            executor = client.get_executor(pure=False)
+
+            def window() -> int:  # workers may join (or leave) while the sweep runs
+                return 2 * max(sum(client.nthreads().values()), 1)
+
+        else:
+            client, owned = None, False
+            jobs = min(jobs or default_jobs(), len(todo))
+            executor = _local_executor(jobs)
+
+            def window() -> int:
+                return 2 * jobs
+
+        want = progress == "always" or (bool(progress) and sys.stderr.isatty())
+        bar = _Progress(want, progress == "always", len(runs), outcome.skipped, sweep.name)
+        crashes: dict[str, int] = {}
+        pending = list(reversed(todo))  # pop() from the end keeps the sweep's order
+        in_flight: dict[Any, RunSpec] = {}
+
+        def record(spec: RunSpec, payload: dict) -> None:
+            store.write(spec, payload, version=__version__)
+            outcome.ran += 1
+            if payload["status"] == "ok":
+                outcome.ok += 1
+            else:
+                outcome.failed += 1
+                outcome.failures.append((spec, payload["error"]))
+            bar.advance(payload["status"] != "ok")
+
+        try:
+            while pending or in_flight:
+                room = window()
+                while pending and len(in_flight) < room:
+                    spec = pending.pop()
+                    in_flight[executor.submit(execute, spec)] = spec
+                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                broken = False
+                for fut in done:
+                    spec = in_flight.pop(fut)
+                    try:
+                        payload = fut.result()
+                    except Exception as e:  # noqa: BLE001 - the worker died, or the cluster failed
+                        from concurrent.futures.process import BrokenProcessPool
+
+                        if isinstance(e, BrokenProcessPool):
+                            broken = True
+                            crashes[spec.run_hash] = crashes.get(spec.run_hash, 0) + 1
+                            if crashes[spec.run_hash] < 2:
+                                pending.append(spec)  # maybe another run killed the pool: once more
+                                continue
+                            err = "the worker process died while running this run (twice)"
+                        else:
+                            err = "".join(traceback.format_exception_only(type(e), e)).strip()
+                        payload = {"status": "failed", "error": f"worker error: {err}", "wall_s": math.nan}
+                    record(spec, payload)
+                if broken:
+                    # every future of a broken pool fails: re-queue the others and start a new pool
+                    for fut, spec in list(in_flight.items()):
+                        crashes[spec.run_hash] = crashes.get(spec.run_hash, 0) + 1
+                        pending.append(spec)
+                    in_flight.clear()
+                    _shutdown_now(executor)
+                    executor = _local_executor(jobs)
+        except BaseException:
+            for fut in in_flight:
+                fut.cancel()
+            _shutdown_now(executor)
+            raise
+        else:
+            executor.shutdown(wait=True)
+        finally:
+            bar.close()
+            if owned:
+                client.close()
+            store.compact()
+    return outcome
