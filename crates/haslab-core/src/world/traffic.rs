@@ -238,6 +238,8 @@ impl World {
             None => (w.isn.next_u32(), w.isn.next_u32()),
         };
         let client_port = 32768 + (conn % 28232) as u16;
+        let k = w.transfers.len();
+        let cc_stream = |side: u8| format!("traffic:{}:{k}:cc:{side}", s.name);
         let client = Endpoint::new(
             conn,
             0,
@@ -246,7 +248,7 @@ impl World {
             client_port,
             WEB_PORT,
             w.tcp.clone(),
-            w.cc.build(),
+            w.cc.build_seeded(self.seed, &cc_stream(0)),
             isn_c,
         );
         let server = Endpoint::new(
@@ -257,7 +259,7 @@ impl World {
             WEB_PORT,
             client_port,
             w.tcp.clone(),
-            w.cc.build(),
+            w.cc.build_seeded(self.seed, &cc_stream(1)),
             isn_s,
         );
         w.transfers.push((conn, now));
