@@ -249,6 +249,13 @@ fn household_environments_follow_the_qoe_paper() {
     let d = describe(&plan("name = \"household\"\nenvironment = 3", "600s"));
     let stops: Vec<u64> = slots(&d).iter().map(|s| u(&s["stop_ns"])).collect();
     assert_eq!(stops, [10 * min, 8 * min, 6 * min, 4 * min, 2 * min]);
+    // other numbers of viewers are spread evenly over the 10 minutes
+    let d = describe(&plan(
+        "name = \"household\"\nenvironment = 3\nclients = 10",
+        "600s",
+    ));
+    let stops: Vec<u64> = slots(&d).iter().map(|s| u(&s["stop_ns"])).collect();
+    assert_eq!(stops, (0..10).map(|i| (10 - i) * min).collect::<Vec<_>>());
     // environment 4: one viewer; 50 % of what the server receives is lost for 1 s at 30 s
     let p = plan("name = \"household\"\nenvironment = 4", "40s");
     let d = describe(&p);

@@ -494,3 +494,67 @@ impl Scenario {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan_from_toml;
+    use super::*;
+
+    fn ppbp(extra: &str) -> GeneratorPlan {
+        let text = format!(
+            "duration = \"10s\"\n[dumbbell]\npairs = 1\nbottleneck_rate = \"8Mbps\"\n\
+             [[traffic]]\nkind = \"ppbp\"\nsrc = \"left0\"\ndst = \"right0\"\nrate = \"40Mbps\"\n{extra}"
+        );
+        plan_from_toml(&text).unwrap().traffic[0].kind.clone()
+    }
+
+    #[test]
+    fn ppbp_burst_parameters_determine_each_other() {
+        // defaults: 1 Mbps bursts of 200 ms → 200 bursts/s for 40 Mbps
+        let GeneratorPlan::Ppbp {
+            burst_arrivals_per_s,
+            mean_burst_ns,
+            hurst,
+            ..
+        } = ppbp("")
+        else {
+            panic!()
+        };
+        assert!((burst_arrivals_per_s - 200.0).abs() < 1e-9);
+        assert_eq!((mean_burst_ns, hurst), (200_000_000, 0.7));
+        // 100 bursts/s of 2 Mbps: T_on = 40e6 / (100 · 2e6) = 200 ms
+        let GeneratorPlan::Ppbp { mean_burst_ns, .. } =
+            ppbp("burst_arrivals = 100.0\nburst_rate = \"2Mbps\"\n")
+        else {
+            panic!()
+        };
+        assert_eq!(mean_burst_ns, 200_000_000);
+        let g = ppbp("mean_burst = \"50ms\"\nhurst = 0.9\n");
+        assert_eq!(g.mean_rate_bps(), 40e6);
+        let GeneratorPlan::Ppbp {
+            burst_arrivals_per_s,
+            ..
+        } = g
+        else {
+            panic!()
+        };
+        assert!((burst_arrivals_per_s - 800.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_bare_link_name_means_both_directions() {
+        let text = "duration = \"10s\"\n[dumbbell]\npairs = 1\nbottleneck_rate = \"8Mbps\"\n\
+                    [[loss_event]]\nlink = \"bottleneck\"\nloss = 0.5\nstart = \"1s\"\nstop = \"2s\"\n\
+                    [[capacity]]\nlink = \"r2->r1\"\nsteps = [{ at = \"1s\", rate = \"1Mbps\" }]\n";
+        let p = plan_from_toml(text).unwrap();
+        let dirs: Vec<bool> = p
+            .dynamics
+            .loss_events
+            .iter()
+            .map(|e| e.at.reverse)
+            .collect();
+        assert_eq!(dirs, [false, true]);
+        assert_eq!(p.dynamics.capacity.len(), 1);
+        assert!(p.dynamics.capacity[0].at.reverse);
+    }
+}

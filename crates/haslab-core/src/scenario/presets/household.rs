@@ -1,6 +1,6 @@
 //! `household`: the home network of the QoE-of-legacy-TCP paper (Khan, Goodridge, "QoE
-//! evaluation of legacy TCP variants over DASH", §IV): a video server, a household router with a fixed 20 Mbps, and the family's
-//! viewers, each watching its own 10-minute video.
+//! evaluation of legacy TCP variants over DASH", §IV): a video server, a household router
+//! with a fixed 20 Mbps, and the family's viewers, each watching its own 10-minute video.
 //!
 //! Environments (§IV-A), parameter `environment`:
 //! 1. all five viewers start together and watch for 10 min;
@@ -9,6 +9,8 @@
 //!    watches alone for the last 2 min (until 10 min);
 //! 4. one viewer for 10 min; at 30 s, 50 % of the packets the server receives are lost for 1 s
 //!    (a loss event on the router → server direction).
+//!
+//! With `clients` = N other than 5, environments 2 and 3 step by 10/N min.
 //!
 //! The paper gives neither delays nor queue sizes; haslab's choices (docs/topologies.md): the
 //! 20 Mbps is the server–router link (both ways) with a 20 ms round trip on it, the router's
@@ -69,11 +71,14 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
             QueueLimit::Packets(1000),
         );
     }
+    // environments 2 and 3 stagger the viewers evenly over the 10-minute session: 2 min apart
+    // for the paper's five
     let session = 10 * MIN_NS;
+    let step = session / n;
     for i in 0..n {
         let (start, stop) = match env {
-            2 => (2 * MIN_NS * i, session),
-            3 => (0, session - 2 * MIN_NS * i),
+            2 => (step * i, session),
+            3 => (0, session - step * i),
             _ => (0, session),
         };
         x.slot(
@@ -81,7 +86,7 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
             &format!("viewer{i}"),
             "server",
             start,
-            Some(stop.max(2 * MIN_NS)),
+            Some(stop),
         );
     }
     if env == 4 {
