@@ -162,3 +162,22 @@ fn onoff_and_cbr_show_no_long_range_dependence() {
     println!("cbr: {h:.3}");
     assert!(h < 0.55, "CBR H estimate {h:.3}");
 }
+
+#[test]
+fn web_offered_load_is_the_target_over_many_seeds() {
+    use haslab_core::traffic::web::WebArrivals;
+    // 4 Mbps of transfers of 50 KB on average (bounded Pareto, shape 1.2, at most 100 MB)
+    let horizon = 20_000 * S;
+    let rates: Vec<f64> = (0..16)
+        .map(|seed| {
+            let mut w = WebArrivals::new(4_000_000, 50_000, 1.2, 100_000_000, stream(seed, "web"));
+            let (mut t, mut bytes) = (w.gap_ns(), 0u64);
+            while t < horizon {
+                bytes += w.size_bytes();
+                t += w.gap_ns();
+            }
+            bytes as f64 * 8.0 / (horizon / S) as f64
+        })
+        .collect();
+    check_mean("web", 4e6, &rates);
+}

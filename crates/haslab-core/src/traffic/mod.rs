@@ -86,9 +86,9 @@ impl Fluid {
     /// Removes and returns the whole packets accrued so far.
     #[inline]
     pub fn take_packets(&mut self) -> u32 {
-        let n = self.credit_bit_ns / self.packet_bit_ns;
+        let n = (self.credit_bit_ns / self.packet_bit_ns).min(u32::MAX as u128);
         self.credit_bit_ns -= n * self.packet_bit_ns;
-        n.min(u32::MAX as u128) as u32
+        n as u32
     }
     /// When the next whole packet will have accrued at the current rate (None at rate 0).
     #[inline]
