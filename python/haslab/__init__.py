@@ -5,13 +5,13 @@
 >>> result.flows[["name", "goodput_bps"]]                   # doctest: +SKIP
 >>> result.cwnd.groupby("flow_name").cwnd_pkts.mean()       # doctest: +SKIP
 
-See :func:`run`, :func:`validate`, :func:`describe`, :func:`schema` and :class:`Result`; sweeps
-(a scenario × a grid of parameters × seeds, run in parallel and stored by run hash):
-:class:`Sweep`, :mod:`haslab.store`, :mod:`haslab.aggregate`.
+See :func:`run`, :func:`validate`, :func:`describe`, :func:`schema`, :func:`catalog` and
+:class:`Result`; sweeps (a scenario × a grid of parameters × seeds, run in parallel and stored by
+run hash): :class:`Sweep`, :mod:`haslab.store`, :mod:`haslab.aggregate`.
 """
 
 from ._core import __version__
-from .api import Result, ScenarioError, describe, run, schema, validate
+from .api import Result, ScenarioError, catalog, describe, run, schema, validate
 from .sweep import Sweep, SweepError
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "ScenarioError",
     "Sweep",
     "SweepError",
+    "catalog",
     "describe",
     "run",
     "schema",
