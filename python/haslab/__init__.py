@@ -5,13 +5,13 @@
 >>> result.flows[["name", "goodput_bps"]]                   # doctest: +SKIP
 >>> result.cwnd.groupby("flow_name").cwnd_pkts.mean()       # doctest: +SKIP
 
-See :func:`run`, :func:`validate`, :func:`schema`, :func:`catalog` and :class:`Result`; sweeps (a
-scenario × a grid of parameters × seeds, run in parallel and stored by run hash): :class:`Sweep`,
-:mod:`haslab.store`, :mod:`haslab.aggregate`.
+See :func:`run`, :func:`validate`, :func:`describe`, :func:`schema`, :func:`catalog` and
+:class:`Result`; sweeps (a scenario × a grid of parameters × seeds, run in parallel and stored by
+run hash): :class:`Sweep`, :mod:`haslab.store`, :mod:`haslab.aggregate`.
 """
 
 from ._core import __version__
-from .api import Result, ScenarioError, catalog, run, schema, validate
+from .api import Result, ScenarioError, catalog, describe, run, schema, validate
 from .sweep import Sweep, SweepError
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "Sweep",
     "SweepError",
     "catalog",
+    "describe",
     "run",
     "schema",
     "validate",

@@ -31,6 +31,8 @@ FLOW_TABLES = ("cwnd", "goodput")
 LINK_TABLES = ("queue",)
 #: Trace tables whose ``player`` column indexes ``Result.player_summary``.
 PLAYER_TABLES = ("players", "segments")
+#: Trace tables whose ``source`` column indexes ``Result.traffic``.
+TRAFFIC_TABLES = ("traffic",)
 
 
 class ScenarioError(ValueError):
@@ -45,9 +47,9 @@ def _looks_like_path(s: str) -> bool:
 
 
 def _source(scenario: Scenario) -> tuple[str, str, str | None]:
-    """Returns (text, fmt, base_dir) for the simulator; fmt is "toml" or "json"; base_dir is the
-    folder relative paths in the scenario (MPD files) are taken from: the scenario file's
-    folder, or None (the working directory) for strings and dicts."""
+    """Returns (text, fmt, base_dir) for the simulator; fmt is "toml" or "json"; base_dir is
+    the directory relative file names in the scenario (MPD files, Mahimahi traces) are resolved
+    against: the file's directory, or None (the current directory) for strings and dicts."""
     if isinstance(scenario, Mapping):
         return json.dumps(scenario), "json", None
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and _looks_like_path(scenario)):
@@ -66,14 +68,22 @@ def _source(scenario: Scenario) -> tuple[str, str, str | None]:
 def validate(scenario: Scenario) -> dict:
     """Checks a scenario without running it.
 
-    Returns a description of the resolved plan (seed, duration_ns, nodes, link directions,
-    flows, traces). Raises :class:`ScenarioError` (a ``ValueError``) naming the offending field.
+    Returns a description of the resolved plan (seed, duration_ns, nodes, link directions with
+    their queues, flows, traffic generators, loss events, the preset and its player slots, the
+    path of each flow/generator/slot with its RTT, bottleneck and BDP, traces). Raises
+    :class:`ScenarioError` (a ``ValueError``) naming the offending field.
     """
-    text, fmt, base = _source(scenario)
+    text, fmt, base_dir = _source(scenario)
     try:
-        return _core.validate(text, fmt, base)
+        return _core.validate(text, fmt, base_dir)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
+
+
+def describe(scenario: Scenario) -> dict:
+    """The description of a scenario's resolved plan (what ``haslab describe`` prints); the
+    same dict as :func:`validate`."""
+    return validate(scenario)
 
 
 def schema() -> str:
@@ -115,11 +125,11 @@ def run(
             terminal; ``"always"`` shows it even when it is not.
         pcap: ``False`` skips the pcap captures the scenario asks for.
     """
-    text, fmt, base = _source(scenario)
+    text, fmt, base_dir = _source(scenario)
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     try:
-        sim = _core.Simulation(text, fmt, None if out_dir is None else str(out_dir), pcap, base)
+        sim = _core.Simulation(text, fmt, None if out_dir is None else str(out_dir), pcap, base_dir)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     duration = sim.duration_ns
@@ -164,8 +174,10 @@ class Result:
         links: one row per link direction (``"from->to"``), from ``summary["links"]``.
         player_summary: one row per HAS player (QoE metrics), from ``summary["players"]``.
         has: metrics across players (Jain, unfairness, utilization), from ``summary["has"]``.
+        traffic: one row per traffic generator, from ``summary["traffic"]``.
         traces: time series by name (``cwnd``, ``goodput``, ``queue``; with players also
-            ``players`` and ``segments``), one row per sample.
+            ``players`` and ``segments``; with traffic generators ``traffic``), one row per
+            sample.
     """
 
     def __init__(self, summary: dict, tables: Mapping[str, Mapping[str, "np.ndarray"]], plan: dict | None = None):
@@ -177,9 +189,11 @@ class Result:
         self.links = pd.DataFrame(summary.get("links", []))
         self.player_summary = pd.DataFrame(summary.get("players", []))
         self.has: dict = summary.get("has") or {}
+        self.traffic = pd.DataFrame(summary.get("traffic", []))
         flow_names = [f["name"] for f in summary.get("flows", [])]
         link_names = [l["name"] for l in summary.get("links", [])]
         player_names = [p["name"] for p in summary.get("players", [])]
+        source_names = [t["name"] for t in summary.get("traffic", [])]
         self.traces: dict[str, "pd.DataFrame"] = {}
         for name in sorted(tables):
             df = pd.DataFrame(dict(tables[name]))
@@ -192,6 +206,10 @@ class Result:
             if "time_ns" in df.columns and name == "players":
                 df["time_s"] = df["time_ns"] / 1e9
                 df["buffer_s"] = df["buffer_ns"] / 1e9
+            if "source" in df.columns:
+                df["source_name"] = pd.Categorical.from_codes(
+                    df["source"].astype("int64"), categories=source_names
+                )
             self.traces[name] = df
 
     def _trace(self, name: str) -> "pd.DataFrame":
@@ -245,6 +263,11 @@ class Result:
             if p["name"] == name:
                 return p
         raise KeyError(f"no player {name!r}")
+
+    @property
+    def traffic_trace(self) -> "pd.DataFrame":
+        """Bytes received by each traffic generator's sink per goodput window."""
+        return self._trace("traffic")
 
     def link(self, name: str) -> dict:
         """The summary of one link direction, e.g. ``result.link("r1->r2")``."""

@@ -1,4 +1,4 @@
-"""The ``haslab`` command line: run, validate, schema, demo, bench, cc list."""
+"""The ``haslab`` command line: run, validate, describe, schema, demo, bench, cc list."""
 
 from __future__ import annotations
 
@@ -212,12 +212,177 @@ def _describe(plan: dict) -> str:
         traced.append("pcap " + ", ".join(p["at"] for p in trace["pcaps"]))
     players = plan.get("players", [])
     abrs = sorted({p["abr"] for p in players})
-    has = f", {len(players)} players ({', '.join(abrs)})" if players else ""
+    extra = f", {len(players)} players ({', '.join(abrs)})" if players else ""
+    if plan.get("traffic"):
+        extra += f", {len(plan['traffic'])} traffic generators"
+    if plan.get("preset"):
+        extra += f", preset {plan['preset']['name']} ({len(plan['preset']['player_slots'])} player slots)"
     return (
         f"{plan['duration_ns'] / 1e9:g} s, seed {plan['seed']}: {len(plan['nodes'])} nodes, "
-        f"{n_links} links, {len(plan['flows'])} flows ({', '.join(ccs) or 'none'}){has}; "
+        f"{n_links} links, {len(plan['flows'])} flows ({', '.join(ccs) or 'none'}){extra}; "
         f"traces: {'; '.join(traced) or 'none'}"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# describe
+
+
+def _rate(bps) -> str:
+    bps = float(bps)
+    for unit, k in (("Gbps", 1e9), ("Mbps", 1e6), ("kbps", 1e3)):
+        if bps >= k:
+            return f"{bps / k:.4g} {unit}"
+    return f"{bps:.4g} bps"
+
+
+def _kb(b) -> str:
+    return f"{b / 1000:.4g} kB"
+
+
+def _queue(q: dict) -> str:
+    if "limit_packets" in q:
+        return f"{q['limit_packets']} pkts"
+    return _kb(q["limit_bytes"])
+
+
+def _span(start_ns, stop_ns) -> str:
+    start = f"{start_ns / 1e9:g} s"
+    return f"{start} – {stop_ns / 1e9:g} s" if stop_ns is not None else f"{start} – end"
+
+
+def _capacity(c) -> str:
+    if not c:
+        return ""
+    if c["kind"] == "steps":
+        return ", ".join(f"{s['at_ns'] / 1e9:g}s: {_rate(s['rate_bps'])}" for s in c["steps"])
+    once = ", once" if c["once"] else ""
+    return f"mahimahi {c['file']} ({c['lines']} lines / {c['period_ms']} ms{once})"
+
+
+def _params(p: dict) -> str:
+    out = []
+    for k, v in p.items():
+        if k.endswith("_bps"):
+            v = _rate(v)
+            k = k[: -len("_bps")]
+        elif k.endswith("_ns"):
+            v = f"{v / 1e6:g} ms"
+            k = k[: -len("_ns")]
+        elif k.endswith("_bytes"):
+            v = _kb(v)
+            k = k[: -len("_bytes")]
+        elif isinstance(v, float):
+            v = f"{v:.4g}"
+        out.append(f"{k}={v}")
+    return ", ".join(out)
+
+
+def describe_tables(plan: dict) -> list:
+    """Renderables describing a plan: header lines and tables (links, paths, traffic, loss)."""
+    parts: list = []
+    head = f"{plan['duration_ns'] / 1e9:g} s, seed {plan['seed']}"
+    preset = plan.get("preset")
+    if preset:
+        params = ", ".join(f"{k}={v}" for k, v in preset["params"].items())
+        head += f"; preset {preset['name']} ({params})"
+    parts.append(head)
+    nodes = plan["nodes"]
+    parts.append(f"nodes ({len(nodes)}): " + ", ".join(nodes))
+
+    t = Table(title="Links (one row per direction)", title_justify="left")
+    for col, just in [
+        ("direction", "left"),
+        ("link", "left"),
+        ("rate", "right"),
+        ("delay\nms", "right"),
+        ("loss", "right"),
+        ("queue", "right"),
+        ("queue at\nrate, ms", "right"),
+        ("capacity over time", "left"),
+    ]:
+        t.add_column(col, justify=just, no_wrap=just == "left" and col != "capacity over time")
+    for l in plan["links"]:
+        t.add_row(
+            l["name"],
+            l["link"],
+            _rate(l["effective_rate_bps"]),
+            f"{l['delay_ns'] / 1e6:g}",
+            f"{100 * l['loss']:g}%",
+            _queue(l["queue"]),
+            f"{l['queue_delay_ns'] / 1e6:.4g}",
+            _capacity(l.get("capacity")),
+        )
+    parts.append(t)
+
+    rows = []
+    for f in plan["flows"]:
+        rows.append((f"flow {f['name']} ({f['cc']})", f["src"], f["dst"], f["path"]))
+    for g in plan.get("traffic", []):
+        rows.append((f"traffic {g['name']}", g["src"], g["dst"], g["path"]))
+    if preset:
+        for sl in preset["player_slots"]:
+            what = f"slot {sl['name']} ({_span(sl['start_ns'], sl['stop_ns'])})"
+            rows.append((what, sl["server"], sl["client"], sl["path"]))
+    if rows:
+        t = Table(title="Paths (data direction; RTT = round-trip propagation delay)", title_justify="left")
+        for col, just, wrap in [
+            ("what", "left", True),
+            ("from → to", "left", True),
+            ("RTT\nms", "right", False),
+            ("bottleneck", "left", False),
+            ("rate", "right", False),
+            ("BDP", "right", False),
+            ("BDP\npkts", "right", False),
+            ("queue", "right", False),
+            ("queue\n/ BDP", "right", False),
+        ]:
+            t.add_column(col, justify=just, no_wrap=not wrap)
+        for what, a, b, path in rows:
+            if not path:
+                t.add_row(what, f"{a} → {b}", "-", "no route", "", "", "", "", "")
+                continue
+            q = path["queue_over_bdp"]
+            t.add_row(
+                what,
+                f"{a} → {b}",
+                f"{path['rtt_ns'] / 1e6:g}",
+                path["bottleneck"],
+                _rate(path["bottleneck_rate_bps"]),
+                _kb(path["bdp_bytes"]),
+                f"{path['bdp_bytes'] / 1500:.3g}",
+                _queue(path["bottleneck_queue"]),
+                "-" if q is None else f"{q:.3g}",
+            )
+        parts.append(t)
+
+    if plan.get("traffic"):
+        t = Table(title="Traffic generators", title_justify="left")
+        for col in ["name", "kind", "from → to", "mean rate", "when", "parameters"]:
+            t.add_column(col, justify="right" if col == "mean rate" else "left")
+        for g in plan["traffic"]:
+            t.add_row(
+                g["name"],
+                g["kind"],
+                f"{g['src']} → {g['dst']}",
+                _rate(g["mean_rate_bps"]),
+                _span(g["start_ns"], g["stop_ns"]),
+                _params(g["params"]) + ("" if g["kind"] == "web" else f", packet={g['packet_bytes']} B"),
+            )
+        parts.append(t)
+    if plan.get("loss_events"):
+        t = Table(title="Loss events", title_justify="left")
+        for col in ["link direction", "loss", "from", "to"]:
+            t.add_column(col)
+        for e in plan["loss_events"]:
+            t.add_row(e["at"], f"{100 * e['loss']:g}%", f"{e['start_ns'] / 1e9:g} s", f"{e['stop_ns'] / 1e9:g} s")
+        parts.append(t)
+    if preset and preset["player_slots"]:
+        parts.append(
+            f"{len(preset['player_slots'])} player slot(s): client/server pairs where the paper runs "
+            "its video players; nothing runs in them until the scenario places players there."
+        )
+    return parts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,6 +434,25 @@ def validate(
 
     plan = _guarded(lambda: validate_scenario(scenario), scenario)
     out.print(f"ok: {_describe(plan)}")
+
+
+@app.command()
+def describe(
+    scenario: Path = typer.Argument(..., help="Scenario file (.toml, or .json).", show_default=False),
+    as_json: bool = typer.Option(False, "--json", help="Print the description as JSON."),
+) -> None:
+    """Describe a scenario's network without running it.
+
+    Prints the nodes; every link direction's rate, delay, loss, queue (and the queue's delay at the link's rate), capacity schedule or Mahimahi trace; the path of every flow, traffic generator and player slot with its round-trip propagation delay, bottleneck, bandwidth-delay product and bottleneck queue relative to it; the traffic generators; the loss events.
+    """
+    from .api import describe as describe_scenario
+
+    plan = _guarded(lambda: describe_scenario(scenario), scenario)
+    if as_json:
+        sys.stdout.write(json.dumps(plan, indent=2) + "\n")
+        return
+    for part in describe_tables(plan):
+        out.print(part)
 
 
 @app.command()

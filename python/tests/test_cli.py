@@ -24,9 +24,9 @@ def test_console_script_is_installed():
 def test_help_lists_every_command():
     p = cli("--help")
     assert p.returncode == 0
-    for cmd in ("run", "validate", "schema", "demo", "bench", "cc"):
+    for cmd in ("run", "validate", "describe", "schema", "demo", "bench", "cc"):
         assert cmd in p.stdout
-    for cmd in ("run", "validate", "schema", "demo", "bench", "cc"):
+    for cmd in ("run", "validate", "describe", "schema", "demo", "bench", "cc"):
         p = cli(cmd, "--help")
         assert p.returncode == 0, p.stderr
         assert "Usage" in p.stdout

@@ -7,6 +7,8 @@
 //!   congestion-control interface modelled on Linux `tcp_congestion_ops` ([`tcp::cc`]).
 //! - [`app`]: applications on the byte-stream API (bulk sender, chunked sender, sink).
 //! - [`has`]: HTTP adaptive streaming: videos and MPDs, players, playback, HTTP client/server.
+//! - [`traffic`]: cross-traffic generators (PPBP, exponential on/off, CBR, web-like TCP
+//!   transfers).
 //! - [`metrics`]: counters and time series collected during a run.
 //! - [`scenario`]: the one scenario schema (serde), its validation, and the resolved [`scenario::Plan`].
 //! - [`world`]: builds a [`scenario::Plan`] into a running simulation and returns a [`metrics::SimResult`].
@@ -18,6 +20,7 @@ pub mod net;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;
+pub mod traffic;
 pub mod world;
 
 pub use world::{run_plan, RunOptions};

@@ -29,6 +29,8 @@ use crate::tcp::endpoint::{Endpoint, Notice, Output, TimerKind};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+mod traffic;
+
 /// Options of a run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -55,6 +57,15 @@ enum Ev {
     },
     /// close a goodput window
     GoodputTick,
+    // --- cross-traffic and dynamics (world/traffic.rs) ---
+    /// a datagram generator is due
+    Traffic(u32),
+    /// a web generator starts a transfer
+    WebArrival(u32),
+    /// a scheduled link change (loss event, capacity step)
+    Dyn(u32),
+    /// a Mahimahi delivery opportunity on a link direction
+    Opportunity(u32),
 }
 
 /// Port of the accepting side of every flow (as iperf's default).
@@ -76,6 +87,11 @@ pub struct World {
     /// side of each connection that carries its main data (0 for `[[flow]]`s, 1 for HTTP
     /// downloads): the "sender" of summaries, cwnd and goodput traces
     data_side: Vec<u8>,
+    /// The flow (index into `flow_names`) each connection reports as, if any: web transfers
+    /// of `[[traffic]]` are connections without a flow.
+    conn_flow: Vec<Option<u32>>,
+    /// The connection of each flow.
+    flow_conns: Vec<u32>,
     /// app id of each player session, and the bottleneck of its server → client path
     /// (link direction, rate)
     player_apps: Vec<u32>,
@@ -92,6 +108,8 @@ pub struct World {
     queues: QueueSeries,
     unroutable: u64,
     finished: bool,
+    /// cross-traffic generators and link dynamics (world/traffic.rs)
+    traffic: traffic::TrafficState,
 }
 
 impl World {
@@ -126,6 +144,7 @@ impl World {
                 link_names.push(name);
             }
         }
+        let mut traffic = traffic::TrafficState::new(plan, &mut links);
         let mut dests: Vec<u32> = Vec::new();
         for f in &plan.flows {
             dests.push(f.dst as u32);
@@ -135,6 +154,7 @@ impl World {
             dests.push(p.client as u32);
             dests.push(p.server as u32);
         }
+        dests.extend(traffic.dests());
         let routes = Routes::compute(n_nodes, &edges, &dests);
         for p in &plan.players {
             if routes.next_hop(p.client as u32, p.server as u32) == NO_ROUTE
@@ -235,6 +255,7 @@ impl World {
             .iter()
             .map(|r| 2 * r.link + r.reverse as usize)
             .collect();
+        traffic.schedule(&mut q);
         let goodput_window_ns = plan.trace.goodput_window_ns.max(1);
         q.schedule(goodput_window_ns.min(plan.duration_ns), Ev::GoodputTick);
         Ok(World {
@@ -248,6 +269,8 @@ impl World {
             link_plan_names: plan.links.iter().map(|l| l.name.clone()).collect(),
             routes,
             data_side: vec![0; conns.len()],
+            conn_flow: (0..conns.len() as u32).map(Some).collect(),
+            flow_conns: (0..conns.len() as u32).collect(),
             conns,
             conn_apps,
             player_apps,
@@ -266,6 +289,7 @@ impl World {
             last_goodput_ns: 0,
             unroutable: 0,
             finished: false,
+            traffic,
         })
     }
 
@@ -342,19 +366,41 @@ impl World {
             Ev::GoodputTick => {
                 let len = now - self.last_goodput_ns;
                 self.last_goodput_ns = now;
-                let sides = &self.data_side;
+                let (sides, conns) = (&self.data_side, &self.conns);
                 self.goodput.close_window(
                     now,
                     len,
-                    self.conns
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| c.ends[1 - sides[i] as usize].stats.bytes_received),
+                    self.flow_conns.iter().map(|&c| {
+                        conns[c as usize].ends[1 - sides[c as usize] as usize]
+                            .stats
+                            .bytes_received
+                    }),
                 );
+                self.traffic_window(now);
                 if now < self.duration_ns {
                     let next = (now + self.goodput.window_ns).min(self.duration_ns);
                     self.q.schedule(next, Ev::GoodputTick);
                 }
+            }
+            Ev::Traffic(g) => self.on_traffic(g, now),
+            Ev::WebArrival(g) => self.on_web_arrival(g, now),
+            Ev::Dyn(i) => self.on_dyn(i),
+            Ev::Opportunity(ld) => {
+                let link = &mut self.links[ld as usize];
+                let (departed, pipe_was_empty, next) = link.serve_opportunity(now);
+                if pipe_was_empty && departed > 0 {
+                    self.q.schedule(now + link.delay_ns, Ev::Arrive(ld));
+                }
+                if let LinkAction::OpportunityAt(t) = next {
+                    self.q.schedule(t, Ev::Opportunity(ld));
+                }
+                if let Some(w) = &mut self.pcaps[ld as usize] {
+                    let pipe = &link.pipe;
+                    for (_, p) in pipe.iter().skip(pipe.len() - departed) {
+                        w.write_packet(now, p).ok();
+                    }
+                }
+                self.trace_queue(ld as usize, now);
             }
         }
     }
@@ -369,6 +415,8 @@ impl World {
                 self.conns[pkt.conn as usize].ends[side].on_segment(&h, now, &mut out);
                 self.out = out;
                 self.after_tcp(pkt.conn, now);
+            } else {
+                self.on_datagram(pkt.conn, pkt.size_bytes);
             }
             return;
         }
@@ -382,8 +430,10 @@ impl World {
             self.unroutable += 1;
             return;
         }
-        if let LinkAction::TxDoneAt(t) = self.links[ld as usize].enqueue(pkt, now) {
-            self.q.schedule(t, Ev::TxDone(ld));
+        match self.links[ld as usize].enqueue(pkt, now) {
+            LinkAction::TxDoneAt(t) => self.q.schedule(t, Ev::TxDone(ld)),
+            LinkAction::OpportunityAt(t) => self.q.schedule(t, Ev::Opportunity(ld)),
+            LinkAction::None => {}
         }
         self.trace_queue(ld as usize, now);
     }
@@ -416,12 +466,12 @@ impl World {
             }
             let notices: Vec<Notice> = out.notices.drain(..).collect();
             self.out = out;
-            if let Some(cw) = &mut self.cwnd {
+            if let (Some(cw), Some(flow)) = (self.cwnd.as_mut(), self.conn_flow[conn as usize]) {
                 let ep = &self.conns[conn as usize].ends[self.data_side[conn as usize] as usize];
                 if ep.stats.bytes_written > 0 {
                     cw.observe(
                         now,
-                        conn,
+                        flow,
                         ep.tp.cwnd_pkts,
                         ep.tp.ssthresh_pkts,
                         ep.tp.srtt_ns,
@@ -527,6 +577,8 @@ impl World {
         ));
         self.conn_apps.push([Some(app), spec.serve.then_some(app)]);
         self.data_side.push(spec.data_side.min(1));
+        self.conn_flow.push(Some(self.flow_names.len() as u32));
+        self.flow_conns.push(conn);
         self.flow_names.push(spec.name.clone());
         self.flow_cc.push(spec.cc.name().to_string());
         self.goodput.add_flow();
@@ -544,11 +596,12 @@ impl World {
             w.finish().map_err(|e| format!("writing pcap: {e}"))?;
         }
         let flows = self
-            .conns
+            .flow_conns
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let ds = self.data_side[i] as usize;
+            .map(|(i, &conn)| {
+                let c = &self.conns[conn as usize];
+                let ds = self.data_side[conn as usize] as usize;
                 let (tx, rx) = (&c.ends[ds], &c.ends[1 - ds]);
                 let start = tx.stats.established_ns;
                 let end = tx
@@ -615,6 +668,8 @@ impl World {
         if !logs.is_empty() {
             tables.extend(qoe.tables);
         }
+        let (traffic, traffic_table) = self.traffic_results();
+        tables.extend(traffic_table);
         Ok(SimResult {
             seed: self.seed,
             duration_ns: self.duration_ns,
@@ -625,6 +680,7 @@ impl World {
             links,
             players: qoe.players,
             has: qoe.has,
+            traffic,
             tables,
         })
     }

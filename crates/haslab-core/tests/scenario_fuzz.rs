@@ -72,6 +72,39 @@ queue_interval = "1ms"
 goodput_window = "1s"
 pcap = ["bottleneck:ab", "server->r1"]
 snaplen = 96
+[[traffic]]
+name = "bg"
+kind = "ppbp"
+src = "server"
+dst = "right0"
+rate = "20Mbps"
+hurst = 0.8
+burst_rate = "2Mbps"
+mean_burst = "50ms"
+stop = "15s"
+[[traffic]]
+kind = "onoff"
+src = "left1"
+dst = "right1"
+rate = "5Mbps"
+mean_on = "500ms"
+mean_off = "1s"
+packet = "1000B"
+[[traffic]]
+kind = "web"
+src = "server"
+dst = "left2"
+rate = "2Mbps"
+mean_size = "50KB"
+tcp = { mss = 1000 }
+[[loss_event]]
+link = "bottleneck"
+loss = "50%"
+start = "5s"
+stop = "6s"
+[[capacity]]
+link = "uplink:ab"
+steps = [{ at = "2s", rate = "10Mbps" }, { at = "4s", rate = "30Mbps" }]
 "#;
 
 const NASTY: &[&str] = &[
@@ -158,6 +191,20 @@ fn no_panic_and_consistent(result: Result<Plan, ScenarioError>) -> Result<(), Te
                 prop_assert!(c.at.link < l && (40..=65535).contains(&c.snaplen));
             }
             prop_assert!(p.trace.goodput_window_ns > 0);
+            for t in &p.traffic {
+                prop_assert!(t.src < n && t.dst < n && t.src != t.dst);
+                prop_assert!(t.start_ns < p.duration_ns);
+                prop_assert!(t.stop_ns.is_none_or(|s| s > t.start_ns));
+                prop_assert!((29..=1500).contains(&t.packet_bytes));
+                prop_assert!(t.kind.mean_rate_bps() > 0.0);
+            }
+            for e in &p.dynamics.loss_events {
+                prop_assert!(e.at.link < l && e.start_ns < e.stop_ns);
+                prop_assert!((0.0..=1.0).contains(&e.loss));
+            }
+            for c in &p.dynamics.capacity {
+                prop_assert!(c.at.link < l);
+            }
         }
     }
     Ok(())
@@ -293,6 +340,9 @@ fn the_base_scenario_is_valid() {
     assert_eq!(p.flows.len(), 4);
     assert_eq!(p.nodes.len(), 9);
     assert_eq!(p.links.len(), 8);
+    assert_eq!(p.traffic.len(), 3);
+    assert_eq!(p.dynamics.loss_events.len(), 2);
+    assert_eq!(p.dynamics.capacity.len(), 1);
 }
 
 proptest! {

@@ -10,18 +10,17 @@ use std::sync::Mutex;
 
 use haslab_core::metrics::{ColumnData, SimResult};
 use haslab_core::scenario::{self as scn};
-use haslab_core::scenario::{AppPlan, ConnectionPolicy, LinkDirRef, Plan, QueueLimit, QueuePlan};
+use haslab_core::scenario::{describe, Plan};
 use haslab_core::world::{RunOptions, World};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use serde_json::{json, Value};
-use std::path::Path;
+use serde_json::Value;
 
-/// Parses a scenario; `fmt` is `"toml"` or `"json"`; relative file paths in it (a player's MPD)
-/// are taken from `base_dir` when given. Errors become `ValueError("path: message")`.
-fn parse_plan(text: &str, fmt: &str, base_dir: Option<&Path>) -> PyResult<Plan> {
+/// Parses a scenario; `fmt` is `"toml"` or `"json"`; relative file names in it (Mahimahi
+/// traces) are resolved against `base_dir`. Errors become `ValueError("path: message")`.
+fn parse_plan(text: &str, fmt: &str, base_dir: Option<&std::path::Path>) -> PyResult<Plan> {
     let parsed = match fmt {
         "toml" => scn::plan_from_toml_in(text, base_dir),
         "json" => scn::plan_from_json_in(text, base_dir),
@@ -32,125 +31,6 @@ fn parse_plan(text: &str, fmt: &str, base_dir: Option<&Path>) -> PyResult<Plan> 
         }
     };
     parsed.map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
-/// `"from->to"` for one link direction.
-fn dir_name(plan: &Plan, d: LinkDirRef) -> String {
-    let link = &plan.links[d.link];
-    let (from, to) = if d.reverse {
-        (link.b, link.a)
-    } else {
-        (link.a, link.b)
-    };
-    format!("{}->{}", plan.nodes[from].name, plan.nodes[to].name)
-}
-
-fn queue_limit(q: &QueuePlan) -> Value {
-    match q {
-        QueuePlan::DropTail {
-            limit: QueueLimit::Packets(p),
-        } => json!({"kind": "droptail", "limit_packets": p}),
-        QueuePlan::DropTail {
-            limit: QueueLimit::Bytes(b),
-        } => json!({"kind": "droptail", "limit_bytes": b}),
-    }
-}
-
-/// A JSON description of a resolved plan: what `validate` returns and `Simulation.plan` holds.
-fn describe(plan: &Plan) -> Value {
-    let links: Vec<Value> = plan
-        .links
-        .iter()
-        .enumerate()
-        .flat_map(|(i, l)| {
-            [(false, &l.ab), (true, &l.ba)].map(|(reverse, d)| {
-                json!({
-                    "name": dir_name(plan, LinkDirRef { link: i, reverse }),
-                    "link": l.name,
-                    "rate_bps": d.rate_bps,
-                    "delay_ns": d.delay_ns,
-                    "loss": d.loss,
-                    "queue": queue_limit(&d.queue),
-                })
-            })
-        })
-        .collect();
-    let flows: Vec<Value> = plan
-        .flows
-        .iter()
-        .map(|f| {
-            let app = match &f.app {
-                AppPlan::Bulk {
-                    start_ns,
-                    stop_ns,
-                    bytes,
-                } => json!({"kind": "bulk", "start_ns": start_ns, "stop_ns": stop_ns, "bytes": bytes}),
-                AppPlan::Chunks {
-                    start_ns,
-                    stop_ns,
-                    chunk_bytes,
-                    interval_ns,
-                } => json!({"kind": "chunks", "start_ns": start_ns, "stop_ns": stop_ns,
-                            "chunk_bytes": chunk_bytes, "interval_ns": interval_ns}),
-            };
-            json!({
-                "name": f.name,
-                "src": plan.nodes[f.src].name,
-                "dst": plan.nodes[f.dst].name,
-                "cc": f.cc.name(),
-                "mss": f.tcp.mss,
-                "app": app,
-            })
-        })
-        .collect();
-    let players: Vec<Value> = plan
-        .players
-        .iter()
-        .map(|p| {
-            let connection = match p.connection {
-                ConnectionPolicy::Persistent => json!({"kind": "persistent"}),
-                ConnectionPolicy::PerRequest => json!({"kind": "per-request"}),
-                ConnectionPolicy::Parallel(n) => json!({"kind": "parallel", "connections": n}),
-                ConnectionPolicy::Renew(k) => json!({"kind": "renew", "renew_every": k}),
-            };
-            json!({
-                "name": p.name,
-                "client": plan.nodes[p.client].name,
-                "server": plan.nodes[p.server].name,
-                "abr": p.abr.name(),
-                "video": p.video.name,
-                "bitrates_bps": p.video.bitrates_bps,
-                "segments": p.video.segments(),
-                "segment_ns": p.video.segment_ns(),
-                "buffer_ns": p.buffer_ns,
-                "startup_ns": p.startup_ns,
-                "refill_ns": p.refill_low_ns,
-                "connection": connection,
-                "start_ns": p.start_ns,
-                "stop_ns": p.stop_ns,
-                "cc": p.cc.name(),
-            })
-        })
-        .collect();
-    let t = &plan.trace;
-    json!({
-        "seed": plan.seed,
-        "duration_ns": plan.duration_ns,
-        "nodes": plan.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
-        "links": links,
-        "flows": flows,
-        "players": players,
-        "trace": {
-            "cwnd": t.cwnd,
-            "cwnd_interval_ns": t.cwnd_interval_ns,
-            "queues": t.queues.iter().map(|&d| dir_name(plan, d)).collect::<Vec<_>>(),
-            "queue_interval_ns": t.queue_interval_ns,
-            "goodput_window_ns": t.goodput_window_ns,
-            "pcaps": t.pcaps.iter().map(|p| json!({
-                "at": dir_name(plan, p.at), "file": p.file, "snaplen": p.snaplen,
-            })).collect::<Vec<_>>(),
-        },
-    })
 }
 
 /// Converts a JSON value into the equivalent Python object.
@@ -188,9 +68,11 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
 /// validate(text, fmt="toml", base_dir=None) -> dict
 ///
 /// Parses and checks a scenario and returns a description of the resolved plan (seed,
-/// duration, nodes, link directions, flows, players, traces). Relative paths in the scenario
-/// (MPD files) are taken from base_dir (default: the working directory). Raises ValueError
-/// with the message "field.path: what is wrong" when the scenario is invalid.
+/// duration, nodes, link directions with queues, flows, players, traffic, loss events, the
+/// preset and its player slots, paths with their RTT and BDP, traces). Relative file names
+/// (MPD files, Mahimahi traces) are resolved against base_dir (default: the working
+/// directory). Raises ValueError with the message "field.path: what is wrong" when the
+/// scenario is invalid.
 #[pyfunction]
 #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
 fn validate<'py>(
@@ -225,6 +107,7 @@ fn catalog() -> String {
 /// A running simulation of one scenario. Advance it with run_until(t_ns) (the GIL is released
 /// while it runs), then call finish() once. pcap files requested by the scenario are written
 /// into out_dir (and skipped when out_dir is None); pcap=False drops them from the plan.
+/// Relative file names in the scenario are resolved against base_dir.
 #[pyclass(module = "haslab._core")]
 struct Simulation {
     /// None once finished. The mutex makes the class Sync (a World is only Send) and keeps two

@@ -1,8 +1,10 @@
 //! What a run measures: per-flow and per-link-direction summaries, and time series as
 //! columnar tables (one row per sample) that Python turns into pandas DataFrames and Parquet.
 
+pub mod hurst;
 pub mod qoe;
 pub mod series;
+pub mod traffic;
 
 use serde::Serialize;
 
@@ -26,8 +28,11 @@ pub struct SimResult {
     /// Metrics across players (None without players).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub has: Option<qoe::HasSummary>,
+    /// One entry per `[[traffic]]` generator.
+    pub traffic: Vec<traffic::TrafficSummary>,
     /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]); with players also
-    /// `segments` and `players` (see [`qoe`]).
+    /// `segments` and `players` (see [`qoe`]); `traffic` (see [`traffic`]) when the scenario
+    /// has traffic generators.
     #[serde(skip)]
     pub tables: Vec<Table>,
 }

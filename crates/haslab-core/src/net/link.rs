@@ -1,16 +1,23 @@
 //! One direction of a point-to-point link: an output queue, a transmitter that serialises one
 //! packet at a time at `rate_bps`, and a pipe of constant propagation delay.
 //!
+//! A direction may instead be served by a Mahimahi trace ([`super::mahimahi`]): then no
+//! packet is "in transmission" at a rate; packets leave the queue at the trace's delivery
+//! opportunities, byte by byte ([`LinkDir::serve_opportunity`]). The fixed-rate path does not
+//! look at the trace beyond one branch in [`LinkDir::enqueue`].
+//!
 //! Because the delay is constant, packets leave the pipe in the order they entered it, so the
 //! pipe is a FIFO and at most one arrival event per link direction is ever pending (htsim's
 //! trick). Random loss (Bernoulli, per packet) is applied at the receiving end, after the
 //! packet has used the link's capacity — as ns-3's receive error model does.
 
+use super::mahimahi::{MahimahiTrace, OPPORTUNITY_BYTES};
 use super::packet::Packet;
 use super::queue::DropTail;
 use crate::sim::rng::Stream;
-use crate::sim::time::tx_time_ns;
+use crate::sim::time::{tx_time_ns, NS_PER_MS, NS_PER_SEC};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 #[derive(Debug)]
 pub struct LinkDir {
@@ -31,6 +38,18 @@ pub struct LinkDir {
     /// time spent serialising (including a packet still being serialised)
     pub busy_ns: u64,
     pub lost_packets: u64,
+    /// Mahimahi service replacing the fixed-rate transmitter (None: fixed rate).
+    pub trace: Option<Box<TraceService>>,
+}
+
+/// The state of a direction served by a Mahimahi trace.
+#[derive(Debug)]
+pub struct TraceService {
+    pub trace: Arc<MahimahiTrace>,
+    /// bytes of the packet in service (`in_tx`) still to send
+    head_left_bytes: u32,
+    /// the opportunity event scheduled, if any: its number of opportunities
+    pending: Option<u32>,
 }
 
 /// What the caller must schedule after an operation on a link direction.
@@ -39,6 +58,8 @@ pub enum LinkAction {
     None,
     /// serialisation of the head packet ends at this time
     TxDoneAt(u64),
+    /// (trace-served direction) the next delivery opportunity is at this time
+    OpportunityAt(u64),
 }
 
 impl LinkDir {
@@ -65,7 +86,19 @@ impl LinkDir {
             tx_bytes: 0,
             busy_ns: 0,
             lost_packets: 0,
+            trace: None,
         }
+    }
+
+    /// Serves this direction with a Mahimahi trace from now on (before the run starts); its
+    /// `rate_bps` becomes the trace's mean rate (for summaries only).
+    pub fn set_trace(&mut self, trace: Arc<MahimahiTrace>) {
+        self.rate_bps = trace.mean_rate_bps().max(1);
+        self.trace = Some(Box::new(TraceService {
+            trace,
+            head_left_bytes: 0,
+            pending: None,
+        }));
     }
 
     fn start_tx(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
@@ -79,6 +112,9 @@ impl LinkDir {
     /// `None` if it was queued or dropped; drops are counted by the queue).
     #[inline]
     pub fn enqueue(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
+        if self.trace.is_some() {
+            return self.trace_enqueue(pkt, now_ns);
+        }
         if self.in_tx.is_none() {
             // idle link: the packet goes straight to the transmitter (zero sojourn)
             self.queue.enqueued += 1;
@@ -110,6 +146,80 @@ impl LinkDir {
         (pkt, was_empty, next)
     }
 
+    /// Mahimahi: queue the packet; if no opportunity is scheduled, schedule the first one of a
+    /// later millisecond (a packet is never served in the millisecond it arrives).
+    fn trace_enqueue(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
+        if pkt.size_bytes > OPPORTUNITY_BYTES {
+            // Mahimahi refuses packets larger than one opportunity
+            self.queue.refuse(&pkt);
+            return LinkAction::None;
+        }
+        if !self.queue.enqueue(pkt, now_ns) {
+            return LinkAction::None;
+        }
+        let svc = self.trace.as_mut().expect("a trace-served direction");
+        if svc.pending.is_some() {
+            return LinkAction::None;
+        }
+        match svc.trace.next_after(now_ns / NS_PER_MS) {
+            Some((t_ms, count)) => {
+                svc.pending = Some(count);
+                LinkAction::OpportunityAt(t_ms * NS_PER_MS)
+            }
+            None => LinkAction::None, // a `once` trace has ended: nothing is delivered
+        }
+    }
+
+    /// Mahimahi: uses the delivery opportunities of the current millisecond (scheduled by
+    /// [`LinkAction::OpportunityAt`]). Up to 1500 bytes per opportunity leave the queue, per
+    /// byte; packets that arrived in this millisecond wait; unused bytes are lost. Returns the
+    /// number of packets that finished (the last ones pushed into `pipe`, for pcap), whether
+    /// the pipe was empty before (the caller then schedules an arrival at `now + delay`), and
+    /// the next opportunity if packets remain.
+    pub fn serve_opportunity(&mut self, now_ns: u64) -> (usize, bool, LinkAction) {
+        let t_ms = now_ns / NS_PER_MS;
+        let svc = self.trace.as_mut().expect("a trace-served direction");
+        let count = svc.pending.take().unwrap_or(0);
+        let mut budget = count as u64 * OPPORTUNITY_BYTES as u64;
+        let was_empty = self.pipe.is_empty();
+        let mut departed = 0;
+        let mut used = 0u64;
+        while budget > 0 {
+            if self.in_tx.is_none() {
+                match self.queue.head() {
+                    // only packets that arrived in an earlier millisecond
+                    Some(p) if p.enqueued_ns < t_ms * NS_PER_MS => {
+                        let p = self.queue.dequeue(now_ns).expect("a head packet");
+                        svc.head_left_bytes = p.size_bytes;
+                        self.in_tx = Some(p);
+                    }
+                    _ => break,
+                }
+            }
+            let send = budget.min(svc.head_left_bytes as u64);
+            budget -= send;
+            used += send;
+            svc.head_left_bytes -= send as u32;
+            if svc.head_left_bytes == 0 {
+                let pkt = self.in_tx.take().expect("a packet in service");
+                self.tx_packets += 1;
+                self.tx_bytes += pkt.size_bytes as u64;
+                self.pipe.push_back((now_ns + self.delay_ns, pkt));
+                departed += 1;
+            }
+        }
+        // busy time: the bits sent at the trace's mean rate
+        self.busy_ns += (used as u128 * 8 * NS_PER_SEC as u128 / self.rate_bps as u128) as u64;
+        let mut next = LinkAction::None;
+        if self.in_tx.is_some() || self.queue.len_pkts() > 0 {
+            if let Some((t, c)) = svc.trace.next_after(t_ms) {
+                svc.pending = Some(c);
+                next = LinkAction::OpportunityAt(t * NS_PER_MS);
+            }
+        }
+        (departed, was_empty, next)
+    }
+
     /// The head of the pipe arrives at `to`. Returns it unless random loss took it, and the
     /// time of the next arrival if any.
     #[inline]
@@ -121,5 +231,109 @@ impl LinkDir {
             return (None, next);
         }
         (Some(pkt), next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::Transport;
+    use crate::scenario::QueueLimit;
+
+    const MS: u64 = NS_PER_MS;
+
+    fn udp(size: u32) -> Packet {
+        Packet {
+            src: 0,
+            dst: 1,
+            size_bytes: size,
+            conn: 0,
+            to_server: false,
+            enqueued_ns: 0,
+            transport: Transport::Udp {
+                src_port: 1,
+                dst_port: 2,
+                payload_bytes: size - 28,
+            },
+        }
+    }
+
+    fn trace_link(text: &str) -> LinkDir {
+        let mut l = LinkDir::new(
+            0,
+            1,
+            1,
+            0,
+            0.0,
+            DropTail::new(QueueLimit::Packets(100)),
+            Stream::new(1, "t"),
+        );
+        l.set_trace(Arc::new(
+            MahimahiTrace::parse(text.as_bytes(), false).unwrap(),
+        ));
+        l
+    }
+
+    /// Serves every opportunity up to `until_ns`, returning (departure time, size) of each
+    /// packet that finished.
+    fn run(l: &mut LinkDir, mut next: LinkAction, until_ns: u64) -> Vec<(u64, u32)> {
+        let mut out = Vec::new();
+        while let LinkAction::OpportunityAt(t) = next {
+            if t > until_ns {
+                break;
+            }
+            let (n, _, nx) = l.serve_opportunity(t);
+            let len = l.pipe.len();
+            out.extend(l.pipe.iter().skip(len - n).map(|(_, p)| (t, p.size_bytes)));
+            next = nx;
+        }
+        out
+    }
+
+    #[test]
+    fn a_packet_is_not_served_in_the_millisecond_it_arrives() {
+        let mut l = trace_link("1\n"); // an opportunity every ms
+                                       // arrives at 0.3 ms: first opportunity is at 1 ms
+        assert_eq!(l.enqueue(udp(1500), 300_000), LinkAction::OpportunityAt(MS));
+        // arrives exactly at 1 ms: the opportunity at 1 ms is used up before it is queued
+        assert_eq!(l.enqueue(udp(1500), MS), LinkAction::None);
+        let done = run(&mut l, LinkAction::OpportunityAt(MS), 10 * MS);
+        assert_eq!(done, [(MS, 1500), (2 * MS, 1500)]);
+    }
+
+    #[test]
+    fn service_is_per_byte_and_unused_bytes_are_lost() {
+        let mut l = trace_link("1\n");
+        // three 1000-byte packets at 0.1 ms: 1500 bytes per ms finish the first at 1 ms and
+        // half of the second, which leaves at 2 ms with the third
+        let first = l.enqueue(udp(1000), 100_000);
+        l.enqueue(udp(1000), 100_000);
+        l.enqueue(udp(1000), 100_000);
+        let done = run(&mut l, first, 10 * MS);
+        assert_eq!(done, [(MS, 1000), (2 * MS, 1000), (2 * MS, 1000)]);
+        // one 1000-byte packet at 5.1 ms leaves 500 bytes of the 6 ms opportunity unused; they
+        // are lost, so of two 1000-byte packets arriving at 6.5 ms only one fits at 7 ms
+        let next = l.enqueue(udp(1000), 5_100_000);
+        assert_eq!(run(&mut l, next, 6 * MS), [(6 * MS, 1000)]);
+        let next = l.enqueue(udp(1000), 6_500_000);
+        l.enqueue(udp(1000), 6_500_000);
+        assert_eq!(next, LinkAction::OpportunityAt(7 * MS));
+        assert_eq!(run(&mut l, next, 10 * MS), [(7 * MS, 1000), (8 * MS, 1000)]);
+        assert_eq!(l.tx_packets, 6);
+    }
+
+    #[test]
+    fn small_packets_share_an_opportunity_and_large_ones_are_refused() {
+        let mut l = trace_link("2\n2\n"); // period 2 ms: 2 opportunities every 2 ms
+        let first = l.enqueue(udp(100), 0);
+        for _ in 0..39 {
+            l.enqueue(udp(100), 0);
+        }
+        // 40 × 100 bytes = 4000 bytes: 3000 at 2 ms (two opportunities), the rest at 4 ms
+        let done = run(&mut l, first, 20 * MS);
+        assert_eq!(done.iter().filter(|d| d.0 == 2 * MS).count(), 30);
+        assert_eq!(done.iter().filter(|d| d.0 == 4 * MS).count(), 10);
+        assert_eq!(l.enqueue(udp(1501), 30 * MS), LinkAction::None);
+        assert_eq!(l.queue.dropped, 1);
     }
 }

@@ -134,6 +134,16 @@ impl DropTail {
         self.max_bytes = self.max_bytes.max(self.bytes);
         true
     }
+    /// The packet at the head, if any.
+    #[inline]
+    pub fn head(&self) -> Option<&Packet> {
+        self.pkts.front()
+    }
+    /// Counts a packet refused before it reached the queue (too large for the link).
+    pub fn refuse(&mut self, pkt: &Packet) {
+        self.dropped += 1;
+        self.dropped_bytes += pkt.size_bytes as u64;
+    }
     /// Dequeues the head for transmission at `now_ns`, recording its sojourn time.
     #[inline]
     pub fn dequeue(&mut self, now_ns: u64) -> Option<Packet> {

@@ -11,17 +11,25 @@
 //! spells it (`flow[2].tcp.min_rto`, `link[0].rate`, `trace.queues[1]`) and whose message says
 //! what is accepted. No input makes these functions panic.
 
+pub mod describe;
 pub mod plan;
+mod plan_traffic;
 mod player_spec;
 mod players;
+pub mod presets;
 mod spec;
+mod spec_traffic;
 pub mod units;
 mod validate;
+mod validate_traffic;
 
+pub use describe::describe;
 pub use plan::*;
+pub use plan_traffic::*;
 pub use player_spec::*;
 pub use players::{MAX_PARALLEL, MAX_PLAYERS};
 pub use spec::*;
+pub use spec_traffic::*;
 pub use validate::{
     check_name, MAX_APP_BYTES, MAX_DURATION_NS, MAX_FLOWS, MAX_NAME_LEN, MAX_NODES, MAX_RATE_BPS,
     SNAPLEN_RANGE,
@@ -124,7 +132,8 @@ pub fn plan_from_json(text: &str) -> Result<Plan, ScenarioError> {
     parse_json(text)?.to_plan()
 }
 
-/// Parses and validates a TOML scenario whose relative paths (MPD files) are relative to `base`.
+/// Parses and validates a TOML scenario whose relative paths (MPD files, Mahimahi traces) are
+/// relative to `base` (the directory of the scenario file).
 pub fn plan_from_toml_in(
     text: &str,
     base: Option<&std::path::Path>,
@@ -132,7 +141,7 @@ pub fn plan_from_toml_in(
     parse_toml(text)?.to_plan_in(base)
 }
 
-/// Parses and validates a JSON scenario whose relative paths are relative to `base`.
+/// [`plan_from_json`] with relative paths resolved against `base`.
 pub fn plan_from_json_in(
     text: &str,
     base: Option<&std::path::Path>,
@@ -155,6 +164,9 @@ impl Scenario {
         }
         for (i, p) in self.players.iter().enumerate() {
             validate::tcp_from_table(&p.tcp, &format!("player[{i}].tcp"))?;
+        }
+        for (i, t) in self.traffic.iter().enumerate() {
+            validate::tcp_from_table(&t.tcp, &format!("traffic[{i}].tcp"))?;
         }
         Ok(())
     }

@@ -18,6 +18,10 @@ pub struct Plan {
     /// HAS players (`[[player]]`), each with its own connections opened at run time.
     pub players: Vec<PlayerPlan>,
     pub trace: TracePlan,
+    // --- cross-traffic, dynamics and presets (plan_traffic.rs) ---
+    pub traffic: Vec<super::plan_traffic::TrafficPlan>,
+    pub dynamics: super::plan_traffic::DynamicsPlan,
+    pub preset: Option<super::plan_traffic::PresetPlan>,
 }
 
 #[derive(Clone, Debug)]

@@ -54,6 +54,26 @@ pub struct Scenario {
     /// What to record during the run.
     #[serde(default)]
     pub trace: TraceSpec,
+
+    // --- cross-traffic, dynamics and presets (spec_traffic.rs) ---
+    /// Cross-traffic generators, `[[traffic]]` in TOML.
+    #[serde(default, rename = "traffic", skip_serializing_if = "Vec::is_empty")]
+    pub traffic: Vec<super::spec_traffic::TrafficSpec>,
+    /// Loss events on links, `[[loss_event]]` in TOML.
+    #[serde(default, rename = "loss_event", skip_serializing_if = "Vec::is_empty")]
+    pub loss_events: Vec<super::spec_traffic::LossEventSpec>,
+    /// Capacity schedules and Mahimahi traces of link directions, `[[capacity]]` in TOML.
+    #[serde(default, rename = "capacity", skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<super::spec_traffic::CapacitySpec>,
+    /// A topology of one of the papers, `[preset]` in TOML (docs/topologies.md): its nodes,
+    /// links, cross-traffic and flows are added to the scenario's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<super::spec_traffic::PresetSpec>,
+    /// Directory that relative file names (Mahimahi traces) are resolved against; not part of
+    /// the file (set by the caller that read it). None: the current directory.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 fn default_seed() -> u64 {

@@ -71,7 +71,7 @@ pub(super) fn check_duration(path: &str, d: u64) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-fn check_rate(path: &str, bps: u64) -> Result<(), ScenarioError> {
+pub(super) fn check_rate(path: &str, bps: u64) -> Result<(), ScenarioError> {
     if bps == 0 {
         return Err(err(path, "must be greater than zero"));
     }
@@ -81,7 +81,7 @@ fn check_rate(path: &str, bps: u64) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-fn check_loss(path: &str, p: f64) -> Result<(), ScenarioError> {
+pub(super) fn check_loss(path: &str, p: f64) -> Result<(), ScenarioError> {
     if !(0.0..=1.0).contains(&p) {
         return Err(err(
             path,
@@ -134,9 +134,9 @@ pub(crate) fn tcp_from_table(table: &TcpTable, prefix: &str) -> Result<TcpConfig
 
 pub(super) struct Net {
     pub(super) nodes: Vec<NodePlan>,
-    node_index: HashMap<String, usize>,
+    pub(super) node_index: HashMap<String, usize>,
     pub(super) links: Vec<LinkPlan>,
-    link_index: HashMap<String, usize>,
+    pub(super) link_index: HashMap<String, usize>,
 }
 
 impl Net {
@@ -227,12 +227,21 @@ impl Scenario {
     /// `count` replication, merges `[defaults]`, resolves names and trace references, and
     /// checks that every flow has a route.
     pub fn to_plan(&self) -> Result<Plan, ScenarioError> {
-        self.to_plan_in(None)
+        self.to_plan_in(self.base_dir.as_deref())
     }
 
-    /// [`Scenario::to_plan`], with relative file paths (a player's MPD) taken from `base` (the
-    /// scenario file's folder) rather than the working directory.
+    /// [`Scenario::to_plan`], with relative file paths (a player's MPD, a Mahimahi trace) taken
+    /// from `base` (the scenario file's folder) rather than the working directory.
     pub fn to_plan_in(&self, base: Option<&std::path::Path>) -> Result<Plan, ScenarioError> {
+        if base.is_some() && self.base_dir.as_deref() != base {
+            let mut s = self.clone();
+            s.base_dir = base.map(|p| p.to_path_buf());
+            return s.to_plan_in(base);
+        }
+        // A preset expands into nodes, links, traffic and flows appended to the file's own.
+        if let Some(preset) = &self.preset {
+            return super::presets::plan_with_preset(self, preset);
+        }
         // Run length.
         if self.duration.0 == 0 {
             return Err(err("duration", "must be greater than zero, e.g. \"60s\""));
@@ -330,6 +339,10 @@ impl Scenario {
         // Trace.
         let trace = self.resolve_trace(&net)?;
 
+        // Cross-traffic and dynamics (validate_traffic.rs).
+        let traffic = self.resolve_traffic(&net, duration_ns)?;
+        let dynamics = self.resolve_dynamics(&net, duration_ns)?;
+
         Ok(Plan {
             seed: self.seed,
             duration_ns,
@@ -338,6 +351,9 @@ impl Scenario {
             flows,
             players,
             trace,
+            traffic,
+            dynamics,
+            preset: None,
         })
     }
 
@@ -763,7 +779,7 @@ impl Scenario {
 const DIR_FORMS: &str = "\"A->B\" (node names), \"LINK:ab\" or \"LINK:ba\" (link name and direction), or \"*\" (every link direction)";
 
 /// Resolves one trace reference ("A->B", "LINK:ab", "LINK:ba" or "*").
-fn resolve_dir_ref(
+pub(super) fn resolve_dir_ref(
     r: &str,
     path: &str,
     net: &Net,

@@ -52,6 +52,24 @@ impl Stream {
     pub fn exponential(&mut self, mean: f64) -> f64 {
         -mean * (1.0 - self.uniform()).ln()
     }
+    /// Pareto (type I) with shape `alpha` > 0 and scale (minimum) `scale`, by inverse
+    /// transform: `scale / U^(1/alpha)`, U uniform in (0, 1]. Mean `alpha·scale/(alpha−1)` for
+    /// alpha > 1.
+    pub fn pareto(&mut self, alpha: f64, scale: f64) -> f64 {
+        scale / (1.0 - self.uniform()).powf(1.0 / alpha)
+    }
+    /// Poisson with the given mean: the number of unit-mean exponential gaps that fit in
+    /// `mean` (the arrival count of a unit-rate Poisson process). Costs O(mean) draws, which
+    /// is fine for the initial burst counts it is used for.
+    pub fn poisson(&mut self, mean: f64) -> u64 {
+        let mut n = 0;
+        let mut t = self.exponential(1.0);
+        while t <= mean {
+            n += 1;
+            t += self.exponential(1.0);
+        }
+        n
+    }
 }
 
 #[cfg(test)]
@@ -67,6 +85,18 @@ mod tests {
         assert_eq!(draws(7, "a"), draws(7, "a"));
         assert_ne!(draws(7, "a"), draws(7, "b"));
         assert_ne!(draws(7, "a"), draws(8, "a"));
+    }
+    #[test]
+    fn pareto_and_poisson_means_match() {
+        let mut s = Stream::new(3, "dists");
+        let n = 400_000;
+        // shape 3: finite variance, so the sample mean converges quickly
+        let m = (0..n).map(|_| s.pareto(3.0, 2.0)).sum::<f64>() / n as f64;
+        assert!((m - 3.0).abs() < 0.02, "pareto mean {m}");
+        assert!((0..1000).all(|_| s.pareto(1.5, 2.0) >= 2.0));
+        let k = 100_000;
+        let m = (0..k).map(|_| s.poisson(7.5) as f64).sum::<f64>() / k as f64;
+        assert!((m - 7.5).abs() < 0.05, "poisson mean {m}");
     }
     #[test]
     fn bernoulli_frequency_matches_p() {

@@ -1,0 +1,140 @@
+//! The resolved form of the scenario's cross-traffic (`[[traffic]]`), network dynamics
+//! (`[[loss_event]]`, `[[capacity]]`) and topology preset (`[preset]`): part of the [`super::Plan`].
+
+use super::plan::LinkDirRef;
+use crate::net::mahimahi::MahimahiTrace;
+use crate::tcp::cc::CcConfig;
+use crate::tcp::config::TcpConfig;
+use std::sync::Arc;
+
+/// One traffic generator between two nodes.
+#[derive(Clone, Debug)]
+pub struct TrafficPlan {
+    pub name: String,
+    /// node that sends
+    pub src: usize,
+    /// node that receives (its sink counts the bytes)
+    pub dst: usize,
+    pub start_ns: u64,
+    /// the generator sends nothing at or after this time (None: until the end of the run)
+    pub stop_ns: Option<u64>,
+    /// IP size of each datagram (ignored by `Web`, whose packets are TCP's)
+    pub packet_bytes: u32,
+    pub kind: GeneratorPlan,
+}
+
+/// The model of a generator and its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GeneratorPlan {
+    /// Poisson Pareto Burst Process ([`crate::traffic::ppbp`]).
+    Ppbp {
+        mean_rate_bps: u64,
+        hurst: f64,
+        burst_rate_bps: u64,
+        burst_arrivals_per_s: f64,
+        /// derived: mean burst length `mean_rate / (burst_arrivals · burst_rate)`
+        mean_burst_ns: u64,
+    },
+    /// Exponential on/off ([`crate::traffic::onoff`]).
+    OnOff {
+        rate_bps: u64,
+        mean_on_ns: u64,
+        mean_off_ns: u64,
+    },
+    /// Constant bit rate ([`crate::traffic::cbr`]).
+    Cbr { rate_bps: u64 },
+    /// Web-like TCP transfers ([`crate::traffic::web`]).
+    Web {
+        mean_rate_bps: u64,
+        mean_size_bytes: u64,
+        size_shape: f64,
+        max_size_bytes: u64,
+        cc: CcConfig,
+        tcp: TcpConfig,
+    },
+}
+
+impl GeneratorPlan {
+    /// The name used in scenario files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GeneratorPlan::Ppbp { .. } => "ppbp",
+            GeneratorPlan::OnOff { .. } => "onoff",
+            GeneratorPlan::Cbr { .. } => "cbr",
+            GeneratorPlan::Web { .. } => "web",
+        }
+    }
+    /// The model's long-run mean rate, bits per second.
+    pub fn mean_rate_bps(&self) -> f64 {
+        match *self {
+            GeneratorPlan::Ppbp { mean_rate_bps, .. } => mean_rate_bps as f64,
+            GeneratorPlan::OnOff {
+                rate_bps,
+                mean_on_ns,
+                mean_off_ns,
+            } => rate_bps as f64 * mean_on_ns as f64 / (mean_on_ns + mean_off_ns) as f64,
+            GeneratorPlan::Cbr { rate_bps } => rate_bps as f64,
+            GeneratorPlan::Web { mean_rate_bps, .. } => mean_rate_bps as f64,
+        }
+    }
+}
+
+/// Loss events and capacity schedules.
+#[derive(Clone, Debug, Default)]
+pub struct DynamicsPlan {
+    pub loss_events: Vec<LossEventPlan>,
+    pub capacity: Vec<CapacityPlan>,
+}
+
+/// Random loss probability `loss` on one link direction over [start, stop); the direction's
+/// own loss applies again from `stop`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LossEventPlan {
+    pub at: LinkDirRef,
+    pub start_ns: u64,
+    pub stop_ns: u64,
+    pub loss: f64,
+}
+
+/// How one link direction's capacity changes.
+#[derive(Clone, Debug)]
+pub struct CapacityPlan {
+    pub at: LinkDirRef,
+    pub service: ServicePlan,
+}
+
+#[derive(Clone, Debug)]
+pub enum ServicePlan {
+    /// (time, rate) steps, by increasing time: the rate from each time on (a packet being
+    /// serialised when the rate changes finishes at the old rate).
+    Steps(Vec<(u64, u64)>),
+    /// A Mahimahi trace replaces the fixed-rate transmitter ([`crate::net::mahimahi`]).
+    Mahimahi {
+        /// the file as the scenario names it
+        file: String,
+        trace: Arc<MahimahiTrace>,
+    },
+}
+
+/// A named topology preset ([`super::presets`]) and what it leaves to the HAS layer.
+#[derive(Clone, Debug, Default)]
+pub struct PresetPlan {
+    pub name: String,
+    /// The preset's parameters, resolved (defaults applied), as (key, shown value).
+    pub params: Vec<(String, String)>,
+    /// Where the paper's video players go: one slot per client, to be filled by the HAS
+    /// players (issue 4). Nothing runs in a slot until players exist.
+    pub player_slots: Vec<PlayerSlot>,
+}
+
+/// A client/server pair for one video player, with the times the viewer starts and stops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayerSlot {
+    pub name: String,
+    /// node of the player (client)
+    pub client: usize,
+    /// node of the video server
+    pub server: usize,
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+}

@@ -1,0 +1,96 @@
+//! `household`: the home network of the QoE-of-legacy-TCP paper (Khan, Goodridge, "QoE
+//! evaluation of legacy TCP variants over DASH", §IV): a video server, a household router
+//! with a fixed 20 Mbps, and the family's viewers, each watching its own 10-minute video.
+//!
+//! Environments (§IV-A), parameter `environment`:
+//! 1. all five viewers start together and watch for 10 min;
+//! 2. viewer i starts at 2·i min (i = 0..4) and all watch until 10 min;
+//! 3. all five start together; the last leaves at 2 min, the next at 4 min, ..., the first
+//!    watches alone for the last 2 min (until 10 min);
+//! 4. one viewer for 10 min; at 30 s, 50 % of the packets the server receives are lost for 1 s
+//!    (a loss event on the router → server direction).
+//!
+//! With `clients` = N other than 5, environments 2 and 3 step by 10/N min.
+//!
+//! The paper gives neither delays nor queue sizes; haslab's choices (docs/topologies.md): the
+//! 20 Mbps is the server–router link (both ways) with a 20 ms round trip on it, the router's
+//! queue holds 1000 packets (Linux's default txqueuelen), and the viewers hang off the router on
+//! 100 Mbps links without delay.
+
+use super::*;
+
+const MIN_NS: u64 = 60_000_000_000;
+
+pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
+    only_params(
+        spec,
+        &[
+            "environment",
+            "clients",
+            "rtt",
+            "bottleneck_rate",
+            "bottleneck_queue",
+        ],
+    )?;
+    let env = spec.environment.unwrap_or(1);
+    if !(1..=4).contains(&env) {
+        return Err(perr(
+            "environment",
+            format!("{env}: the paper's environments are 1 (all together), 2 (joining every 2 min), 3 (leaving every 2 min) and 4 (a 1 s loss burst)"),
+        ));
+    }
+    let default_clients = if env == 4 { 1 } else { 5 };
+    let n = spec.clients.unwrap_or(default_clients);
+    if !(1..=100).contains(&n) {
+        return Err(perr("clients", format!("{n} viewers: must be 1 to 100")));
+    }
+    let rtt = rtt_param(spec, 20_000_000)?;
+    let bn = rate_param(spec.bottleneck_rate, "bottleneck_rate", 20_000_000)?;
+    let queue = queue_param(spec.bottleneck_queue, QueueLimit::Packets(1000));
+
+    let mut x = Expansion::default();
+    x.param("environment", env.to_string());
+    x.param("clients", n.to_string());
+    x.param("rtt", ns_text(rtt));
+    x.param("bottleneck_rate", rate_text(bn));
+    x.param("bottleneck_queue", queue_text(queue));
+
+    x.node("server");
+    x.node("router");
+    for i in 0..n {
+        x.node(&format!("viewer{i}"));
+    }
+    x.link("bottleneck", "server", "router", bn, rtt / 2, queue);
+    for i in 0..n {
+        x.link(
+            &format!("lan{i}"),
+            "router",
+            &format!("viewer{i}"),
+            100_000_000,
+            0,
+            QueueLimit::Packets(1000),
+        );
+    }
+    // environments 2 and 3 stagger the viewers evenly over the 10-minute session: 2 min apart
+    // for the paper's five
+    let session = 10 * MIN_NS;
+    let step = session / n;
+    for i in 0..n {
+        let (start, stop) = match env {
+            2 => (step * i, session),
+            3 => (0, session - step * i),
+            _ => (0, session),
+        };
+        x.slot(
+            &format!("viewer{i}"),
+            &format!("viewer{i}"),
+            "server",
+            start,
+            Some(stop),
+        );
+    }
+    if env == 4 {
+        x.loss_event("router->server", 0.5, 30_000_000_000, 31_000_000_000);
+    }
+    Ok(x)
+}

@@ -1,0 +1,329 @@
+//! The topology presets: each builds with its paper's number of clients, runs for a short
+//! time, and its description (what `haslab describe` prints) states the numbers of the
+//! paper's text — rates, delays, queues, RTT, BDP, cross-traffic, player slots.
+
+use haslab_core::scenario::{describe, plan_from_toml, Plan};
+use haslab_core::{run_plan, RunOptions};
+use serde_json::Value;
+
+const S: u64 = 1_000_000_000;
+const MS: u64 = 1_000_000;
+
+fn plan(preset: &str, duration: &str) -> Plan {
+    let text = format!("duration = \"{duration}\"\n[preset]\n{preset}\n");
+    plan_from_toml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+/// The description of one link direction "A->B".
+fn link<'a>(d: &'a Value, name: &str) -> &'a Value {
+    d["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == name)
+        .unwrap_or_else(|| panic!("no link direction {name}"))
+}
+
+fn slots(d: &Value) -> &Vec<Value> {
+    d["preset"]["player_slots"].as_array().unwrap()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+fn hops(path: &Value) -> Vec<&str> {
+    path["hops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn tcphas_home_is_fig_1_of_the_tcphas_paper() {
+    let p = plan("name = \"tcphas-home\"\nclients = 8", "10s");
+    let d = describe(&p);
+    // 8 clients, HG, DSLAM, BNG, IR, 8 servers, the PPBP source and sink
+    assert_eq!(d["nodes"].as_array().unwrap().len(), 8 + 4 + 8 + 2);
+    // home network 100 Mbps
+    assert_eq!(u(&link(&d, "C0->HG")["rate_bps"]), 100_000_000);
+    // bottleneck HG–DSLAM 8 Mbps, drop-tail of one BDP (8 Mbps × 100 ms = 100 kB) at the DSLAM
+    let bn = link(&d, "DSLAM->HG");
+    assert_eq!(u(&bn["rate_bps"]), 8_000_000);
+    assert_eq!(bn["queue"]["kind"], "droptail");
+    assert_eq!(u(&bn["queue"]["limit_bytes"]), 100_000);
+    // AggLine, ISPLink, NetLink: 100 Mbps with 1000-packet queues
+    for l in [
+        "DSLAM->BNG",
+        "BNG->DSLAM",
+        "BNG->IR",
+        "IR->BNG",
+        "IR->S3",
+        "S3->IR",
+    ] {
+        assert_eq!(u(&link(&d, l)["rate_bps"]), 100_000_000, "{l}");
+        assert_eq!(u(&link(&d, l)["queue"]["limit_packets"]), 1000, "{l}");
+    }
+    // every player: RTT 100 ms, bottleneck DSLAM->HG, BDP = queue = 100 kB
+    let s = slots(&d);
+    assert_eq!(s.len(), 8);
+    for (i, sl) in s.iter().enumerate() {
+        assert_eq!(sl["client"], format!("C{i}"));
+        assert_eq!(sl["server"], format!("S{i}"));
+        let path = &sl["path"];
+        assert_eq!(u(&path["rtt_ns"]), 100 * MS);
+        assert_eq!(path["bottleneck"], "DSLAM->HG");
+        assert_eq!(u(&path["bdp_bytes"]), 100_000);
+        assert_eq!(path["queue_over_bdp"].as_f64().unwrap(), 1.0);
+        assert_eq!(
+            hops(path),
+            [
+                format!("S{i}->IR").as_str(),
+                "IR->BNG",
+                "BNG->DSLAM",
+                "DSLAM->HG",
+                format!("HG->C{i}").as_str()
+            ]
+        );
+    }
+    // PPBP at 40 Mbps (40 % of ISPLink), crossing ISPLink and AggLine but not the bottleneck
+    let t = &d["traffic"][0];
+    assert_eq!(t["kind"], "ppbp");
+    assert_eq!(t["mean_rate_bps"].as_f64().unwrap(), 40e6);
+    assert_eq!(t["params"]["hurst"].as_f64().unwrap(), 0.7);
+    let th = hops(&t["path"]);
+    assert!(
+        th.contains(&"IR->BNG") && th.contains(&"BNG->DSLAM"),
+        "{th:?}"
+    );
+    assert!(!th.iter().any(|h| h.contains("HG")), "{th:?}");
+    let ratio = t["mean_rate_bps"].as_f64().unwrap() / u(&link(&d, "IR->BNG")["rate_bps"]) as f64;
+    assert_eq!(ratio, 0.4);
+
+    // runs: the PPBP cross-traffic loads ISPLink and AggLine at about 40 Mbps
+    let r = run_plan(&p, &RunOptions::default()).unwrap();
+    let ppbp = &r.traffic[0];
+    let rel = ppbp.received_mean_bps / 40e6;
+    assert!((0.7..1.3).contains(&rel), "{ppbp:?}");
+    let isp = r.links.iter().find(|l| l.name == "IR->BNG").unwrap();
+    assert!(isp.tx_bytes >= ppbp.received_bytes);
+    let bottleneck = r.links.iter().find(|l| l.name == "DSLAM->HG").unwrap();
+    assert_eq!(
+        bottleneck.tx_packets, 0,
+        "nothing crosses the bottleneck without players"
+    );
+}
+
+#[test]
+fn tcphas_home_scales_with_its_parameters() {
+    for n in [1u64, 9] {
+        let p = plan(&format!("name = \"tcphas-home\"\nclients = {n}"), "1s");
+        assert_eq!(p.preset.as_ref().unwrap().player_slots.len() as u64, n);
+        assert_eq!(p.nodes.len() as u64, 2 * n + 6);
+    }
+    // a 4 Mbps bottleneck and a 200 ms RTT: the queue follows the BDP (100 kB again)
+    let d = describe(&plan(
+        "name = \"tcphas-home\"\nbottleneck_rate = \"4Mbps\"\nrtt = \"200ms\"",
+        "1s",
+    ));
+    assert_eq!(u(&link(&d, "DSLAM->HG")["queue"]["limit_bytes"]), 100_000);
+    assert_eq!(u(&slots(&d)[0]["path"]["rtt_ns"]), 200 * MS);
+}
+
+#[test]
+fn enhancing_dumbbell_is_fig_4_with_30_kb_ports_and_1_percent_loss() {
+    let p = plan("name = \"enhancing-dumbbell\"", "20s");
+    let d = describe(&p);
+    assert_eq!(
+        d["nodes"],
+        serde_json::json!(["server", "switch1", "switch2", "client"])
+    );
+    let bn = link(&d, "switch1->switch2");
+    assert_eq!(u(&bn["rate_bps"]), 10_000_000);
+    assert_eq!(bn["loss"].as_f64().unwrap(), 0.01);
+    // every switch port: 30 KB drop-tail
+    for l in [
+        "switch1->switch2",
+        "switch2->switch1",
+        "switch1->server",
+        "switch2->client",
+    ] {
+        assert_eq!(u(&link(&d, l)["queue"]["limit_bytes"]), 30_000, "{l}");
+    }
+    let path = &slots(&d)[0]["path"];
+    assert_eq!(u(&path["rtt_ns"]), 100 * MS);
+    assert_eq!(path["bottleneck"], "switch1->switch2");
+    // 10 Mbps × 100 ms = 125 KB > 30 KB
+    assert_eq!(u(&path["bdp_bytes"]), 125_000);
+    // §4.1: at 20 ms RTT the BDP (25 KB) is below the 30 KB buffer, and at 2 Mbps too
+    for preset in [
+        "name = \"enhancing-dumbbell\"\nrtt = \"20ms\"",
+        "name = \"enhancing-dumbbell\"\nbottleneck_rate = \"2Mbps\"",
+    ] {
+        let d = describe(&plan(preset, "1s"));
+        let path = &slots(&d)[0]["path"];
+        assert_eq!(u(&path["bdp_bytes"]), 25_000, "{preset}");
+        assert!(u(&path["bdp_bytes"]) < u(&path["bottleneck_queue_bytes"]));
+    }
+    run_plan(&p, &RunOptions::default()).unwrap();
+}
+
+#[test]
+fn enhancing_cross_is_fig_9_with_on_off_and_cbr_across_the_bottleneck() {
+    let p = plan("name = \"enhancing-cross\"\ncbr_rate = \"3000kbps\"", "30s");
+    let d = describe(&p);
+    assert_eq!(d["nodes"].as_array().unwrap().len(), 8);
+    let t = d["traffic"].as_array().unwrap();
+    let exp = &t[0];
+    assert_eq!(exp["kind"], "onoff");
+    assert_eq!(u(&exp["params"]["rate_bps"]), 5_000_000);
+    assert_eq!(u(&exp["params"]["mean_on_ns"]), 500 * MS);
+    assert_eq!(u(&exp["params"]["mean_off_ns"]), 500 * MS);
+    // "the overall bit rate of the exponential traffic during the whole period is 2.5 Mbps"
+    assert_eq!(exp["mean_rate_bps"].as_f64().unwrap(), 2.5e6);
+    let cbr = &t[1];
+    assert_eq!(cbr["kind"], "cbr");
+    assert_eq!(cbr["mean_rate_bps"].as_f64().unwrap(), 3e6);
+    for g in t {
+        assert_eq!(g["path"]["bottleneck"], "switch_1->switch_2");
+    }
+    assert_eq!(slots(&d)[0]["path"]["bottleneck"], "switch_1->switch_2");
+    let r = run_plan(&p, &RunOptions::default()).unwrap();
+    // both generators load the bottleneck (which they share with nothing else yet)
+    let cbr = &r.traffic[1];
+    assert!((cbr.received_mean_bps / 3e6 - 1.0).abs() < 0.01, "{cbr:?}");
+    let bn = r
+        .links
+        .iter()
+        .find(|l| l.name == "switch_1->switch_2")
+        .unwrap();
+    assert!(bn.tx_bytes >= r.traffic[0].received_bytes + cbr.received_bytes);
+}
+
+#[test]
+fn enhancing_tcp_flow_is_fig_12_with_a_bulk_tcp_competitor() {
+    let p = plan("name = \"enhancing-tcp-flow\"", "30s");
+    let d = describe(&p);
+    let f = &d["flows"][0];
+    assert_eq!(
+        (f["src"].as_str(), f["dst"].as_str()),
+        (Some("TCP"), Some("sink"))
+    );
+    assert_eq!(f["app"]["kind"], "bulk");
+    assert_eq!(f["path"]["bottleneck"], "switch1->switch2");
+    assert_eq!(link(&d, "switch1->switch2")["loss"].as_f64().unwrap(), 0.01);
+    let r = run_plan(&p, &RunOptions::default()).unwrap();
+    // alone with 1 % loss the flow gets a fraction of 10 Mbps (Table 1: 5–7 Mbps next to HAS)
+    let g = r.flows[0].goodput_bps;
+    assert!(g > 1e6 && g < 10e6, "{g}");
+    assert!(
+        r.links
+            .iter()
+            .find(|l| l.name == "switch1->switch2")
+            .unwrap()
+            .lost_packets
+            > 0
+    );
+}
+
+#[test]
+fn household_environments_follow_the_qoe_paper() {
+    let min = 60 * S;
+    // environment 1: five viewers, together, 10 min, 20 Mbps router
+    let d = describe(&plan("name = \"household\"", "600s"));
+    assert_eq!(u(&link(&d, "server->router")["rate_bps"]), 20_000_000);
+    let s = slots(&d);
+    assert_eq!(s.len(), 5);
+    for sl in s {
+        assert_eq!((u(&sl["start_ns"]), u(&sl["stop_ns"])), (0, 10 * min));
+        assert_eq!(sl["server"], "server");
+        assert_eq!(sl["path"]["bottleneck"], "server->router");
+    }
+    // environment 2: a new viewer every 2 min, all watch until 10 min
+    let d = describe(&plan("name = \"household\"\nenvironment = 2", "600s"));
+    let starts: Vec<u64> = slots(&d).iter().map(|s| u(&s["start_ns"])).collect();
+    assert_eq!(starts, [0, 2 * min, 4 * min, 6 * min, 8 * min]);
+    // environment 3: all start together, one leaves every 2 min, the last one is alone for 2 min
+    let d = describe(&plan("name = \"household\"\nenvironment = 3", "600s"));
+    let stops: Vec<u64> = slots(&d).iter().map(|s| u(&s["stop_ns"])).collect();
+    assert_eq!(stops, [10 * min, 8 * min, 6 * min, 4 * min, 2 * min]);
+    // other numbers of viewers are spread evenly over the 10 minutes
+    let d = describe(&plan(
+        "name = \"household\"\nenvironment = 3\nclients = 10",
+        "600s",
+    ));
+    let stops: Vec<u64> = slots(&d).iter().map(|s| u(&s["stop_ns"])).collect();
+    assert_eq!(stops, (0..10).map(|i| (10 - i) * min).collect::<Vec<_>>());
+    // environment 4: one viewer; 50 % of what the server receives is lost for 1 s at 30 s
+    let p = plan("name = \"household\"\nenvironment = 4", "40s");
+    let d = describe(&p);
+    assert_eq!(slots(&d).len(), 1);
+    let e = &d["loss_events"][0];
+    assert_eq!(e["at"], "router->server");
+    assert_eq!(e["loss"].as_f64().unwrap(), 0.5);
+    assert_eq!((u(&e["start_ns"]), u(&e["stop_ns"])), (30 * S, 31 * S));
+    run_plan(&p, &RunOptions::default()).unwrap();
+}
+
+#[test]
+fn newcwv_presets_are_figs_1_and_6() {
+    let d = describe(&plan("name = \"newcwv-single\"", "10s"));
+    let bn = link(&d, "router1->router2");
+    assert_eq!(u(&bn["rate_bps"]), 1_000_000);
+    assert_eq!(u(&bn["queue"]["limit_bytes"]), 30_000);
+    let path = &slots(&d)[0]["path"];
+    assert_eq!(u(&path["rtt_ns"]), 200 * MS);
+    // 1 Mbps × 200 ms = 25 KB, under the 30 KB queue
+    assert_eq!(u(&path["bdp_bytes"]), 25_000);
+    assert_eq!(path["queue_over_bdp"].as_f64().unwrap(), 1.2);
+
+    let p = plan("name = \"newcwv-shared\"", "90s");
+    let d = describe(&p);
+    let ftp = &d["flows"][0];
+    assert_eq!(
+        (ftp["src"].as_str(), ftp["dst"].as_str()),
+        (Some("server2"), Some("client2"))
+    );
+    assert_eq!(ftp["cc"], "newreno");
+    // FTP starts 1 min after DASH; DASH stops at 400 s
+    assert_eq!(u(&ftp["app"]["start_ns"]), 60 * S);
+    let dash = &slots(&d)[0];
+    assert_eq!(
+        (dash["client"].as_str(), dash["server"].as_str()),
+        (Some("client1"), Some("server1"))
+    );
+    assert_eq!(u(&dash["stop_ns"]), 400 * S);
+    assert_eq!(ftp["path"]["bottleneck"], "router1->router2");
+    let r = run_plan(&p, &RunOptions::default()).unwrap();
+    // alone after 60 s, the FTP flow fills most of the 1 Mbps bottleneck
+    let f = &r.flows[0];
+    assert!(f.established_ns.unwrap() >= 60 * S);
+    assert!(f.goodput_bps > 0.7e6 && f.goodput_bps < 1e6, "{f:?}");
+}
+
+#[test]
+fn a_file_can_add_its_own_entries_to_a_preset() {
+    // an extra CBR between two of the preset's nodes, and a loss event on its bottleneck
+    let text = r#"
+duration = "5s"
+[preset]
+name = "newcwv-single"
+[[traffic]]
+kind = "cbr"
+src = "server1"
+dst = "client1"
+rate = "200kbps"
+[[loss_event]]
+link = "bottleneck"
+loss = "10%"
+start = "1s"
+stop = "2s"
+"#;
+    let p = plan_from_toml(text).unwrap();
+    assert_eq!(p.traffic.len(), 1);
+    assert_eq!(p.dynamics.loss_events.len(), 2); // both directions of the bottleneck
+    let r = run_plan(&p, &RunOptions::default()).unwrap();
+    assert!(r.traffic[0].received_packets > 0);
+}
