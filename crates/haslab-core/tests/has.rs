@@ -418,3 +418,53 @@ fn connection_policies_open_the_promised_connections_and_runs_repeat_exactly() {
         serde_json::to_string(&b).unwrap()
     );
 }
+
+#[test]
+fn players_and_web_transfers_share_a_run_without_mixing_their_connections() {
+    // web transfers are connections opened during the run, as are per-request player
+    // connections: each player's downloads must still be reported under its own flows, and
+    // the web transfers under the traffic generator, whatever their interleaving
+    let mut text = scenario(
+        2,
+        "8Mbps",
+        "67pkts",
+        "40s",
+        "abr = \"bba\"\nvideo = \"tcphas\"\nconnection = \"per-request\"",
+    );
+    text.push_str(
+        r#"
+[[traffic]]
+name = "web"
+kind = "web"
+src = "left1"
+dst = "right1"
+rate = "1Mbps"
+mean_size = "50KB"
+"#,
+    );
+    let r = run(&text);
+    assert_eq!(r.players.len(), 2);
+    for p in &r.players {
+        assert!(p.segments >= 10, "{}", show(p));
+        // one connection per request, each reported as a flow named after the player
+        let flows: Vec<_> = r
+            .flows
+            .iter()
+            .filter(|f| f.name.starts_with(&format!("{}.", p.name)))
+            .collect();
+        assert_eq!(flows.len() as u32, p.connections, "{}", show(p));
+        let bytes: u64 = flows.iter().map(|f| f.bytes_received).sum();
+        assert!(
+            bytes >= p.media_bytes,
+            "flows {bytes} B < media {} B",
+            p.media_bytes
+        );
+    }
+    // no web transfer is counted as a flow
+    assert_eq!(
+        r.flows.len() as u32,
+        r.players.iter().map(|p| p.connections).sum::<u32>()
+    );
+    let web = &r.traffic[0];
+    assert!(web.received_bytes > 0 && web.received_bytes <= web.sent_bytes);
+}
