@@ -327,3 +327,35 @@ stop = "2s"
     let r = run_plan(&p, &RunOptions::default()).unwrap();
     assert!(r.traffic[0].received_packets > 0);
 }
+
+#[test]
+fn a_player_template_fills_every_slot_of_a_preset() {
+    // the TcpHas paper's setting: 8 RBB players in the home network, PPBP cross-traffic
+    let p = plan(
+        "name = \"tcphas-home\"\nclients = 8\nplayer = { abr = \"rbb\", video = \"tcphas\" }",
+        "60s",
+    );
+    let slots = &p.preset.as_ref().unwrap().player_slots;
+    assert_eq!(p.players.len(), slots.len());
+    for (pl, sl) in p.players.iter().zip(slots) {
+        assert_eq!((pl.client, pl.server), (sl.client, sl.server));
+        assert_eq!(pl.start_ns, sl.start_ns);
+    }
+    let r = haslab_core::run_plan(&p, &haslab_core::RunOptions::default()).unwrap();
+    assert_eq!(r.players.len(), 8);
+    for pl in &r.players {
+        assert!(
+            pl.segments >= 10,
+            "{} downloaded {} segments",
+            pl.name,
+            pl.segments
+        );
+    }
+    // the template may not set what the slots set
+    let text = "duration = \"10s\"\n[preset]\nname = \"tcphas-home\"\nplayer = { abr = \"rbb\", video = \"tcphas\", client = \"C0\" }\n";
+    let e = plan_from_toml(text).unwrap_err().to_string();
+    assert!(e.contains("preset.player.client"), "{e}");
+    let text = "duration = \"10s\"\n[preset]\nname = \"newcwv-single\"\nplayer = { abr = \"nope\", video = \"newcwv\" }\n";
+    let e = plan_from_toml(text).unwrap_err().to_string();
+    assert!(e.contains("preset.player"), "{e}");
+}

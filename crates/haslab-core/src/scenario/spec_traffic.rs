@@ -159,6 +159,11 @@ pub struct PresetSpec {
     /// "tcphas-home", "enhancing-dumbbell", "enhancing-cross", "enhancing-tcp-flow",
     /// "household", "newcwv-single" or "newcwv-shared".
     pub name: String,
+    /// A `[[player]]` table without `name`, `client`, `server`, `start`, `stop` and `count`
+    /// (e.g. `{ abr = "rbb", video = "tcphas" }`): one such player runs in each of the
+    /// preset's player slots. Absent: the slots stay empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player: Option<serde_json::Map<String, serde_json::Value>>,
     /// tcphas-home: number of clients N (and servers), 1 to 100. Default 8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clients: Option<u64>,

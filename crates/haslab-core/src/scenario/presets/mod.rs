@@ -6,7 +6,9 @@
 //! `[[flow]]`, `[[loss_event]]` — appended after the file's own (so the file's indices in error
 //! paths do not move, and the file may add flows or traffic between the preset's nodes), plus
 //! **player slots**: the client/server pairs (with start and stop times) where the paper runs
-//! its video players. The HAS layer (issue 4) fills the slots; until then nothing runs in them.
+//! its video players. `player = { abr = "...", video = "...", ... }` (a `[[player]]` table
+//! without name, client, server, start, stop and count) puts one player in every slot; without
+//! it the slots stay empty.
 //!
 //! - [`tcphas`]: `tcphas-home` (TcpHas paper, Fig. 1);
 //! - [`enhancing`]: `enhancing-dumbbell`, `enhancing-cross`, `enhancing-tcp-flow`
@@ -157,11 +159,11 @@ pub(super) fn only_params(spec: &PresetSpec, allowed: &[&str]) -> Result<(), Sce
     let v = serde_json::to_value(spec).expect("a preset table serialises");
     if let Value::Object(m) = v {
         for k in m.keys() {
-            if k != "name" && !allowed.contains(&k.as_str()) {
+            if k != "name" && k != "player" && !allowed.contains(&k.as_str()) {
                 return Err(ScenarioError {
                     path: format!("preset.{k}"),
                     message: format!(
-                        "not a parameter of preset {:?}; its parameters are: {}",
+                        "not a parameter of preset {:?}; its parameters are: {}, player",
                         spec.name,
                         allowed.join(", ")
                     ),
@@ -268,6 +270,38 @@ fn remap(mut e: ScenarioError, counts: &[(&str, usize)], preset: &str) -> Scenar
     e
 }
 
+/// One `[[player]]` per slot from the preset's `player` template.
+fn fill_slots(
+    template: &serde_json::Map<String, Value>,
+    slots: &[SlotSpec],
+) -> Result<Vec<super::PlayerSpec>, ScenarioError> {
+    for key in ["name", "client", "server", "start", "stop", "count"] {
+        if template.contains_key(key) {
+            return Err(ScenarioError {
+                path: format!("preset.player.{key}"),
+                message: "is set by the preset for each of its player slots; leave it out".into(),
+            });
+        }
+    }
+    slots
+        .iter()
+        .map(|sl| {
+            let mut v = template.clone();
+            v.insert("name".into(), json!(sl.name));
+            v.insert("client".into(), json!(sl.client));
+            v.insert("server".into(), json!(sl.server));
+            v.insert("start".into(), json!(format!("{}ns", sl.start_ns)));
+            if let Some(stop) = sl.stop_ns {
+                v.insert("stop".into(), json!(format!("{stop}ns")));
+            }
+            serde_json::from_value(Value::Object(v)).map_err(|e| ScenarioError {
+                path: "preset.player".into(),
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
 /// `to_plan` of a scenario with a preset: the file's entries plus the preset's, then the slots.
 pub(super) fn plan_with_preset(s: &Scenario, spec: &PresetSpec) -> Result<Plan, ScenarioError> {
     let x = expand(spec)?;
@@ -277,9 +311,13 @@ pub(super) fn plan_with_preset(s: &Scenario, spec: &PresetSpec) -> Result<Plan, 
         ("flow", s.flows.len()),
         ("traffic", s.traffic.len()),
         ("loss_event", s.loss_events.len()),
+        ("player", s.players.len()),
     ];
     let mut merged = s.clone();
     merged.preset = None;
+    if let Some(template) = &spec.player {
+        merged.players.extend(fill_slots(template, &x.slots)?);
+    }
     merged.nodes.extend(x.nodes.iter().cloned());
     merged.links.extend(x.links.iter().cloned());
     merged.flows.extend(x.flows.iter().cloned());
