@@ -98,6 +98,9 @@ fn describe(plan: &Plan) -> Value {
                 "cc": f.cc.name(),
                 "mss": f.tcp.mss,
                 "app": app,
+                // the resolved options, for tools that reproduce the flow elsewhere (live mode)
+                "tcp": serde_json::to_value(&f.tcp).unwrap_or(Value::Null),
+                "cc_config": serde_json::to_value(&f.cc).unwrap_or(Value::Null),
             })
         })
         .collect();
