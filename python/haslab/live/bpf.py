@@ -69,6 +69,8 @@ class BpfCCs:
 
     def __init__(self, needed: list[str]):
         self.needed = list(needed)
+        #: leave them registered on exit (with a testbed left up)
+        self.keep = False
 
     def __enter__(self) -> "BpfCCs":
         if self.needed:
@@ -80,5 +82,5 @@ class BpfCCs:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.needed:
+        if self.needed and not self.keep:
             unregister()

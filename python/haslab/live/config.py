@@ -33,7 +33,7 @@ BPF_CCS = ("haslab_tcphas", "haslab_westwood", "haslab_tibet", "haslab_newcwv")
 #: Parameters of the simulator's algorithms that our kernel versions implement with their
 #: defaults only (any other value is rejected).
 CC_DEFAULTS = {
-    "newreno": {},
+    "newreno": {"grow_when_app_limited": False},
     "cubic": None,  # the kernel's own CUBIC: its parameters are module parameters, not per flow
     "bbr": None,
     "westwood+": {"estimator": "linux", "min_window": "50000000ns"},

@@ -92,6 +92,8 @@ class Testbed:
         self.procs: dict[str, subprocess.Popen] = {}
         self.delaybox_stats: dict[str, dict] = {}
         self._old_sigterm = None
+        #: leave the testbed up when the context exits (``haslab live down`` removes it)
+        self.keep = False
 
     # ---------------------------------------------------------------------------- names
 
@@ -132,7 +134,8 @@ class Testbed:
 
     def __exit__(self, *exc) -> None:
         try:
-            self.down()
+            if not self.keep:
+                self.down()
         finally:
             if self._old_sigterm is not None:
                 signal.signal(signal.SIGTERM, self._old_sigterm)
@@ -253,6 +256,27 @@ class Testbed:
 
     def exec_argv(self, node: str, argv: list[str]) -> list[str]:
         return ["ip", "netns", "exec", self.ns(node), *argv]
+
+    def measure_rtt(self, client: str = "right0", server: str = "left0", count: int = 20,
+                    interval_s: float = 0.05, port: int = 4999) -> list[int]:
+        """Round-trip times (ns) of UDP probes from ``client`` to an echo in ``server``."""
+        import sys
+
+        script = str(Path(__file__).with_name("probe.py"))
+        addr = host_addr(server)
+        echo = subprocess.Popen(
+            self.exec_argv(server, [sys.executable, script, "echo", addr, str(port), str(count * interval_s + 10)]),
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
+        )
+        try:
+            if echo.stdout.readline().strip() != "ready":
+                raise LiveError("the UDP echo did not start")
+            p = run(self.exec_argv(client, [sys.executable, script, "ping", addr, str(port), str(count),
+                                            str(interval_s)]), timeout=count * (interval_s + 2) + 10)
+            return json.loads(p.stdout)
+        finally:
+            echo.terminate()
+            echo.wait(timeout=5)
 
 
 def prefix_if() -> str:
