@@ -225,6 +225,8 @@ def recv(spec: dict) -> dict:
             result["eof_ns"] = now_rel(t0)
             break
         t = now_rel(t0)
+        if t >= end:
+            break  # after the scenario's end: not counted (the simulator stops at its duration)
         total += n
         b = t // window
         bins[b] = bins.get(b, 0) + n

@@ -87,11 +87,13 @@ def run_live(
         raise LiveError("live mode needs: " + "; ".join(missing))
     say = log or (lambda msg: None)
     work = Path(out_dir) if out_dir is not None else None
-    with BpfCCs(cfg.bpf_ccs) as ccs:
-        tb = Testbed(cfg)
-        with tb:
+    # the testbed first: bringing it up removes leftovers, BPF algorithms included
+    tb = Testbed(cfg)
+    with tb:
+        with BpfCCs(cfg.bpf_ccs) as ccs:
             say(f"testbed up: {cfg.pairs} pairs, {cfg.forward.rate_bps / 1e6:g} Mbit/s, "
-                f"RTT {(cfg.forward.delay_ns + cfg.reverse.delay_ns) / 1e6:g} ms")
+                f"RTT {(cfg.forward.delay_ns + cfg.reverse.delay_ns) / 1e6:g} ms"
+                + (f"; BPF algorithms {', '.join(cfg.bpf_ccs)} registered" if cfg.bpf_ccs else ""))
             raw = _run_flows(tb, cfg, ladder_bps, say)
             tb.keep = ccs.keep = keep
     summary, tables = _results(cfg, raw, tb.delaybox_stats)
