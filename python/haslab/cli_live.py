@@ -184,6 +184,9 @@ def run_cmd(
         None, "--ladder",
         help="Encoding ladder given to haslab_tcphas flows, comma-separated rates (e.g. 248k,456k,928k,1632k,4256k).",
     ),
+    rate_step: list[str] = typer.Option(
+        [], "--rate-step", help="TIME:RATE, e.g. 10s:4Mbps: the left→right bottleneck rate from that time on (repeatable).",
+    ),
     keep: bool = typer.Option(False, "--keep", help="Leave the testbed up afterwards (haslab live down removes it)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
@@ -195,8 +198,16 @@ def run_cmd(
 
     def go():
         ladder_bps = [_rate(x) for x in ladder.split(",") if x.strip()] if ladder else None
+        steps = []
+        for st in rate_step:
+            when, _, what = st.partition(":")
+            try:
+                secs = float(when.strip().removesuffix("s"))
+            except ValueError:
+                raise typer.BadParameter(f"--rate-step {st!r}: expected TIME:RATE such as 10s:4Mbps") from None
+            steps.append((int(secs * 1e9), _rate(what)))
         log = None if quiet else (lambda m: err.print(m))
-        result = run_live(scenario, out_dir=out_dir, ladder_bps=ladder_bps, keep=keep, log=log)
+        result = run_live(scenario, out_dir=out_dir, ladder_bps=ladder_bps, keep=keep, rate_steps=steps, log=log)
         if not quiet:
             print_live_summary(result)
             out.print(f"wrote summary.json and {', '.join(f'{n}.parquet' for n in sorted(result.traces))} in {out_dir}/")

@@ -70,13 +70,15 @@ def run_live(
     out_dir: Optional[os.PathLike] = None,
     ladder_bps: Optional[list[int]] = None,
     keep: bool = False,
+    rate_steps: Optional[list[tuple[int, int]]] = None,
     log=None,
 ):
     """Runs a scenario on the live testbed and returns a :class:`haslab.Result`.
 
     ``ladder_bps``: an encoding ladder (bit/s) given to every flow whose algorithm is
     ``haslab_tcphas`` through the BPF socket-storage map, as a HAS server would. ``keep`` leaves
-    the testbed up afterwards (``haslab live down`` removes it).
+    the testbed up afterwards (``haslab live down`` removes it). ``rate_steps``: (time_ns, bit/s)
+    pairs: the left→right bottleneck rate changes to each at its time (``tc class change``).
     """
     from ..api import Result, validate
 
@@ -94,7 +96,7 @@ def run_live(
             say(f"testbed up: {cfg.pairs} pairs, {cfg.forward.rate_bps / 1e6:g} Mbit/s, "
                 f"RTT {(cfg.forward.delay_ns + cfg.reverse.delay_ns) / 1e6:g} ms"
                 + (f"; BPF algorithms {', '.join(cfg.bpf_ccs)} registered" if cfg.bpf_ccs else ""))
-            raw = _run_flows(tb, cfg, ladder_bps, say)
+            raw = _run_flows(tb, cfg, ladder_bps, say, sorted(rate_steps or []))
             tb.keep = ccs.keep = keep
     summary, tables = _results(cfg, raw, tb.delaybox_stats)
     result = Result(summary, tables, plan)
@@ -103,7 +105,7 @@ def run_live(
     return result
 
 
-def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say) -> dict:
+def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps) -> dict:
     trace = cfg.plan["trace"]
     cwnd_every = trace["cwnd_interval_ns"] or DEFAULT_CWND_INTERVAL_NS
     cwnd_every = max(cwnd_every, MIN_CWND_INTERVAL_NS)
@@ -166,8 +168,13 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say) -> dict:
     end = t0 + duration
     next_q = t0
     last_say = 0
+    applied: list[tuple[int, int]] = []
     while time.monotonic_ns() < end + 200_000_000:
         now = time.monotonic_ns()
+        while rate_steps and now >= t0 + rate_steps[0][0]:
+            at, bps = rate_steps.pop(0)
+            tb.set_rate(bps)
+            applied.append((now - t0, bps))
         if traced and t0 <= now <= end and now >= next_q:
             for name in traced:
                 st = queue_stats("r1" if name == "r1->r2" else "r2")
@@ -179,7 +186,7 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say) -> dict:
         if all(p.poll() is not None for p in list(senders.values()) + list(receivers.values())):
             break
         time.sleep(0.01)
-    out: dict = {"flows": {}, "queue_samples": qsamples}
+    out: dict = {"flows": {}, "queue_samples": qsamples, "rate_changes": applied}
     for f in cfg.flows:
         for role, procs in (("send", senders), ("recv", receivers)):
             p = procs[f.name]
@@ -294,6 +301,7 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
             "pairs": cfg.pairs,
             "notes": cfg.notes,
             "delay_box": {k: v.get("lateness_ns") for k, v in delay_stats.items()},
+            "rate_changes": [{"time_ns": t, "rate_bps": b} for t, b in raw.get("rate_changes", [])],
         },
     }
     win = cfg.plan["trace"]["goodput_window_ns"]
