@@ -51,7 +51,8 @@ struct Args {
     stats: Option<PathBuf>,
 }
 
-const USAGE: &str = "usage: haslab-delaybox --queue N --delay-us MICROSECONDS [--loss P] [--seed S] [--stats FILE]";
+const USAGE: &str =
+    "usage: haslab-delaybox --queue N --delay-us MICROSECONDS [--loss P] [--seed S] [--stats FILE]";
 
 fn parse_args(argv: &[String]) -> Result<Args, String> {
     let mut queue = None;
@@ -88,9 +89,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
                     .parse::<f64>()
                     .ok()
                     .filter(|p| (0.0..=1.0).contains(p))
-                    .ok_or_else(|| {
-                        format!("--loss {v:?}: expected a probability from 0 to 1")
-                    })?
+                    .ok_or_else(|| format!("--loss {v:?}: expected a probability from 0 to 1"))?
             }
             "--seed" => {
                 let v = value()?;
@@ -189,7 +188,13 @@ fn open_queue() -> io::Result<(Queue, libc::c_int)> {
         let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
         // SAFETY: getsockopt into a c_int of the given length.
         let r = unsafe {
-            libc::getsockopt(fd, libc::SOL_SOCKET, opt, &mut v as *mut _ as *mut _, &mut len)
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                opt,
+                &mut v as *mut _ as *mut _,
+                &mut len,
+            )
         };
         if r < 0 {
             -1
@@ -213,7 +218,10 @@ fn write_stats(path: &Option<PathBuf>, json: &serde_json::Value) {
         return;
     };
     let tmp = path.with_extension("tmp");
-    if std::fs::write(&tmp, format!("{json}\n")).and_then(|_| std::fs::rename(&tmp, path)).is_err() {
+    if std::fs::write(&tmp, format!("{json}\n"))
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .is_err()
+    {
         eprintln!("haslab-delaybox: could not write {}", path.display());
     }
 }
@@ -235,7 +243,8 @@ fn run(args: &Args) -> io::Result<Stats> {
         );
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(args.seed ^ (0x6861_736c_6162 + args.queue as u64));
+    let mut rng =
+        Xoshiro256PlusPlus::seed_from_u64(args.seed ^ (0x6861_736c_6162 + args.queue as u64));
     let mut held: VecDeque<(u64, nfq::Message)> = VecDeque::new();
     let mut st = Stats::default();
     eprintln!(
