@@ -5,16 +5,27 @@
 >>> result.flows[["name", "goodput_bps"]]                   # doctest: +SKIP
 >>> result.cwnd.groupby("flow_name").cwnd_pkts.mean()       # doctest: +SKIP
 
-See :func:`run`, :func:`validate`, :func:`schema` and :class:`Result`; sweeps (a scenario × a grid
-of parameters × seeds, run in parallel and stored by run hash): :class:`Sweep`, :mod:`haslab.store`,
-:mod:`haslab.aggregate`.
+See :func:`run`, :func:`validate`, :func:`schema`, :func:`catalog` and :class:`Result`; sweeps (a
+scenario × a grid of parameters × seeds, run in parallel and stored by run hash): :class:`Sweep`,
+:mod:`haslab.store`, :mod:`haslab.aggregate`.
 """
 
 from ._core import __version__
-from .api import Result, ScenarioError, run, schema, validate
+from .api import Result, ScenarioError, catalog, run, schema, validate
 from .sweep import Sweep, SweepError
 
-__all__ = ["Result", "ScenarioError", "Sweep", "SweepError", "run", "schema", "validate", "demo_scenario", "__version__"]
+__all__ = [
+    "Result",
+    "ScenarioError",
+    "Sweep",
+    "SweepError",
+    "catalog",
+    "run",
+    "schema",
+    "validate",
+    "demo_scenario",
+    "__version__",
+]
 
 
 def demo_scenario() -> str:

@@ -77,6 +77,17 @@ def schema() -> str:
     return _core.schema()
 
 
+def catalog() -> dict:
+    """The transport options: ``{"algorithms": [...], "tcp_options": [...]}``.
+
+    Each algorithm has ``name``, ``aliases``, ``source``, ``defaults`` (the parameters of its
+    default configuration) and ``parameters`` (each with ``name``, ``default``, ``accepts``,
+    ``description``); each ``[flow.tcp]`` option has ``name``, ``default``, ``accepts`` and
+    ``description``. Read from the simulator's own config types.
+    """
+    return json.loads(_core.catalog())
+
+
 def _want_progress(progress: bool | str) -> bool:
     if progress == "always":
         return True

@@ -1,4 +1,4 @@
-"""The ``haslab`` command line: run, validate, schema, demo, bench."""
+"""The ``haslab`` command line: run, validate, schema, demo, bench, cc list."""
 
 from __future__ import annotations
 
@@ -284,6 +284,83 @@ def bench(
         )
     if not as_json:
         out.print(t)
+
+
+cc_app = typer.Typer(
+    name="cc",
+    help="Congestion-control algorithms and sender options.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(cc_app, name="cc")
+
+
+def _human(value) -> str:
+    """A default as a scenario would spell it: 40000000ns → "40ms", true → true."""
+    import re
+
+    if value is None:
+        return "absent"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        m = re.fullmatch(r"(\d+)ns", value)
+        if m:
+            ns = int(m.group(1))
+            for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+                if ns >= scale and ns % scale == 0:
+                    return f'"{ns // scale}{unit}"'
+            return f'"{ns}ns"'
+        m = re.fullmatch(r"(\d+)B", value)
+        if m:
+            b = int(m.group(1))
+            for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+                if b >= scale and b % scale == 0:
+                    return f'"{b // scale}{unit}"'
+            return f'"{b}B"'
+        return f'"{value}"'
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return str(value)
+
+
+@cc_app.command("list")
+def cc_list(
+    as_json: bool = typer.Option(False, "--json", help="Print the catalog as JSON."),
+) -> None:
+    """List every congestion-control algorithm (scenario name, source, default parameters) and every [flow.tcp] sender option (default, accepted values).
+
+    Select an algorithm per flow with `cc = "cubic"`, or with a table `[flow.cc]` holding `algorithm = "cubic"` and any parameters below; set sender options in `[flow.tcp]` (or `[defaults.tcp]`).
+    """
+    from rich.markup import escape as esc
+
+    from .api import catalog
+
+    cat = catalog()
+    if as_json:
+        sys.stdout.write(json.dumps(cat, indent=2) + "\n")
+        return
+    algs = Table(
+        title=esc('Congestion control (cc = "NAME", or [flow.cc] with algorithm = "NAME" and parameters)'),
+        title_justify="left",
+        show_lines=True,
+    )
+    algs.add_column("algorithm", no_wrap=True)
+    algs.add_column("source")
+    algs.add_column("parameters (defaults)")
+    for a in cat["algorithms"]:
+        name = a["name"] + "".join(f"\nalias {x}" for x in a["aliases"])
+        params = "\n".join(f"{p['name']} = {_human(p['default'])}" for p in a["parameters"]) or "-"
+        algs.add_row(esc(name), esc(a["source"]), esc(params))
+    out.print(algs)
+    opts = Table(title=esc("Sender options ([flow.tcp] or [defaults.tcp])"), title_justify="left", show_lines=True)
+    opts.add_column("option", no_wrap=True)
+    opts.add_column("default", no_wrap=True)
+    opts.add_column("accepts")
+    opts.add_column("description")
+    for o in cat["tcp_options"]:
+        opts.add_row(esc(o["name"]), esc(_human(o["default"])), esc(o["accepts"]), esc(o["description"]))
+    out.print(opts)
 
 
 app.add_typer(__import__("haslab.cli_sweep", fromlist=["app"]).app, name="sweep")

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from conftest import cli, demo_toml
+import haslab
+
+from conftest import cli, demo_dict, demo_toml
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,9 +24,9 @@ def test_console_script_is_installed():
 def test_help_lists_every_command():
     p = cli("--help")
     assert p.returncode == 0
-    for cmd in ("run", "validate", "schema", "demo", "bench"):
+    for cmd in ("run", "validate", "schema", "demo", "bench", "cc"):
         assert cmd in p.stdout
-    for cmd in ("run", "validate", "schema", "demo", "bench"):
+    for cmd in ("run", "validate", "schema", "demo", "bench", "cc"):
         p = cli(cmd, "--help")
         assert p.returncode == 0, p.stderr
         assert "Usage" in p.stdout
@@ -155,3 +157,45 @@ def test_bench_unknown_case():
     p = cli("bench", "--case", "z")
     assert p.returncode == 1
     assert "unknown case" in p.stderr
+
+
+def _cc_names_from_schema() -> list[str]:
+    """The algorithm names the scenario schema accepts (built from CcConfig::NAMES)."""
+    schema = json.loads(haslab.schema())
+    spec = schema["$defs"]["CcSpec"]
+    names = [alt["enum"] for alt in spec["anyOf"] if alt.get("type") == "string"]
+    assert len(names) == 1
+    return names[0]
+
+
+def test_cc_list_prints_every_algorithm_and_sender_option():
+    names = _cc_names_from_schema()
+    assert {"newreno", "cubic", "westwood+", "tibet", "yeah", "illinois", "bbr"} <= set(names)
+    p = cli("cc", "list")
+    assert p.returncode == 0, p.stderr
+    for name in names:
+        assert name in p.stdout, name
+    # sources and defaults are shown
+    assert "tcp_cubic.c" in p.stdout and "beta = 0.7001953125" in p.stdout
+    assert 'min_rtt_window = "10s"' in p.stdout
+    # every [flow.tcp] option, with its default
+    cat = haslab.catalog()
+    opts = {o["name"]: o for o in cat["tcp_options"]}
+    assert {"mss", "sack", "pacing", "recovery", "idle_restart"} <= set(opts)
+    for name in opts:
+        assert name in p.stdout, name
+    assert opts["mss"]["default"] == 1448
+
+
+def test_cc_list_json_matches_the_catalog_and_every_name_runs(tmp_path):
+    p = cli("cc", "list", "--json")
+    assert p.returncode == 0, p.stderr
+    cat = json.loads(p.stdout)
+    assert [a["name"] for a in cat["algorithms"]] == _cc_names_from_schema()
+    # each listed algorithm, with its listed defaults spelled out as parameters, is a valid
+    # scenario choice
+    for a in cat["algorithms"]:
+        d = demo_dict("1s")
+        d["defaults"] = {"cc": {"algorithm": a["name"], **{k: v for k, v in a["defaults"].items() if v is not None}}}
+        plan = haslab.validate(d)
+        assert {f["cc"] for f in plan["flows"]} == {a["name"]}, a["name"]

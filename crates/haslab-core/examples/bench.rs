@@ -2,11 +2,19 @@
 //! (a) 8 NewReno flows, 8 Mbps, 100 ms RTT, BDP queue, 60 s;
 //! (b) 1000 flows on a 10 Gbps / 20 ms RTT dumbbell, BDP queue, 10 s.
 //! `haslab bench` runs the same scenarios and also reports peak memory.
+//!
+//! Congestion control:
+//! - `bench a --cc cubic` runs case (a) (or b) with another algorithm (any scenario name);
+//! - `bench --cc-all [--reps N]` runs case (a) with every algorithm, N times each (default 15),
+//!   and prints the best wall time of each relative to NewReno's (the issue-3 bar: at most
+//!   1.5×). The runs are interleaved (one of each algorithm per repetition) so that a change of
+//!   machine load affects all algorithms alike.
 
 use haslab_core::scenario::plan_from_toml;
+use haslab_core::tcp::cc::CcConfig;
 use haslab_core::{run_plan, RunOptions};
 
-pub fn scenario(case: &str) -> String {
+pub fn scenario(case: &str, cc: &str) -> String {
     let (pairs, rate, delay, queue, duration) = match case {
         "a" => (8, "8Mbps", "40ms", "67pkts", "60s"),
         _ => (1000, "10Gbps", "5ms", "16667pkts", "10s"),
@@ -27,37 +35,133 @@ count = {pairs}
 src = "left{{i}}"
 dst = "right{{i}}"
 app = "bulk"
+cc = "{cc}"
 [trace]
 cwnd = false
 "#
     )
 }
 
-fn main() {
-    let cases: Vec<String> = std::env::args().skip(1).collect();
-    let cases = if cases.is_empty() {
-        vec!["a".to_string(), "b".to_string()]
-    } else {
-        cases
-    };
-    for case in cases {
-        let plan = plan_from_toml(&scenario(&case)).expect("benchmark scenario");
-        let t = std::time::Instant::now();
-        let r = run_plan(&plan, &RunOptions::default()).expect("run");
-        let wall = t.elapsed().as_secs_f64();
-        let goodput: f64 = r
-            .flows
-            .iter()
-            .map(|f| f.bytes_received as f64 * 8.0)
-            .sum::<f64>()
-            / (r.duration_ns as f64 / 1e9);
+struct Run {
+    wall: f64,
+    events: u64,
+    link_transmissions: u64,
+    goodput_bps: f64,
+}
+
+fn run(case: &str, cc: &str) -> Run {
+    let plan = plan_from_toml(&scenario(case, cc)).expect("benchmark scenario");
+    let t = std::time::Instant::now();
+    let r = run_plan(&plan, &RunOptions::default()).expect("run");
+    let wall = t.elapsed().as_secs_f64();
+    let goodput_bps = r
+        .flows
+        .iter()
+        .map(|f| f.bytes_received as f64 * 8.0)
+        .sum::<f64>()
+        / (r.duration_ns as f64 / 1e9);
+    Run {
+        wall,
+        events: r.events,
+        link_transmissions: r.link_transmissions,
+        goodput_bps,
+    }
+}
+
+fn usage() -> ! {
+    eprintln!("usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]");
+    std::process::exit(2);
+}
+
+fn compare_all(reps: usize) {
+    let names = CcConfig::NAMES;
+    let mut best = vec![f64::INFINITY; names.len()];
+    let mut last: Vec<Option<Run>> = names.iter().map(|_| None).collect();
+    run("a", "newreno"); // warm-up
+    for _ in 0..reps {
+        for (i, cc) in names.iter().enumerate() {
+            let r = run("a", cc);
+            best[i] = best[i].min(r.wall);
+            last[i] = Some(r);
+        }
+    }
+    let base = best[0];
+    println!("case a (8 flows, 8 Mbps, 100 ms RTT, 60 s), best of {reps} runs per algorithm:");
+    println!(
+        "{:<10} {:>9} {:>8} {:>10} {:>10} {:>9}",
+        "cc", "wall ms", "vs reno", "events", "link tx", "Mbps"
+    );
+    let mut worst: f64 = 0.0;
+    for (i, cc) in names.iter().enumerate() {
+        let r = last[i].as_ref().expect("ran");
+        let ratio = best[i] / base;
+        worst = worst.max(ratio);
         println!(
-            "case {case}: wall {wall:.3} s, {} events ({:.2} M/s), {} link transmissions ({:.2} M/s), aggregate goodput {:.1} Mbps",
+            "{:<10} {:>9.2} {:>7.2}x {:>10} {:>10} {:>9.2}",
+            cc,
+            best[i] * 1e3,
+            ratio,
             r.events,
-            r.events as f64 / wall / 1e6,
             r.link_transmissions,
-            r.link_transmissions as f64 / wall / 1e6,
-            goodput / 1e6
+            r.goodput_bps / 1e6
+        );
+    }
+    println!(
+        "worst ratio {worst:.2}x NewReno ({})",
+        if worst <= 1.5 {
+            "within the 1.5x bar"
+        } else {
+            "ABOVE the 1.5x bar"
+        }
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut cases = Vec::new();
+    let mut cc = "newreno".to_string();
+    let mut all = false;
+    let mut reps = 15usize;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--cc" => cc = it.next().cloned().unwrap_or_else(|| usage()),
+            "--cc-all" => all = true,
+            "--reps" => {
+                reps = it
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .unwrap_or_else(|| usage())
+            }
+            "a" | "b" => cases.push(a.clone()),
+            _ => usage(),
+        }
+    }
+    if CcConfig::by_name(&cc).is_none() {
+        eprintln!(
+            "unknown congestion control {cc:?}: expected one of {}",
+            CcConfig::NAMES.join(", ")
+        );
+        std::process::exit(2);
+    }
+    if all {
+        compare_all(reps);
+        return;
+    }
+    if cases.is_empty() {
+        cases = vec!["a".to_string(), "b".to_string()];
+    }
+    for case in cases {
+        let r = run(&case, &cc);
+        println!(
+            "case {case} ({cc}): wall {:.3} s, {} events ({:.2} M/s), {} link transmissions ({:.2} M/s), aggregate goodput {:.1} Mbps",
+            r.wall,
+            r.events,
+            r.events as f64 / r.wall / 1e6,
+            r.link_transmissions,
+            r.link_transmissions as f64 / r.wall / 1e6,
+            r.goodput_bps / 1e6
         );
     }
 }

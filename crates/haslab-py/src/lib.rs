@@ -176,6 +176,15 @@ fn schema() -> String {
     scn::json_schema()
 }
 
+/// catalog() -> str
+///
+/// JSON: every congestion-control algorithm (name, aliases, source, defaults, parameters) and
+/// every `[flow.tcp]` option (name, default, accepts, description).
+#[pyfunction]
+fn catalog() -> String {
+    haslab_core::tcp::catalog::catalog_json().to_string()
+}
+
 /// Simulation(text, fmt="toml", out_dir=None, pcap=True)
 ///
 /// A running simulation of one scenario. Advance it with run_until(t_ns) (the GIL is released
@@ -288,6 +297,7 @@ impl Simulation {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

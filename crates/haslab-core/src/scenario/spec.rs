@@ -476,10 +476,20 @@ impl<'de> de::Visitor<'de> for CcVisitor {
                 cc_names()
             ))
         })?;
-        table.insert("algorithm".into(), canonical.name().into());
-        CcConfig::deserialize(serde_json::Value::Object(table))
+        table.remove("algorithm");
+        // the parameters are deserialised on their own so that an error keeps the
+        // parameter's name (the table was buffered: the outer path stops at `cc`)
+        CcConfig::with_params(canonical.name(), serde_json::Value::Object(table))
             .map(CcSpec)
-            .map_err(de::Error::custom)
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner().to_string();
+                if path.is_empty() || path == "." || inner.contains(&format!("`{path}`")) {
+                    de::Error::custom(inner)
+                } else {
+                    de::Error::custom(format!("parameter `{path}`: {inner}"))
+                }
+            })
     }
 }
 

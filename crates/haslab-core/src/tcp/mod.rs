@@ -2,6 +2,7 @@
 //! socket with a send half (segmentation, cwnd, loss recovery, RTO) and a receive half
 //! (reassembly, delayed ACKs). Congestion control is pluggable ([`cc`]), and so is
 //! congestion-window validation ([`cwv`]).
+pub mod catalog;
 pub mod cc;
 pub mod config;
 pub mod conn;

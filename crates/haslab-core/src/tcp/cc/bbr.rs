@@ -191,6 +191,9 @@ pub struct Bbr {
     pacing_gain: u64,
     cwnd_gain: u64,
     has_seen_rtt: bool,
+    /// Packets in flight after the current ACK (Linux `tcp_packets_in_flight`, the pipe):
+    /// the sample's prior in-flight less what it delivered or marked lost.
+    inflight_now: u32,
     /// Pacing rate, bytes per second (`sk_pacing_rate`).
     pacing_rate: u64,
 }
@@ -226,6 +229,7 @@ impl Bbr {
             pacing_gain: high_gain,
             cwnd_gain: high_gain,
             has_seen_rtt: false,
+            inflight_now: 0,
             pacing_rate: 0,
         }
     }
@@ -259,7 +263,7 @@ impl Bbr {
 
     /// Linux `bbr_rate_bytes_per_sec`: rate (pkts/µs << 24) × gain → bytes per second.
     fn rate_bytes_per_sec(&self, mss: u32, rate: u64, gain: u64) -> u64 {
-        let r = rate as u128 * mss as u128 * gain as u128 >> BBR_SCALE;
+        let r = (rate as u128 * mss as u128 * gain as u128) >> BBR_SCALE;
         let r = r * (1_000_000 / 100 * (100 - self.cfg.pacing_margin_percent as u128));
         (r >> BW_SCALE) as u64
     }
@@ -312,7 +316,8 @@ impl Bbr {
             return TCP_INIT_CWND;
         }
         let w = bw as u128 * (self.min_rtt_ns / 1000) as u128;
-        (((w * gain as u128 >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128)
+        ((w * gain as u128) >> BBR_SCALE)
+            .div_ceil(BW_UNIT as u128)
             .min(u32::MAX as u128 / 2) as u32
     }
 
@@ -356,7 +361,7 @@ impl Bbr {
 
     fn reset_probe_bw_mode(&mut self, tp: &CcState) {
         self.mode = BbrMode::ProbeBw;
-        let r = (self.rng.next_u32() as u64 * CYCLE_RAND as u64 >> 32) as usize;
+        let r = ((self.rng.next_u32() as u64 * CYCLE_RAND as u64) >> 32) as usize;
         self.cycle_idx = CYCLE_LEN - 1 - r;
         self.advance_cycle_phase(tp);
     }
@@ -406,7 +411,7 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
-        let thresh = (self.full_bw as u128 * self.full_bw_thresh as u128 >> BBR_SCALE) as u64;
+        let thresh = ((self.full_bw as u128 * self.full_bw_thresh as u128) >> BBR_SCALE) as u64;
         if self.max_bw() >= thresh {
             self.full_bw = self.max_bw();
             self.full_bw_cnt = 0;
@@ -422,7 +427,7 @@ impl Bbr {
             tp.ssthresh_pkts = self.inflight(tp, self.max_bw(), BBR_UNIT);
         }
         if self.mode == BbrMode::Drain
-            && self.packets_in_net_at_edt(tp, tp.in_flight_pkts)
+            && self.packets_in_net_at_edt(tp, self.inflight_now)
                 <= self.inflight(tp, self.max_bw(), BBR_UNIT)
         {
             self.reset_probe_bw_mode(tp); // queue drained
@@ -461,7 +466,7 @@ impl Bbr {
         }
         if self.mode == BbrMode::ProbeRtt {
             // keep at most 4 packets in flight for max(200 ms, one round)
-            if self.probe_rtt_done_stamp_ns.is_none() && tp.in_flight_pkts <= CWND_MIN_TARGET {
+            if self.probe_rtt_done_stamp_ns.is_none() && self.inflight_now <= CWND_MIN_TARGET {
                 self.probe_rtt_done_stamp_ns = Some(tp.now_ns + self.cfg.probe_rtt_duration.0);
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tp.delivered_pkts;
@@ -502,7 +507,7 @@ impl Bbr {
             // first round of recovery: packet conservation
             self.packet_conservation = true;
             self.next_rtt_delivered = tp.delivered_pkts; // start a round now
-            cwnd = tp.in_flight_pkts + acked;
+            cwnd = self.inflight_now + acked;
         } else if prev >= CaState::Recovery && state < CaState::Recovery {
             // leaving recovery: restore the cwnd from before it
             cwnd = cwnd.max(self.prior_cwnd);
@@ -510,7 +515,7 @@ impl Bbr {
         }
         self.prev_ca_state = state;
         if self.packet_conservation {
-            return (cwnd.max(tp.in_flight_pkts + acked), true);
+            return (cwnd.max(self.inflight_now + acked), true);
         }
         (cwnd, false)
     }
@@ -581,6 +586,9 @@ impl CongestionControl for Bbr {
     }
 
     fn cong_control(&mut self, tp: &mut CcState, rs: &RateSample) {
+        self.inflight_now = rs
+            .prior_in_flight_pkts
+            .saturating_sub(rs.acked_sacked_pkts + rs.losses_pkts);
         // bbr_update_model
         self.update_bw(tp, rs);
         if self.mode == BbrMode::ProbeBw && self.is_next_cycle_phase(tp, rs) {
@@ -883,7 +891,6 @@ mod tests {
         let ss = p.cc.ssthresh(&p.tp);
         assert_eq!(ss, p.tp.ssthresh_pkts);
         p.tp.ca_state = CaState::Recovery;
-        p.tp.in_flight_pkts = 50;
         p.tp.delivered_pkts += 1;
         let rs = RateSample {
             prior_delivered_pkts: p.tp.delivered_pkts - 80,
@@ -896,8 +903,9 @@ mod tests {
             is_app_limited: false,
         };
         p.cc.cong_control(&mut p.tp, &rs);
-        assert_eq!(p.tp.cwnd_pkts, 51); // in flight + acked
-                                        // recovery ends: cwnd comes back to its value before the loss (capped by the target)
+        // in flight after the ACK (51 − 1 acked − 3 lost) + acked
+        assert_eq!(p.tp.cwnd_pkts, 48);
+        // recovery ends: cwnd comes back to its value before the loss (capped by the target)
         p.tp.ca_state = CaState::Open;
         p.tp.delivered_pkts += 1;
         let rs = RateSample {

@@ -561,8 +561,8 @@ mod tests {
         tp.cwnd_pkts = tp.ssthresh_pkts;
         let start = 20 * S;
         run_ca(&mut cc, &mut tp, start, start + 1, rtt);
-        let c = 410.0 / 1024.0;
-        let k = ((100.0 - 70.0) / c as f64).cbrt();
+        let c: f64 = 410.0 / 1024.0;
+        let k = ((100.0 - 70.0) / c).cbrt();
         assert!((cc.k_seconds() - k).abs() < 0.002, "K {}", cc.k_seconds());
         assert_eq!(cc.origin(), 100);
         let w = |t: f64| 100.0 + c * (t - k).powi(3);

@@ -63,13 +63,14 @@ impl Default for IllinoisConfig {
 impl IllinoisConfig {
     pub fn check(&self) -> Result<(), (String, String)> {
         let err = |f: &str, m: &str| Err((f.to_string(), m.to_string()));
-        if !(self.alpha_min * ALPHA_SCALE as f64 >= 1.0) || !self.alpha_min.is_finite() {
+        let at_least = |x: f64, min: f64| x.is_finite() && x >= min;
+        if !at_least(self.alpha_min * ALPHA_SCALE as f64, 1.0) {
             return err("alpha_min", "must be at least 1/128 (Linux: 0.3)");
         }
         if !(self.alpha_max >= self.alpha_min && self.alpha_max <= 100.0) {
             return err("alpha_max", "must be between alpha_min and 100 (Linux: 10)");
         }
-        if !(self.beta_min * BETA_SCALE as f64 >= 1.0) || !self.beta_min.is_finite() {
+        if !at_least(self.beta_min * BETA_SCALE as f64, 1.0) {
             return err("beta_min", "must be at least 1/64 (Linux: 0.125)");
         }
         if !(self.beta_max >= self.beta_min && self.beta_max < 1.0) {
@@ -397,7 +398,7 @@ mod tests {
         let gain = f.tp.cwnd_pkts - before;
         assert!((9..=11).contains(&gain), "{gain}");
         let cwnd = f.tp.cwnd_pkts;
-        assert_eq!(f.cc.ssthresh(&f.tp), cwnd - (cwnd * 8 >> 6));
+        assert_eq!(f.cc.ssthresh(&f.tp), cwnd - ((cwnd * 8) >> 6));
         // at the largest delay β = 1/2
         let mut g = calibrated();
         g.level(1.0);

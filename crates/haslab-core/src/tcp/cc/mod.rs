@@ -334,6 +334,8 @@ pub struct CcInfo {
     /// The reference the implementation follows.
     pub source: &'static str,
     pub defaults: serde_json::Value,
+    /// Each parameter with its default, accepted values and description.
+    pub parameters: Vec<super::catalog::FieldInfo>,
 }
 
 impl CcConfig {
@@ -406,6 +408,39 @@ impl CcConfig {
         }
     }
 
+    /// The algorithm `name` (a canonical name, see [`Self::name`]) with the parameters in
+    /// `params` (a JSON object without the `algorithm` key); errors carry the parameter's path.
+    pub fn with_params(
+        name: &str,
+        params: serde_json::Value,
+    ) -> Result<CcConfig, serde_path_to_error::Error<serde_json::Error>> {
+        fn de<T: serde::de::DeserializeOwned>(
+            v: serde_json::Value,
+        ) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
+            serde_path_to_error::deserialize(v)
+        }
+        Ok(match name {
+            "cubic" => CcConfig::Cubic(de(params)?),
+            "westwood+" => CcConfig::WestwoodPlus(de(params)?),
+            "tibet" => CcConfig::Tibet(de(params)?),
+            "yeah" => CcConfig::Yeah(de(params)?),
+            "illinois" => CcConfig::Illinois(de(params)?),
+            "bbr" => CcConfig::Bbr(de(params)?),
+            "tcphas" => CcConfig::TcpHas(de(params)?),
+            "trickle" => CcConfig::Trickle(de(params)?),
+            "newreno" => CcConfig::NewReno(de(params)?),
+            other => {
+                // a variant without its own arm: the tagged enum (errors lose the path)
+                let mut table = match params {
+                    serde_json::Value::Object(m) => m,
+                    _ => serde_json::Map::new(),
+                };
+                table.insert("algorithm".into(), other.into());
+                de(serde_json::Value::Object(table))?
+            }
+        })
+    }
+
     /// Checks the ranges a type cannot express; the error names the parameter and what is
     /// accepted.
     pub fn check(&self) -> Result<(), (String, String)> {
@@ -432,6 +467,18 @@ impl CcConfig {
                 if let Some(m) = defaults.as_object_mut() {
                     m.remove("algorithm");
                 }
+                use super::catalog::fields;
+                let parameters = match cfg {
+                    CcConfig::NewReno(_) => fields::<newreno::NewRenoConfig>(),
+                    CcConfig::Cubic(_) => fields::<cubic::CubicConfig>(),
+                    CcConfig::WestwoodPlus(_) => fields::<westwood::WestwoodConfig>(),
+                    CcConfig::Tibet(_) => fields::<tibet::TibetConfig>(),
+                    CcConfig::Yeah(_) => fields::<yeah::YeahConfig>(),
+                    CcConfig::Illinois(_) => fields::<illinois::IllinoisConfig>(),
+                    CcConfig::Bbr(_) => fields::<bbr::BbrConfig>(),
+                    CcConfig::TcpHas(_) => fields::<tcphas::TcpHasConfig>(),
+                    CcConfig::Trickle(_) => fields::<trickle::TrickleConfig>(),
+                };
                 let (aliases, source): (&'static [&'static str], &'static str) = match cfg {
                     CcConfig::NewReno(_) => (
                         &["reno"],
@@ -475,6 +522,7 @@ impl CcConfig {
                     aliases,
                     source,
                     defaults,
+                    parameters,
                 }
             })
             .collect()
@@ -494,8 +542,12 @@ mod tests {
             assert!(cfg.check().is_ok(), "{name}: defaults are in range");
             let json = serde_json::to_value(&cfg).unwrap();
             assert_eq!(json["algorithm"], name);
-            let back: CcConfig = serde_json::from_value(json).unwrap();
+            let back: CcConfig = serde_json::from_value(json.clone()).unwrap();
             assert_eq!(back, cfg);
+            // the scenario parser's path: the parameters without the tag
+            let mut params = json;
+            params.as_object_mut().unwrap().remove("algorithm");
+            assert_eq!(CcConfig::with_params(name, params).unwrap(), cfg, "{name}");
         }
         assert_eq!(CcConfig::by_name("westwood").unwrap().name(), "westwood+");
         assert!(CcConfig::by_name("vegas").is_none());

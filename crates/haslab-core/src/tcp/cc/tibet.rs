@@ -63,7 +63,7 @@ impl TibetConfig {
             return Err(("alpha".into(), "must be at least 0 and less than 1".into()));
         }
         if let Some(g) = self.gamma {
-            if !(g >= 0.0 && g < 1.0) {
+            if !(0.0..1.0).contains(&g) {
                 return Err((
                     "gamma".into(),
                     "must be at least 0 and less than 1 (or absent for e^(-T_k))".into(),
