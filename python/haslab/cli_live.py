@@ -68,7 +68,9 @@ def _rate(text: str) -> int:
 def _load(scenario: Path):
     from .api import validate
     from .live import from_plan
+    from .live.config import reject_players
 
+    reject_players(scenario)
     return from_plan(validate(scenario))
 
 

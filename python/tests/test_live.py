@@ -125,11 +125,17 @@ def test_newcwv_maps_to_the_bpf_algorithm_without_restart_after_idle():
     assert cfg.bpf_ccs == ["haslab_newcwv"]
 
 
-def test_players_are_not_yet_supported():
+def test_players_are_not_yet_supported(tmp_path):
     plan = haslab.validate(dumbbell())
     plan["players"] = [{"name": "p0"}]
     with pytest.raises(LiveUnsupported, match="not yet supported in live mode"):
         from_plan(plan)
+    scen = tmp_path / "p.toml"
+    scen.write_text(dumbbell() + '\n[[player]]\nname = "p0"\n')
+    r = cli("live", "run", scen, "-o", tmp_path / "o")
+    assert r.returncode == 1
+    assert "not yet supported in live mode" in r.stderr
+    assert not (tmp_path / "o").exists()
 
 
 # ---------------------------------------------------------------------------------------------

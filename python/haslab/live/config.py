@@ -251,6 +251,36 @@ def _rate_Bps(r: Any) -> int:
     return int(m.group(1)) // 8
 
 
+def reject_players(scenario: Any) -> None:
+    """Raises :class:`LiveUnsupported` for a scenario with ``[[player]]`` entries, before the
+    simulator's validation (which may not know them) can say something less clear."""
+    import os
+    from pathlib import Path
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    data: Any = None
+    if isinstance(scenario, dict):
+        data = scenario
+    else:
+        try:
+            if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario
+                                                     and os.path.isfile(scenario)):
+                path = Path(scenario)
+                text = path.read_text(encoding="utf-8")
+                import json
+
+                data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+            elif isinstance(scenario, str):
+                data = tomllib.loads(scenario)
+        except (OSError, ValueError):
+            return  # validation reports unreadable files and syntax errors
+    if isinstance(data, dict) and ("player" in data or "players" in data):
+        raise LiveUnsupported("[[player]] is not yet supported in live mode (bulk and chunk flows only)")
+
+
 def from_plan(plan: dict) -> LiveConfig:
     """The live configuration of a validated plan; raises :class:`LiveUnsupported`."""
     if plan.get("players"):

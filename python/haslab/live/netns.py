@@ -84,6 +84,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _is_ours(pid: int) -> bool:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return False
+    return b"haslab-delaybox" in cmd or b"haslab/live/" in cmd
+
+
 def stop_pids(pids: Sequence[int], grace: float = 3.0) -> None:
     """SIGTERM, then SIGKILL after ``grace`` seconds, each process by its PID."""
     pids = [p for p in pids if p != os.getpid()]
@@ -156,9 +164,11 @@ def cleanup() -> list[str]:
     pids: list[int] = []
     if state.exists():
         try:
-            pids += [int(p) for p in json.loads(state.read_text()).get("pids", [])]
+            named = [int(p) for p in json.loads(state.read_text()).get("pids", [])]
         except (ValueError, OSError):
-            pass
+            named = []
+        # only if the PID still runs one of ours (a PID can be reused after the process ended)
+        pids += [p for p in named if _is_ours(p)]
     namespaces = our_namespaces()
     for n in namespaces:
         pids += ns_pids(n)

@@ -81,7 +81,9 @@ def run_live(
     pairs: the left→right bottleneck rate changes to each at its time (``tc class change``).
     """
     from ..api import Result, validate
+    from .config import reject_players
 
+    reject_players(scenario)
     plan = validate(scenario)
     cfg = from_plan(plan)
     missing = missing_requirements(bpf=bool(cfg.bpf_ccs))
