@@ -29,6 +29,8 @@ Scenario = Union[str, os.PathLike, Mapping[str, Any]]
 FLOW_TABLES = ("cwnd", "goodput")
 #: Trace tables whose ``link`` column indexes ``Result.links``.
 LINK_TABLES = ("queue",)
+#: Trace tables whose ``player`` column indexes ``Result.player_summary``.
+PLAYER_TABLES = ("players", "segments")
 
 
 class ScenarioError(ValueError):
@@ -42,18 +44,20 @@ def _looks_like_path(s: str) -> bool:
     return os.path.isfile(s) or not ("=" in s or "[" in s)
 
 
-def _source(scenario: Scenario) -> tuple[str, str]:
-    """Returns (text, fmt) for the simulator; fmt is "toml" or "json"."""
+def _source(scenario: Scenario) -> tuple[str, str, str | None]:
+    """Returns (text, fmt, base_dir) for the simulator; fmt is "toml" or "json"; base_dir is the
+    folder relative paths in the scenario (MPD files) are taken from: the scenario file's
+    folder, or None (the working directory) for strings and dicts."""
     if isinstance(scenario, Mapping):
-        return json.dumps(scenario), "json"
+        return json.dumps(scenario), "json", None
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and _looks_like_path(scenario)):
         path = Path(scenario)
         if not path.is_file():
             raise FileNotFoundError(f"scenario file not found: {path}")
         fmt = "json" if path.suffix.lower() == ".json" else "toml"
-        return path.read_text(encoding="utf-8"), fmt
+        return path.read_text(encoding="utf-8"), fmt, str(path.resolve().parent)
     if isinstance(scenario, str):
-        return scenario, "toml"
+        return scenario, "toml", None
     raise TypeError(
         f"a scenario is a path, a TOML string or a dict, not {type(scenario).__name__}"
     )
@@ -65,9 +69,9 @@ def validate(scenario: Scenario) -> dict:
     Returns a description of the resolved plan (seed, duration_ns, nodes, link directions,
     flows, traces). Raises :class:`ScenarioError` (a ``ValueError``) naming the offending field.
     """
-    text, fmt = _source(scenario)
+    text, fmt, base = _source(scenario)
     try:
-        return _core.validate(text, fmt)
+        return _core.validate(text, fmt, base)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
 
@@ -111,11 +115,11 @@ def run(
             terminal; ``"always"`` shows it even when it is not.
         pcap: ``False`` skips the pcap captures the scenario asks for.
     """
-    text, fmt = _source(scenario)
+    text, fmt, base = _source(scenario)
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     try:
-        sim = _core.Simulation(text, fmt, None if out_dir is None else str(out_dir), pcap)
+        sim = _core.Simulation(text, fmt, None if out_dir is None else str(out_dir), pcap, base)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     duration = sim.duration_ns
@@ -158,7 +162,10 @@ class Result:
         plan: the description of the resolved scenario (see :func:`validate`).
         flows: one row per flow (TCP connection), from ``summary["flows"]``.
         links: one row per link direction (``"from->to"``), from ``summary["links"]``.
-        traces: time series by name (``cwnd``, ``goodput``, ``queue``), one row per sample.
+        player_summary: one row per HAS player (QoE metrics), from ``summary["players"]``.
+        has: metrics across players (Jain, unfairness, utilization), from ``summary["has"]``.
+        traces: time series by name (``cwnd``, ``goodput``, ``queue``; with players also
+            ``players`` and ``segments``), one row per sample.
     """
 
     def __init__(self, summary: dict, tables: Mapping[str, Mapping[str, "np.ndarray"]], plan: dict | None = None):
@@ -168,8 +175,11 @@ class Result:
         self.plan = plan or {}
         self.flows = pd.DataFrame(summary.get("flows", []))
         self.links = pd.DataFrame(summary.get("links", []))
+        self.player_summary = pd.DataFrame(summary.get("players", []))
+        self.has: dict = summary.get("has") or {}
         flow_names = [f["name"] for f in summary.get("flows", [])]
         link_names = [l["name"] for l in summary.get("links", [])]
+        player_names = [p["name"] for p in summary.get("players", [])]
         self.traces: dict[str, "pd.DataFrame"] = {}
         for name in sorted(tables):
             df = pd.DataFrame(dict(tables[name]))
@@ -177,6 +187,11 @@ class Result:
                 df["flow_name"] = pd.Categorical.from_codes(df["flow"].astype("int64"), categories=flow_names)
             if "link" in df.columns:
                 df["link_name"] = pd.Categorical.from_codes(df["link"].astype("int64"), categories=link_names)
+            if "player" in df.columns:
+                df["player_name"] = pd.Categorical.from_codes(df["player"].astype("int64"), categories=player_names)
+            if "time_ns" in df.columns and name == "players":
+                df["time_s"] = df["time_ns"] / 1e9
+                df["buffer_s"] = df["buffer_ns"] / 1e9
             self.traces[name] = df
 
     def _trace(self, name: str) -> "pd.DataFrame":
@@ -199,6 +214,37 @@ class Result:
     def queue(self) -> "pd.DataFrame":
         """Occupancy (packets, bytes) of the traced queues over time."""
         return self._trace("queue")
+
+    @property
+    def players(self) -> "pd.DataFrame":
+        """HAS players sampled once per second: requested ``level`` and ``bitrate_bps``,
+        ``played_bitrate_bps`` (NaN when not playing), ``buffer_ns`` / ``buffer_s``, ``phase``
+        (0 startup, 1 playing, 2 stalled, 3 ended, 4 left), the player's ``estimate_bps``, the
+        ``optimal_level`` for its ``fair_share_bps``; ``player_name`` names the player. Empty
+        when the scenario has no players."""
+        return self._player_trace("players")
+
+    @property
+    def segments(self) -> "pd.DataFrame":
+        """One row per downloaded segment: ``player_name``, ``index``, ``level``,
+        ``bitrate_bps``, ``bytes``, ``request_ns`` → ``done_ns`` (``download_ns``),
+        ``throughput_bps``, the player's ``estimate_bps`` when it chose the level, buffer
+        before and after, and the connection (``flow_name``) it came over."""
+        return self._player_trace("segments")
+
+    def _player_trace(self, name: str) -> "pd.DataFrame":
+        import pandas as pd
+
+        if name in self.traces:
+            return self.traces[name]
+        return pd.DataFrame()
+
+    def player(self, name: str) -> dict:
+        """The QoE summary of one player."""
+        for p in self.summary.get("players", []):
+            if p["name"] == name:
+                return p
+        raise KeyError(f"no player {name!r}")
 
     def link(self, name: str) -> dict:
         """The summary of one link direction, e.g. ``result.link("r1->r2")``."""

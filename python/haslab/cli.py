@@ -133,12 +133,68 @@ def link_table(result) -> Table:
     return t
 
 
+def _opt(v, fmt: str, scale: float = 1.0) -> str:
+    return "-" if v is None else format(v * scale, fmt)
+
+
+def player_table(result) -> Table:
+    """One row per HAS player: bitrate, stability, stalls, startup, QoE (see docs/has.md)."""
+    has = result.summary.get("has") or {}
+    caption = []
+    for key, label, fmt in [
+        ("jain_bitrate", "Jain (bitrate)", ".3f"),
+        ("festive_unfairness", "unfairness", ".3f"),
+        ("utilization", "utilization", ".1%"),
+    ]:
+        if has.get(key) is not None:
+            caption.append(f"{label} {format(has[key], fmt)}")
+    t = Table(
+        title="Players",
+        title_justify="left",
+        caption=", ".join(caption) or None,
+        caption_justify="left",
+    )
+    for col, just in [
+        ("player", "left"),
+        ("abr", "left"),
+        ("avg bitrate\nkbps", "right"),
+        ("avg\nlevel", "right"),
+        ("switches", "right"),
+        ("instab-\nility", "right"),
+        ("infid-\nelity", "right"),
+        ("stalls", "right"),
+        ("rebuf-\nfering", "right"),
+        ("startup\ns", "right"),
+        ("avg buffer\ns", "right"),
+        ("QoE", "right"),
+    ]:
+        t.add_column(col, justify=just, no_wrap=just == "left")
+    for p in result.summary.get("players", []):
+        t.add_row(
+            p["name"],
+            p["algorithm"],
+            f"{p['avg_bitrate_bps'] / 1e3:.0f}",
+            f"{p['avg_level']:.2f}",
+            str(p["switches"]),
+            _opt(p.get("instability_pct"), ".1f") + ("%" if p.get("instability_pct") is not None else ""),
+            _opt(p.get("infidelity_pct"), ".0f") + ("%" if p.get("infidelity_pct") is not None else ""),
+            str(p["stalls"]),
+            f"{100 * p['rebuffering_ratio']:.1f}%",
+            _opt(p.get("startup_delay_ns"), ".2f", 1e-9),
+            f"{p['avg_buffer_ns'] / 1e9:.1f}",
+            _opt(p.get("qoe_score"), ".2f"),
+        )
+    return t
+
+
 def print_summary(result) -> None:
     s = result.summary
     out.print(
         f"simulated {s['duration_ns'] / 1e9:g} s (seed {s['seed']}): {s['events']:,} events, "
         f"{s['link_transmissions']:,} link transmissions"
     )
+    if s.get("players"):
+        out.print(player_table(result))
     out.print(flow_table(result))
     out.print(link_table(result))
 
@@ -154,9 +210,12 @@ def _describe(plan: dict) -> str:
         traced.append("queues " + ", ".join(trace["queues"]))
     if trace["pcaps"]:
         traced.append("pcap " + ", ".join(p["at"] for p in trace["pcaps"]))
+    players = plan.get("players", [])
+    abrs = sorted({p["abr"] for p in players})
+    has = f", {len(players)} players ({', '.join(abrs)})" if players else ""
     return (
         f"{plan['duration_ns'] / 1e9:g} s, seed {plan['seed']}: {len(plan['nodes'])} nodes, "
-        f"{n_links} links, {len(plan['flows'])} flows ({', '.join(ccs) or 'none'}); "
+        f"{n_links} links, {len(plan['flows'])} flows ({', '.join(ccs) or 'none'}){has}; "
         f"traces: {'; '.join(traced) or 'none'}"
     )
 
@@ -176,13 +235,19 @@ def run(
 ) -> None:
     """Run a scenario and write its results.
 
-    Writes OUT/summary.json (all counters), one Parquet file per trace (cwnd.parquet, goodput.parquet, queue.parquet) and the pcap files that the scenario's trace.pcap list asks for, then prints a table per flow and per traced link direction.
+    Writes OUT/summary.json (all counters), one Parquet file per trace (cwnd.parquet, goodput.parquet, queue.parquet; with [[player]]s also players.parquet, segments.parquet and players.png, the level and buffer of each player over time) and the pcap files that the scenario's trace.pcap list asks for, then prints a table per player, per flow and per traced link direction.
     """
     from .api import run as run_scenario
 
     def go():
         result = run_scenario(scenario, out_dir=out_dir, progress=not quiet, pcap=pcap)
         written = result.save(out_dir)
+        if result.summary.get("players"):
+            from .plots import level_and_buffer
+
+            png = Path(out_dir) / "players.png"
+            level_and_buffer(result, png)
+            written.append(png)
         if not quiet:
             print_summary(result)
             pcaps = [p["file"] for p in result.plan["trace"]["pcaps"]] if pcap else []

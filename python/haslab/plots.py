@@ -70,3 +70,62 @@ def _queue_limit(result: "Result", link_dir: str) -> dict | None:
         if l["name"] == link_dir:
             return l["queue"]
     return None
+
+
+def level_and_buffer(
+    result: "Result", path: str | os.PathLike, players: list[str] | None = None, max_players: int = 12
+) -> None:
+    """Saves a figure with one panel per HAS player: the level of its latest request over time
+    (steps, left axis, with the optimal level for its fair share dotted) and its buffer in
+    seconds (right axis); stalls are shaded. ``players`` picks players by name (default: the
+    first ``max_players``)."""
+    df = result.players
+    names = [p["name"] for p in result.summary.get("players", [])]
+    if players is not None:
+        unknown = [p for p in players if p not in names]
+        if unknown:
+            raise KeyError(f"no player {unknown[0]!r} (players: {', '.join(names)})")
+        names = list(players)
+    names = names[:max_players]
+    n = max(len(names), 1)
+    fig = Figure(figsize=(10, 1.9 * n + 0.8), layout="constrained")
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    end = result.summary.get("duration_ns", 0) / 1e9 or None
+    if not names:
+        axes[0].text(0.5, 0.5, "no players", ha="center", va="center", transform=axes[0].transAxes)
+    summaries = {p["name"]: p for p in result.summary.get("players", [])}
+    plan_players = {p["name"]: p for p in result.plan.get("players", [])}
+    for ax, name in zip(axes, names):
+        d = df[df["player_name"] == name]
+        t = d["time_ns"] / 1e9
+        ax.step(t, d["level"], where="post", color="tab:blue", lw=1.2, label="level (requested)")
+        if "optimal_level" in d:
+            ax.step(t, d["optimal_level"], where="post", color="tab:green", lw=0.8, ls=":", label="optimal level")
+        levels = len(plan_players.get(name, {}).get("bitrates_bps", [])) or int(d["level"].max() + 1 if len(d) else 1)
+        ax.set_ylim(-0.3, levels - 0.7)
+        ax.set_yticks(range(0, levels, max(1, (levels + 7) // 8)))
+        ax.set_ylabel("level")
+        stalled = d["phase"] == 2
+        if stalled.any():
+            ax.fill_between(t, -0.3, levels - 0.7, where=stalled, step="post", color="tab:red", alpha=0.15, label="stalled")
+        ax2 = ax.twinx()
+        ax2.plot(t, d["buffer_ns"] / 1e9, color="tab:orange", lw=1, label="buffer")
+        ax2.set_ylabel("buffer (s)")
+        ax2.set_ylim(bottom=0)
+        p = summaries.get(name, {})
+        inst = p.get("instability_pct")
+        ax.set_title(
+            f"{name} ({p.get('algorithm', '?')}): avg {p.get('avg_bitrate_bps', 0) / 1e3:.0f} kbps, "
+            f"{p.get('switches', 0)} switches, instability {'-' if inst is None else f'{inst:.1f}%'}, "
+            f"{p.get('stalls', 0)} stalls",
+            fontsize="medium",
+            loc="left",
+        )
+        ax.grid(alpha=0.3)
+        if ax is axes[0]:
+            h1, l1 = ax.get_legend_handles_labels()
+            h2, l2 = ax2.get_legend_handles_labels()
+            ax.legend(h1 + h2, l1 + l2, loc="lower right", fontsize="small", ncols=4, framealpha=0.9)
+    axes[-1].set_xlabel("time (s)")
+    axes[-1].set_xlim(0, end)
+    fig.savefig(os.fspath(path), dpi=100, metadata={"Software": None})

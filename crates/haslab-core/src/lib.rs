@@ -6,11 +6,13 @@
 //! - [`tcp`]: the TCP connection (handshake, segmentation, ACKs, loss recovery, RTO) and the
 //!   congestion-control interface modelled on Linux `tcp_congestion_ops` ([`tcp::cc`]).
 //! - [`app`]: applications on the byte-stream API (bulk sender, chunked sender, sink).
+//! - [`has`]: HTTP adaptive streaming: videos and MPDs, players, playback, HTTP client/server.
 //! - [`metrics`]: counters and time series collected during a run.
 //! - [`scenario`]: the one scenario schema (serde), its validation, and the resolved [`scenario::Plan`].
 //! - [`world`]: builds a [`scenario::Plan`] into a running simulation and returns a [`metrics::SimResult`].
 
 pub mod app;
+pub mod has;
 pub mod metrics;
 pub mod net;
 pub mod scenario;

@@ -8,7 +8,8 @@
 
 use crate::app::bulk::BulkSender;
 use crate::app::chunks::ChunkSender;
-use crate::app::{App, AppAction, AppApi};
+use crate::app::{App, AppAction, AppApi, AppReport, OpenSpec};
+use crate::has::session::HasSession;
 use crate::metrics::series::{CwndSeries, GoodputSeries, QueueSeries};
 use crate::metrics::{FlowSummary, LinkDirSummary, SimResult};
 use crate::net::link::{LinkAction, LinkDir};
@@ -19,11 +20,14 @@ use crate::net::routing::{Edge, Routes, NO_ROUTE};
 use crate::scenario::{AppPlan, Plan, QueuePlan};
 use crate::sim::events::EventQueue;
 use crate::sim::rng::Stream;
+use crate::tcp::cc::CcConfig;
 use crate::tcp::cc::CongestionControl;
+use crate::tcp::config::TcpConfig;
 use crate::tcp::conn::Connection;
 use crate::tcp::cwv::CwndValidation;
 use crate::tcp::endpoint::{Endpoint, Notice, Output, TimerKind};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Options of a run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
@@ -69,6 +73,13 @@ pub struct World {
     conns: Vec<Connection>,
     /// app of each connection side
     conn_apps: Vec<[Option<u32>; 2]>,
+    /// side of each connection that carries its main data (0 for `[[flow]]`s, 1 for HTTP
+    /// downloads): the "sender" of summaries, cwnd and goodput traces
+    data_side: Vec<u8>,
+    /// app id of each player session, and the bottleneck of its server → client path
+    /// (link direction, rate)
+    player_apps: Vec<u32>,
+    player_paths: Vec<Option<(u32, u64)>>,
     apps: Vec<Box<dyn App>>,
     flow_names: Vec<String>,
     flow_cc: Vec<String>,
@@ -120,7 +131,18 @@ impl World {
             dests.push(f.dst as u32);
             dests.push(f.src as u32);
         }
+        for p in &plan.players {
+            dests.push(p.client as u32);
+            dests.push(p.server as u32);
+        }
         let routes = Routes::compute(n_nodes, &edges, &dests);
+        for p in &plan.players {
+            if routes.next_hop(p.client as u32, p.server as u32) == NO_ROUTE
+                || routes.next_hop(p.server as u32, p.client as u32) == NO_ROUTE
+            {
+                return Err(format!("player {:?}: no route between its nodes", p.name));
+            }
+        }
         for f in &plan.flows {
             if routes.next_hop(f.src as u32, f.dst as u32) == NO_ROUTE
                 || routes.next_hop(f.dst as u32, f.src as u32) == NO_ROUTE
@@ -135,32 +157,15 @@ impl World {
         let mut apps: Vec<Box<dyn App>> = Vec::with_capacity(plan.flows.len());
         for (i, f) in plan.flows.iter().enumerate() {
             let conn = i as u32;
-            let mut isn_rng = Stream::new(plan.seed, &format!("flow:{}:isn", f.name));
-            let (isn_c, isn_s) = match f.tcp.isn {
-                Some(isn) => (isn, isn),
-                None => (isn_rng.next_u32(), isn_rng.next_u32()),
-            };
-            let client_port = 32768 + (i % 28232) as u16; // Linux's ephemeral range 32768–60999
-            let nodes = [f.src as u32, f.dst as u32];
-            let ports = [client_port, SERVER_PORT];
-            let isns = [isn_c, isn_s];
-            let [client, server] = [0usize, 1].map(|s| {
-                let peer = 1 - s;
-                let (node, peer_node, port, peer_port) =
-                    (nodes[s], nodes[peer], ports[s], ports[peer]);
-                Endpoint::new(
-                    conn,
-                    s as u8,
-                    node,
-                    peer_node,
-                    port,
-                    peer_port,
-                    f.tcp.clone(),
-                    f.cc.build_seeded(plan.seed, &format!("flow:{}:cc:{s}", f.name)),
-                    isns[s],
-                )
-            });
-            conns.push(Connection::new(client, server));
+            conns.push(make_connection(
+                plan.seed,
+                conn,
+                &f.name,
+                [f.src as u32, f.dst as u32],
+                SERVER_PORT,
+                &f.tcp,
+                &f.cc,
+            ));
             let (app, start_ns): (Box<dyn App>, u64) = match f.app {
                 AppPlan::Bulk {
                     start_ns,
@@ -181,6 +186,33 @@ impl World {
             apps.push(app);
             conn_apps.push([Some(app_id), None]);
             q.schedule(start_ns, Ev::AppStart(app_id));
+        }
+
+        // HAS players: one session app each; their connections are opened at run time.
+        let mut player_apps = Vec::with_capacity(plan.players.len());
+        let mut player_paths = Vec::with_capacity(plan.players.len());
+        for p in &plan.players {
+            let app_id = apps.len() as u32;
+            apps.push(Box::new(HasSession::new(Arc::new(p.clone()), plan.seed)));
+            player_apps.push(app_id);
+            q.schedule(p.start_ns, Ev::AppStart(app_id));
+            // the slowest link direction on the server → client path
+            let mut at = p.server as u32;
+            let mut slowest: Option<(u32, u64)> = None;
+            let mut hops = 0;
+            while at != p.client as u32 && hops <= n_nodes {
+                let ld = routes.next_hop(at, p.client as u32);
+                if ld == NO_ROUTE {
+                    break;
+                }
+                let l = &links[ld as usize];
+                if slowest.is_none_or(|(_, r)| l.rate_bps < r) {
+                    slowest = Some((ld, l.rate_bps));
+                }
+                at = l.to;
+                hops += 1;
+            }
+            player_paths.push(slowest);
         }
 
         let mut pcaps: Vec<Option<PcapWriter>> = (0..links.len()).map(|_| None).collect();
@@ -215,8 +247,11 @@ impl World {
             link_names,
             link_plan_names: plan.links.iter().map(|l| l.name.clone()).collect(),
             routes,
+            data_side: vec![0; conns.len()],
             conns,
             conn_apps,
+            player_apps,
+            player_paths,
             apps,
             flow_names: plan.flows.iter().map(|f| f.name.clone()).collect(),
             flow_cc: plan.flows.iter().map(|f| f.cc.name().to_string()).collect(),
@@ -291,23 +326,30 @@ impl World {
             }
             Ev::AppStart(app) => {
                 let mut actions = std::mem::take(&mut self.actions);
-                self.apps[app as usize].start(&mut AppApi::new(now, &mut actions));
+                let next = self.conns.len() as u32;
+                self.apps[app as usize].start(&mut AppApi::with_next_conn(now, &mut actions, next));
                 self.actions = actions;
                 self.apply_actions(app, now);
             }
             Ev::AppTimer { app, token } => {
                 let mut actions = std::mem::take(&mut self.actions);
-                self.apps[app as usize].on_timer(&mut AppApi::new(now, &mut actions), token);
+                let next = self.conns.len() as u32;
+                self.apps[app as usize]
+                    .on_timer(&mut AppApi::with_next_conn(now, &mut actions, next), token);
                 self.actions = actions;
                 self.apply_actions(app, now);
             }
             Ev::GoodputTick => {
                 let len = now - self.last_goodput_ns;
                 self.last_goodput_ns = now;
+                let sides = &self.data_side;
                 self.goodput.close_window(
                     now,
                     len,
-                    self.conns.iter().map(|c| c.ends[1].stats.bytes_received),
+                    self.conns
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| c.ends[1 - sides[i] as usize].stats.bytes_received),
                 );
                 if now < self.duration_ns {
                     let next = (now + self.goodput.window_ns).min(self.duration_ns);
@@ -375,7 +417,7 @@ impl World {
             let notices: Vec<Notice> = out.notices.drain(..).collect();
             self.out = out;
             if let Some(cw) = &mut self.cwnd {
-                let ep = &self.conns[conn as usize].ends[0];
+                let ep = &self.conns[conn as usize].ends[self.data_side[conn as usize] as usize];
                 if ep.stats.bytes_written > 0 {
                     cw.observe(
                         now,
@@ -392,7 +434,9 @@ impl World {
             for n in notices {
                 if let Some(app) = self.conn_apps[n.conn as usize][n.side as usize] {
                     let mut actions = std::mem::take(&mut self.actions);
-                    self.apps[app as usize].on_notice(&mut AppApi::new(now, &mut actions), &n);
+                    let next = self.conns.len() as u32;
+                    self.apps[app as usize]
+                        .on_notice(&mut AppApi::with_next_conn(now, &mut actions, next), &n);
                     self.actions = actions;
                     self.apply_actions_no_drain(app, now);
                 }
@@ -446,6 +490,9 @@ impl World {
                 } => {
                     self.conns[conn as usize].set_app_data(side, data);
                 }
+                AppAction::Open { conn, ref spec } => {
+                    self.open_connection(conn, spec, app);
+                }
                 AppAction::SetCwndClampRate {
                     conn,
                     side,
@@ -462,6 +509,32 @@ impl World {
         touched
     }
 
+    /// Creates connection `conn` (which must be the next id) for application `app`.
+    fn open_connection(&mut self, conn: u32, spec: &OpenSpec, app: u32) {
+        debug_assert_eq!(
+            conn as usize,
+            self.conns.len(),
+            "connection ids are assigned in order"
+        );
+        self.conns.push(make_connection(
+            self.seed,
+            conn,
+            &spec.name,
+            [spec.client_node, spec.server_node],
+            spec.server_port,
+            &spec.tcp,
+            &spec.cc,
+        ));
+        self.conn_apps.push([Some(app), spec.serve.then_some(app)]);
+        self.data_side.push(spec.data_side.min(1));
+        self.flow_names.push(spec.name.clone());
+        self.flow_cc.push(spec.cc.name().to_string());
+        self.goodput.add_flow();
+        if let Some(c) = &mut self.cwnd {
+            c.add_flow();
+        }
+    }
+
     /// Runs to the end (if needed), closes pcap files and returns the result.
     pub fn finish(mut self) -> Result<SimResult, String> {
         self.run_until(self.duration_ns);
@@ -475,7 +548,8 @@ impl World {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let (tx, rx) = (&c.ends[0], &c.ends[1]);
+                let ds = self.data_side[i] as usize;
+                let (tx, rx) = (&c.ends[ds], &c.ends[1 - ds]);
                 let start = tx.stats.established_ns;
                 let end = tx
                     .stats
@@ -488,8 +562,8 @@ impl World {
                 };
                 FlowSummary {
                     name: self.flow_names[i].clone(),
-                    src: self.node_names[tx_node(c, 0)].clone(),
-                    dst: self.node_names[tx_node(c, 1)].clone(),
+                    src: self.node_names[tx_node(c, ds)].clone(),
+                    dst: self.node_names[tx_node(c, 1 - ds)].clone(),
                     cc: self.flow_cc[i].clone(),
                     bytes_written: tx.stats.bytes_written,
                     bytes_sent: tx.stats.bytes_sent,
@@ -517,6 +591,20 @@ impl World {
             })
             .collect();
         let links = self.link_summaries();
+        // player logs → QoE metrics
+        let mut logs = Vec::with_capacity(self.player_apps.len());
+        for &a in &self.player_apps {
+            if let Some(AppReport::Player(log)) = self.apps[a as usize].finish(self.duration_ns) {
+                logs.push(*log);
+            }
+        }
+        let paths: Vec<Option<(String, u64)>> = self
+            .player_paths
+            .iter()
+            .map(|p| p.map(|(ld, r)| (self.link_names[ld as usize].clone(), r)))
+            .collect();
+        let node_names = &self.node_names;
+        let qoe = crate::metrics::qoe::evaluate(&logs, &paths, |n| node_names[n as usize].clone());
         let link_transmissions = self.links.iter().map(|l| l.tx_packets).sum();
         let mut tables = Vec::new();
         if let Some(c) = self.cwnd.take() {
@@ -524,6 +612,9 @@ impl World {
         }
         tables.push(std::mem::take(&mut self.goodput).into_table());
         tables.push(std::mem::take(&mut self.queues).into_table());
+        if !logs.is_empty() {
+            tables.extend(qoe.tables);
+        }
         Ok(SimResult {
             seed: self.seed,
             duration_ns: self.duration_ns,
@@ -532,6 +623,8 @@ impl World {
             unroutable_packets: self.unroutable,
             flows,
             links,
+            players: qoe.players,
+            has: qoe.has,
             tables,
         })
     }
@@ -617,4 +710,40 @@ fn tx_node(c: &Connection, side: usize) -> usize {
 /// Builds and runs a plan to its end.
 pub fn run_plan(plan: &Plan, opts: &RunOptions) -> Result<SimResult, String> {
     World::new(plan, opts)?.finish()
+}
+
+/// Builds both endpoints of connection `conn` between `nodes` = [client, server]. Initial
+/// sequence numbers come from the stream "flow:<name>:isn" unless the TCP options fix them;
+/// each side's congestion control draws from "flow:<name>:cc:<side>".
+fn make_connection(
+    seed: u64,
+    conn: u32,
+    name: &str,
+    nodes: [u32; 2],
+    server_port: u16,
+    tcp: &TcpConfig,
+    cc: &CcConfig,
+) -> Connection {
+    let mut isn_rng = Stream::new(seed, &format!("flow:{name}:isn"));
+    let isns = match tcp.isn {
+        Some(isn) => [isn, isn],
+        None => [isn_rng.next_u32(), isn_rng.next_u32()],
+    };
+    let client_port = 32768 + (conn as usize % 28232) as u16; // Linux's ephemeral range 32768–60999
+    let ports = [client_port, server_port];
+    let [client, server] = [0usize, 1].map(|s| {
+        let peer = 1 - s;
+        Endpoint::new(
+            conn,
+            s as u8,
+            nodes[s],
+            nodes[peer],
+            ports[s],
+            ports[peer],
+            tcp.clone(),
+            cc.build_seeded(seed, &format!("flow:{name}:cc:{s}")),
+            isns[s],
+        )
+    });
+    Connection::new(client, server)
 }

@@ -10,19 +10,21 @@ use std::sync::Mutex;
 
 use haslab_core::metrics::{ColumnData, SimResult};
 use haslab_core::scenario::{self as scn};
-use haslab_core::scenario::{AppPlan, LinkDirRef, Plan, QueueLimit, QueuePlan};
+use haslab_core::scenario::{AppPlan, ConnectionPolicy, LinkDirRef, Plan, QueueLimit, QueuePlan};
 use haslab_core::world::{RunOptions, World};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::{json, Value};
+use std::path::Path;
 
-/// Parses a scenario; `fmt` is `"toml"` or `"json"`. Errors become `ValueError("path: message")`.
-fn parse_plan(text: &str, fmt: &str) -> PyResult<Plan> {
+/// Parses a scenario; `fmt` is `"toml"` or `"json"`; relative file paths in it (a player's MPD)
+/// are taken from `base_dir` when given. Errors become `ValueError("path: message")`.
+fn parse_plan(text: &str, fmt: &str, base_dir: Option<&Path>) -> PyResult<Plan> {
     let parsed = match fmt {
-        "toml" => scn::plan_from_toml(text),
-        "json" => scn::plan_from_json(text),
+        "toml" => scn::plan_from_toml_in(text, base_dir),
+        "json" => scn::plan_from_json_in(text, base_dir),
         other => {
             return Err(PyValueError::new_err(format!(
                 "unknown scenario format {other:?}: expected \"toml\" or \"json\""
@@ -104,6 +106,35 @@ fn describe(plan: &Plan) -> Value {
             })
         })
         .collect();
+    let players: Vec<Value> = plan
+        .players
+        .iter()
+        .map(|p| {
+            let connection = match p.connection {
+                ConnectionPolicy::Persistent => json!({"kind": "persistent"}),
+                ConnectionPolicy::PerRequest => json!({"kind": "per-request"}),
+                ConnectionPolicy::Parallel(n) => json!({"kind": "parallel", "connections": n}),
+                ConnectionPolicy::Renew(k) => json!({"kind": "renew", "renew_every": k}),
+            };
+            json!({
+                "name": p.name,
+                "client": plan.nodes[p.client].name,
+                "server": plan.nodes[p.server].name,
+                "abr": p.abr.name(),
+                "video": p.video.name,
+                "bitrates_bps": p.video.bitrates_bps,
+                "segments": p.video.segments(),
+                "segment_ns": p.video.segment_ns(),
+                "buffer_ns": p.buffer_ns,
+                "startup_ns": p.startup_ns,
+                "refill_ns": p.refill_low_ns,
+                "connection": connection,
+                "start_ns": p.start_ns,
+                "stop_ns": p.stop_ns,
+                "cc": p.cc.name(),
+            })
+        })
+        .collect();
     let t = &plan.trace;
     json!({
         "seed": plan.seed,
@@ -111,6 +142,7 @@ fn describe(plan: &Plan) -> Value {
         "nodes": plan.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
         "links": links,
         "flows": flows,
+        "players": players,
         "trace": {
             "cwnd": t.cwnd,
             "cwnd_interval_ns": t.cwnd_interval_ns,
@@ -156,15 +188,21 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
-/// validate(text, fmt="toml") -> dict
+/// validate(text, fmt="toml", base_dir=None) -> dict
 ///
 /// Parses and checks a scenario and returns a description of the resolved plan (seed,
-/// duration, nodes, link directions, flows, traces). Raises ValueError with the message
-/// "field.path: what is wrong" when the scenario is invalid.
+/// duration, nodes, link directions, flows, players, traces). Relative paths in the scenario
+/// (MPD files) are taken from base_dir (default: the working directory). Raises ValueError
+/// with the message "field.path: what is wrong" when the scenario is invalid.
 #[pyfunction]
-#[pyo3(signature = (text, fmt = "toml"))]
-fn validate<'py>(py: Python<'py>, text: &str, fmt: &str) -> PyResult<Bound<'py, PyAny>> {
-    let plan = parse_plan(text, fmt)?;
+#[pyo3(signature = (text, fmt = "toml", base_dir = None))]
+fn validate<'py>(
+    py: Python<'py>,
+    text: &str,
+    fmt: &str,
+    base_dir: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let plan = parse_plan(text, fmt, base_dir.as_deref())?;
     to_py(py, &describe(&plan))
 }
 
@@ -185,7 +223,7 @@ fn catalog() -> String {
     haslab_core::tcp::catalog::catalog_json().to_string()
 }
 
-/// Simulation(text, fmt="toml", out_dir=None, pcap=True)
+/// Simulation(text, fmt="toml", out_dir=None, pcap=True, base_dir=None)
 ///
 /// A running simulation of one scenario. Advance it with run_until(t_ns) (the GIL is released
 /// while it runs), then call finish() once. pcap files requested by the scenario are written
@@ -217,9 +255,15 @@ impl Simulation {
 #[pymethods]
 impl Simulation {
     #[new]
-    #[pyo3(signature = (text, fmt = "toml", out_dir = None, pcap = true))]
-    fn new(text: &str, fmt: &str, out_dir: Option<PathBuf>, pcap: bool) -> PyResult<Self> {
-        let mut plan = parse_plan(text, fmt)?;
+    #[pyo3(signature = (text, fmt = "toml", out_dir = None, pcap = true, base_dir = None))]
+    fn new(
+        text: &str,
+        fmt: &str,
+        out_dir: Option<PathBuf>,
+        pcap: bool,
+        base_dir: Option<PathBuf>,
+    ) -> PyResult<Self> {
+        let mut plan = parse_plan(text, fmt, base_dir.as_deref())?;
         if !pcap {
             plan.trace.pcaps.clear();
         }

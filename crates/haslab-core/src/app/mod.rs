@@ -10,8 +10,32 @@
 pub mod bulk;
 pub mod chunks;
 
-use crate::tcp::cc::AppData;
+use crate::tcp::cc::{AppData, CcConfig};
+use crate::tcp::config::TcpConfig;
 use crate::tcp::endpoint::Notice;
+
+/// A connection an application opens at run time ([`AppApi::open`]): between which nodes, with
+/// which TCP options and congestion control, and who serves it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenSpec {
+    /// Unique name (it appears as a flow of the result and seeds the connection's ISNs).
+    pub name: String,
+    /// Node of the side that connects (side 0).
+    pub client_node: u32,
+    /// Node of the side that accepts (side 1).
+    pub server_node: u32,
+    pub server_port: u16,
+    pub tcp: TcpConfig,
+    /// Congestion control of both sides (the server's is the one that matters for downloads).
+    pub cc: CcConfig,
+    /// The side that carries the connection's main data, reported as the flow's sender in
+    /// summaries and traces: 0 (client → server, like `[[flow]]`s) or 1 (server → client, HTTP
+    /// downloads).
+    pub data_side: u8,
+    /// Attach the opening application to the server side as well (it gets the server side's
+    /// notices, with `side` = 1).
+    pub serve: bool,
+}
 
 /// A request from an application to the world, applied after the callback returns.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,6 +67,12 @@ pub enum AppAction {
         side: u8,
         data: AppData,
     },
+    /// Create connection `conn` (the id [`AppApi::open`] returned); it stays closed until a
+    /// `Connect`.
+    Open {
+        conn: u32,
+        spec: Box<OpenSpec>,
+    },
     /// Clamp the sender's cwnd to rate × SRTT (Trickle); None removes the clamp.
     SetCwndClampRate {
         conn: u32,
@@ -55,11 +85,38 @@ pub enum AppAction {
 pub struct AppApi<'a> {
     pub now_ns: u64,
     pub(crate) actions: &'a mut Vec<AppAction>,
+    /// id the next [`AppApi::open`] returns
+    next_conn: u32,
 }
 
 impl<'a> AppApi<'a> {
     pub fn new(now_ns: u64, actions: &'a mut Vec<AppAction>) -> Self {
-        AppApi { now_ns, actions }
+        AppApi {
+            now_ns,
+            actions,
+            next_conn: 0,
+        }
+    }
+    /// An API whose [`AppApi::open`] numbers new connections from `next_conn` (the number of
+    /// connections that exist).
+    pub fn with_next_conn(now_ns: u64, actions: &'a mut Vec<AppAction>, next_conn: u32) -> Self {
+        AppApi {
+            now_ns,
+            actions,
+            next_conn,
+        }
+    }
+    /// Opens a new connection (not yet connected: call [`AppApi::connect`]) and returns its id.
+    /// The opening application gets the client side's notices (and the server side's when
+    /// `spec.serve`). Ids are assigned in order, so runs stay deterministic.
+    pub fn open(&mut self, spec: OpenSpec) -> u32 {
+        let conn = self.next_conn;
+        self.next_conn += 1;
+        self.actions.push(AppAction::Open {
+            conn,
+            spec: Box::new(spec),
+        });
+        conn
     }
     pub fn connect(&mut self, conn: u32) {
         self.actions.push(AppAction::Connect { conn });
@@ -101,4 +158,15 @@ pub trait App: Send {
     fn start(&mut self, api: &mut AppApi);
     fn on_notice(&mut self, _api: &mut AppApi, _notice: &Notice) {}
     fn on_timer(&mut self, _api: &mut AppApi, _token: u64) {}
+    /// Called once at the end of the run (`now_ns` = the run's end): what the application
+    /// measured, if it reports anything (HAS players return their logs).
+    fn finish(&mut self, _now_ns: u64) -> Option<AppReport> {
+        None
+    }
+}
+
+/// What an application reports at the end of a run.
+#[derive(Clone, Debug)]
+pub enum AppReport {
+    Player(Box<crate::has::PlayerLog>),
 }

@@ -1,6 +1,7 @@
 //! What a run measures: per-flow and per-link-direction summaries, and time series as
 //! columnar tables (one row per sample) that Python turns into pandas DataFrames and Parquet.
 
+pub mod qoe;
 pub mod series;
 
 use serde::Serialize;
@@ -19,7 +20,14 @@ pub struct SimResult {
     pub flows: Vec<FlowSummary>,
     /// One entry per link direction.
     pub links: Vec<LinkDirSummary>,
-    /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]).
+    /// QoE metrics of each HAS player (`[[player]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub players: Vec<qoe::PlayerSummary>,
+    /// Metrics across players (None without players).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub has: Option<qoe::HasSummary>,
+    /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]); with players also
+    /// `segments` and `players` (see [`qoe`]).
     #[serde(skip)]
     pub tables: Vec<Table>,
 }

@@ -28,6 +28,10 @@ impl CwndSeries {
             ..Default::default()
         }
     }
+    /// Adds a flow (a connection opened at run time).
+    pub fn add_flow(&mut self) {
+        self.last.push(None);
+    }
     #[inline]
     pub fn observe(&mut self, now_ns: u64, flow: u32, cwnd: u32, ssthresh: u32, srtt_ns: u64) {
         let last = &mut self.last[flow as usize];
@@ -74,6 +78,10 @@ impl GoodputSeries {
             last_total: vec![0; flows],
             ..Default::default()
         }
+    }
+    /// Adds a flow (a connection opened at run time); its bytes count from zero.
+    pub fn add_flow(&mut self) {
+        self.last_total.push(0);
     }
     /// Closes the window ending at `now_ns` (of length `len_ns`) with each flow's total bytes.
     pub fn close_window(&mut self, now_ns: u64, len_ns: u64, totals: impl Iterator<Item = u64>) {

@@ -12,11 +12,15 @@
 //! what is accepted. No input makes these functions panic.
 
 pub mod plan;
+mod player_spec;
+mod players;
 mod spec;
 pub mod units;
 mod validate;
 
 pub use plan::*;
+pub use player_spec::*;
+pub use players::{MAX_PARALLEL, MAX_PLAYERS};
 pub use spec::*;
 pub use validate::{
     check_name, MAX_APP_BYTES, MAX_DURATION_NS, MAX_FLOWS, MAX_NAME_LEN, MAX_NODES, MAX_RATE_BPS,
@@ -120,6 +124,22 @@ pub fn plan_from_json(text: &str) -> Result<Plan, ScenarioError> {
     parse_json(text)?.to_plan()
 }
 
+/// Parses and validates a TOML scenario whose relative paths (MPD files) are relative to `base`.
+pub fn plan_from_toml_in(
+    text: &str,
+    base: Option<&std::path::Path>,
+) -> Result<Plan, ScenarioError> {
+    parse_toml(text)?.to_plan_in(base)
+}
+
+/// Parses and validates a JSON scenario whose relative paths are relative to `base`.
+pub fn plan_from_json_in(
+    text: &str,
+    base: Option<&std::path::Path>,
+) -> Result<Plan, ScenarioError> {
+    parse_json(text)?.to_plan_in(base)
+}
+
 /// The JSON Schema of [`Scenario`] (draft 2020-12), pretty-printed.
 pub fn json_schema() -> String {
     let schema = schemars::schema_for!(Scenario);
@@ -132,6 +152,9 @@ impl Scenario {
         validate::tcp_from_table(&self.defaults.tcp, "defaults.tcp")?;
         for (i, f) in self.flows.iter().enumerate() {
             validate::tcp_from_table(&f.tcp, &format!("flow[{i}].tcp"))?;
+        }
+        for (i, p) in self.players.iter().enumerate() {
+            validate::tcp_from_table(&p.tcp, &format!("player[{i}].tcp"))?;
         }
         Ok(())
     }

@@ -2,8 +2,11 @@
 //! simulator builds. Names are resolved to indices, units to integers (`_ns`, `_bps`,
 //! `_bytes`), defaults are applied. Nothing here can be invalid.
 
+use crate::has::players::AbrConfig;
+use crate::has::video::Video;
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::TcpConfig;
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -12,6 +15,8 @@ pub struct Plan {
     pub nodes: Vec<NodePlan>,
     pub links: Vec<LinkPlan>,
     pub flows: Vec<FlowPlan>,
+    /// HAS players (`[[player]]`), each with its own connections opened at run time.
+    pub players: Vec<PlayerPlan>,
     pub trace: TracePlan,
 }
 
@@ -112,4 +117,44 @@ pub struct TracePlan {
     /// window for the goodput time series of every flow
     pub goodput_window_ns: u64,
     pub pcaps: Vec<PcapPlan>,
+}
+
+/// How a player's HTTP client uses connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectionPolicy {
+    /// One persistent connection for the whole session.
+    Persistent,
+    /// A new connection for every request, closed after its response.
+    PerRequest,
+    /// N persistent connections, used in turn.
+    Parallel(u32),
+    /// A new connection every k segments.
+    Renew(u32),
+}
+
+/// One HAS player: a client node running the player, a server node holding the video.
+#[derive(Clone, Debug)]
+pub struct PlayerPlan {
+    pub name: String,
+    /// node running the player (HTTP client)
+    pub client: usize,
+    /// node running the HTTP server
+    pub server: usize,
+    pub abr: AbrConfig,
+    pub video: Arc<Video>,
+    /// buffer cap of the playback model
+    pub buffer_ns: u64,
+    /// media buffered before playback starts
+    pub startup_ns: u64,
+    /// media buffered before playback resumes after a stall
+    pub resume_ns: u64,
+    /// refill scheduler (newCWV paper): after the buffer is full, wait until it has drained
+    /// to this level; None: the player schedules its requests
+    pub refill_low_ns: Option<u64>,
+    pub connection: ConnectionPolicy,
+    pub start_ns: u64,
+    pub stop_ns: Option<u64>,
+    pub tcp: TcpConfig,
+    /// congestion control of the player's connections (the server side sends the video)
+    pub cc: CcConfig,
 }

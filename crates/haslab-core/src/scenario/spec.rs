@@ -47,6 +47,10 @@ pub struct Scenario {
     /// Flows (one TCP connection each, or `count` of them), `[[flow]]` in TOML.
     #[serde(default, rename = "flow", skip_serializing_if = "Vec::is_empty")]
     pub flows: Vec<FlowSpec>,
+    /// HAS players (a video server and a player each, or `count` of them), `[[player]]` in
+    /// TOML.
+    #[serde(default, rename = "player", skip_serializing_if = "Vec::is_empty")]
+    pub players: Vec<super::player_spec::PlayerSpec>,
     /// What to record during the run.
     #[serde(default)]
     pub trace: TraceSpec,

@@ -28,7 +28,7 @@ pub const MAX_APP_BYTES: u64 = 1_000_000_000_000_000;
 /// Accepted range of `trace.snaplen`.
 pub const SNAPLEN_RANGE: std::ops::RangeInclusive<u64> = 40..=65_535;
 
-fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+pub(super) fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError {
         path: path.into(),
         message: message.into(),
@@ -61,7 +61,7 @@ fn check_name_len(name: &str, max: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn check_duration(path: &str, d: u64) -> Result<(), ScenarioError> {
+pub(super) fn check_duration(path: &str, d: u64) -> Result<(), ScenarioError> {
     if d > MAX_DURATION_NS {
         return Err(err(
             path,
@@ -92,7 +92,7 @@ fn check_loss(path: &str, p: f64) -> Result<(), ScenarioError> {
 }
 
 /// A duration for messages: "60s", "250ms", "17ns".
-fn show_ns(ns: u64) -> String {
+pub(super) fn show_ns(ns: u64) -> String {
     if ns % 1_000_000_000 == 0 {
         format!("{}s", ns / 1_000_000_000)
     } else if ns % 1_000_000 == 0 {
@@ -132,15 +132,15 @@ pub(crate) fn tcp_from_table(table: &TcpTable, prefix: &str) -> Result<TcpConfig
     })
 }
 
-struct Net {
-    nodes: Vec<NodePlan>,
+pub(super) struct Net {
+    pub(super) nodes: Vec<NodePlan>,
     node_index: HashMap<String, usize>,
-    links: Vec<LinkPlan>,
+    pub(super) links: Vec<LinkPlan>,
     link_index: HashMap<String, usize>,
 }
 
 impl Net {
-    fn node(&self, name: &str, path: &str) -> Result<usize, ScenarioError> {
+    pub(super) fn node(&self, name: &str, path: &str) -> Result<usize, ScenarioError> {
         self.node_index.get(name).copied().ok_or_else(|| {
             err(
                 path,
@@ -191,12 +191,12 @@ fn dir_plan(rate: u64, delay: u64, loss: f64, queue: QueueSize) -> LinkDirPlan {
 
 /// Connected components (links carry both directions, so a route src → dst exists iff one
 /// dst → src does).
-struct Components {
+pub(super) struct Components {
     parent: Vec<usize>,
 }
 
 impl Components {
-    fn new(n: usize, links: &[LinkPlan]) -> Self {
+    pub(super) fn new(n: usize, links: &[LinkPlan]) -> Self {
         let mut c = Components {
             parent: (0..n).collect(),
         };
@@ -208,7 +208,7 @@ impl Components {
         }
         c
     }
-    fn find(&mut self, mut x: usize) -> usize {
+    pub(super) fn find(&mut self, mut x: usize) -> usize {
         let mut root = x;
         while self.parent[root] != root {
             root = self.parent[root];
@@ -227,6 +227,12 @@ impl Scenario {
     /// `count` replication, merges `[defaults]`, resolves names and trace references, and
     /// checks that every flow has a route.
     pub fn to_plan(&self) -> Result<Plan, ScenarioError> {
+        self.to_plan_in(None)
+    }
+
+    /// [`Scenario::to_plan`], with relative file paths (a player's MPD) taken from `base` (the
+    /// scenario file's folder) rather than the working directory.
+    pub fn to_plan_in(&self, base: Option<&std::path::Path>) -> Result<Plan, ScenarioError> {
         // Run length.
         if self.duration.0 == 0 {
             return Err(err("duration", "must be greater than zero, e.g. \"60s\""));
@@ -317,6 +323,10 @@ impl Scenario {
         // Flows.
         let flows = self.resolve_flows(&net, duration_ns)?;
 
+        // Players.
+        let flow_names: Vec<String> = flows.iter().map(|f| f.name.clone()).collect();
+        let players = self.resolve_players(&net, duration_ns, &flow_names, base)?;
+
         // Trace.
         let trace = self.resolve_trace(&net)?;
 
@@ -326,6 +336,7 @@ impl Scenario {
             nodes: net.nodes,
             links: net.links,
             flows,
+            players,
             trace,
         })
     }
@@ -408,7 +419,7 @@ impl Scenario {
 
     /// Merges `defaults.tcp` under the flow's table and checks the result; errors point at the
     /// flow's key, or at `defaults.tcp.<key>` when only the defaults set it.
-    fn resolve_tcp(&self, own: &TcpTable, p: &str) -> Result<TcpConfig, ScenarioError> {
+    pub(super) fn resolve_tcp(&self, own: &TcpTable, p: &str) -> Result<TcpConfig, ScenarioError> {
         let defaults = &self.defaults.tcp;
         // Type errors of each table on its own first, so the path names the table that has them.
         tcp_from_table(defaults, "defaults.tcp")?;

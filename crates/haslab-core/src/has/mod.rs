@@ -1,0 +1,19 @@
+//! HTTP adaptive streaming: the video, the players, the playback model, and HTTP over the
+//! simulated TCP.
+//!
+//! - [`video`]: bitrate ladder, segment durations and sizes; the papers' presets.
+//! - [`mpd`]: a video from a DASH MPD (parsed with the `dash-mpd-core` crate).
+//! - [`playback`]: the common playback model (startup, stalls, conservation).
+//! - [`players`]: the ABR decision logic, one file per player, independent of the transport.
+//! - [`http`]: the HTTP messages (GET request, response header + body) and the server.
+//! - [`session`]: one player session as a simulator application: the HTTP client with its
+//!   connection policy, the server side of its connections, the playback and the logs.
+
+pub mod http;
+pub mod mpd;
+pub mod playback;
+pub mod players;
+pub mod session;
+pub mod video;
+
+pub use session::{PlayerLog, SampleRecord, SegmentRecord};

@@ -1,0 +1,295 @@
+//! Adaptive-bitrate players: pure decision logic (algorithms.md Part B).
+//!
+//! A player sees segment results and the buffer state and answers two questions: *which level*
+//! the next segment is requested at ([`Player::choose`], asked when the request is issued) and
+//! *when* the next request is issued ([`Player::downloaded`], asked when a download completes).
+//! Nothing here touches the simulator: the simulated HTTP client drives players now, and a real
+//! HTTP client (live mode) can drive the same code.
+//!
+//! The common playback model (startup, stalls, buffer cap) is in [`super::playback`]; the
+//! session enforces the buffer cap on top of a player's [`When`].
+//!
+//! One file per player, each with its parameters on top and the source of every default:
+//! [`rbb`], [`conventional`], [`panda`], [`elastic`], [`festive`], [`bba`], [`bola`].
+
+pub mod bba;
+pub mod bola;
+pub mod conventional;
+pub mod elastic;
+pub mod festive;
+pub mod panda;
+pub mod rbb;
+
+use super::playback::Phase;
+use crate::sim::rng::Stream;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What a player knows about the video and the session (from the MPD and its configuration).
+#[derive(Clone, Debug)]
+pub struct PlayerContext {
+    /// Encoding bitrates, ascending.
+    pub bitrates_bps: Vec<u64>,
+    /// Nominal segment duration τ.
+    pub segment_ns: u64,
+    /// Buffer cap of the common playback model.
+    pub buffer_cap_ns: u64,
+}
+
+impl PlayerContext {
+    pub fn levels(&self) -> usize {
+        self.bitrates_bps.len()
+    }
+    pub fn top(&self) -> usize {
+        self.bitrates_bps.len() - 1
+    }
+    pub fn tau_s(&self) -> f64 {
+        self.segment_ns as f64 / 1e9
+    }
+    pub fn cap_s(&self) -> f64 {
+        self.buffer_cap_ns as f64 / 1e9
+    }
+}
+
+/// One completed segment download.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SegmentResult {
+    pub index: usize,
+    pub level: usize,
+    /// Media (body) bytes of the segment.
+    pub bytes: u64,
+    /// Media duration of the segment.
+    pub media_ns: u64,
+    /// When the request was issued (including connection set-up when one was needed).
+    pub request_ns: u64,
+    /// When the last byte arrived.
+    pub done_ns: u64,
+}
+
+impl SegmentResult {
+    /// T̃: request → last byte, at least 1 ns.
+    pub fn download_ns(&self) -> u64 {
+        (self.done_ns - self.request_ns).max(1)
+    }
+    /// x̃ = bits / T̃ (actual segment bytes, algorithms.md B0).
+    pub fn throughput_bps(&self) -> f64 {
+        self.bytes as f64 * 8e9 / self.download_ns() as f64
+    }
+}
+
+/// The buffer and session state a player sees.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BufferState {
+    pub now_ns: u64,
+    pub buffer_ns: u64,
+    pub phase: Phase,
+    /// Index of the next segment to request.
+    pub next_segment: usize,
+    /// Number of segments of the video.
+    pub segments: usize,
+}
+
+impl BufferState {
+    pub fn buffer_s(&self) -> f64 {
+        self.buffer_ns as f64 / 1e9
+    }
+}
+
+/// When to issue the next request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// At once.
+    Now,
+    /// At this absolute time (at once if it is past).
+    At(u64),
+    /// As soon as the buffer holds at most this much media.
+    BufferAtMost(u64),
+}
+
+/// A player's decision logic.
+pub trait Player: Send {
+    fn name(&self) -> &'static str;
+    /// The level of the next segment, decided when its request is issued.
+    fn choose(&mut self, st: &BufferState) -> usize;
+    /// A segment has been downloaded: when to issue the next request.
+    fn downloaded(&mut self, seg: &SegmentResult, st: &BufferState) -> When;
+    /// The current bandwidth estimate (the value the last decision used), for the log.
+    fn estimate_bps(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// The `abr` of a `[[player]]`: the algorithm and its parameters. A new player adds a variant
+/// here and a file in this folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "algorithm", rename_all = "lowercase", deny_unknown_fields)]
+pub enum AbrConfig {
+    /// Rate-and-buffer-based player of the TcpHas paper (algorithms.md B7; a reconstruction).
+    Rbb(rbb::RbbConfig),
+    /// The QoE paper's / PANDA paper's conventional throughput-based player (B1).
+    Conventional(conventional::ConventionalConfig),
+    /// PANDA, probe and adapt (B2).
+    Panda(panda::PandaConfig),
+    /// ELASTIC, feedback-linearisation buffer control (B3).
+    Elastic(elastic::ElasticConfig),
+    /// FESTIVE (B4).
+    Festive(festive::FestiveConfig),
+    /// BBA-0, buffer-based (B5).
+    Bba(bba::BbaConfig),
+    /// BOLA-BASIC, Lyapunov buffer control (B6).
+    Bola(bola::BolaConfig),
+}
+
+impl Default for AbrConfig {
+    fn default() -> Self {
+        AbrConfig::Conventional(Default::default())
+    }
+}
+
+impl AbrConfig {
+    pub const NAMES: &'static [&'static str] = &[
+        "rbb",
+        "conventional",
+        "panda",
+        "elastic",
+        "festive",
+        "bba",
+        "bola",
+    ];
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            AbrConfig::Rbb(_) => "rbb",
+            AbrConfig::Conventional(_) => "conventional",
+            AbrConfig::Panda(_) => "panda",
+            AbrConfig::Elastic(_) => "elastic",
+            AbrConfig::Festive(_) => "festive",
+            AbrConfig::Bba(_) => "bba",
+            AbrConfig::Bola(_) => "bola",
+        }
+    }
+
+    /// Default parameters of the algorithm called `name`.
+    pub fn by_name(name: &str) -> Option<AbrConfig> {
+        Some(match name {
+            "rbb" => AbrConfig::Rbb(Default::default()),
+            "conventional" => AbrConfig::Conventional(Default::default()),
+            "panda" => AbrConfig::Panda(Default::default()),
+            "elastic" => AbrConfig::Elastic(Default::default()),
+            "festive" => AbrConfig::Festive(Default::default()),
+            "bba" | "bba0" | "bba-0" => AbrConfig::Bba(Default::default()),
+            "bola" => AbrConfig::Bola(Default::default()),
+            _ => return None,
+        })
+    }
+
+    /// Checks the parameters' ranges: Err((field, message)).
+    pub fn check(&self) -> Result<(), (String, String)> {
+        match self {
+            AbrConfig::Rbb(c) => c.check(),
+            AbrConfig::Conventional(c) => c.check(),
+            AbrConfig::Panda(c) => c.check(),
+            AbrConfig::Elastic(c) => c.check(),
+            AbrConfig::Festive(c) => c.check(),
+            AbrConfig::Bba(c) => c.check(),
+            AbrConfig::Bola(c) => c.check(),
+        }
+    }
+
+    /// A fresh player. `rng` is the player's own random stream (FESTIVE draws from it).
+    pub fn build(&self, ctx: PlayerContext, rng: Stream) -> Box<dyn Player> {
+        match self {
+            AbrConfig::Rbb(c) => Box::new(rbb::Rbb::new(c.clone(), ctx)),
+            AbrConfig::Conventional(c) => Box::new(conventional::Conventional::new(c.clone(), ctx)),
+            AbrConfig::Panda(c) => Box::new(panda::Panda::new(c.clone(), ctx)),
+            AbrConfig::Elastic(c) => Box::new(elastic::Elastic::new(c.clone(), ctx)),
+            AbrConfig::Festive(c) => Box::new(festive::Festive::new(c.clone(), ctx, rng)),
+            AbrConfig::Bba(c) => Box::new(bba::Bba::new(c.clone(), ctx)),
+            AbrConfig::Bola(c) => Box::new(bola::Bola::new(c.clone(), ctx)),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared pieces.
+
+/// The dead-zone quantizer of PANDA (algorithms.md B1 step 3, B2 step 3): with
+/// `r_up = max{r ≤ y − Δ_up}` and `r_down = max{r ≤ y − Δ_down}`, go up to r_up when the previous
+/// rate is below it, keep the previous rate inside [r_up, r_down], else go down to r_down.
+pub fn dead_zone(ladder: &[u64], y_bps: f64, up_bps: f64, down_bps: f64, prev: usize) -> usize {
+    let r_up = super::video::highest_at_most(ladder, y_bps - up_bps);
+    let r_down = super::video::highest_at_most(ladder, y_bps - down_bps);
+    if prev < r_up {
+        r_up
+    } else if prev <= r_down {
+        prev
+    } else {
+        r_down
+    }
+}
+
+/// Harmonic mean of positive samples (None when empty).
+pub fn harmonic_mean(xs: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (mut n, mut inv) = (0usize, 0.0);
+    for x in xs {
+        n += 1;
+        inv += 1.0 / x.max(1e-9);
+    }
+    (n > 0).then(|| n as f64 / inv)
+}
+
+/// Checks that a parameter is finite and inside `lo..=hi`.
+pub(crate) fn check_range(field: &str, v: f64, lo: f64, hi: f64) -> Result<(), (String, String)> {
+    if !v.is_finite() || v < lo || v > hi {
+        return Err((
+            field.to_string(),
+            format!("{v} is out of range: must be between {lo} and {hi}"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dead_zone_holds_the_previous_level_between_r_up_and_r_down() {
+        let l = [1_000, 2_000, 3_000, 4_000];
+        // y = 3500, up margin 1000 → r_up = 2000 (idx 1); down margin 0 → r_down = 3000 (idx 2)
+        assert_eq!(
+            dead_zone(&l, 3500.0, 1000.0, 0.0, 0),
+            1,
+            "below r_up: go up to r_up"
+        );
+        assert_eq!(dead_zone(&l, 3500.0, 1000.0, 0.0, 2), 2, "inside: keep");
+        assert_eq!(
+            dead_zone(&l, 3500.0, 1000.0, 0.0, 3),
+            2,
+            "above r_down: go down"
+        );
+    }
+
+    #[test]
+    fn harmonic_mean_is_dominated_by_small_samples() {
+        assert_eq!(harmonic_mean([]), None);
+        let h = harmonic_mean([1.0, 4.0, 4.0]).unwrap();
+        assert!((h - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn every_name_builds_its_player() {
+        let ctx = PlayerContext {
+            bitrates_bps: vec![1_000_000, 2_000_000],
+            segment_ns: 2_000_000_000,
+            buffer_cap_ns: 30_000_000_000,
+        };
+        for n in AbrConfig::NAMES {
+            let c = AbrConfig::by_name(n).unwrap();
+            assert_eq!(c.name(), *n);
+            assert!(c.check().is_ok());
+            let p = c.build(ctx.clone(), Stream::new(1, "t"));
+            assert_eq!(p.name(), *n);
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! DASH MPDs: a DASH-dataset-style MPD (SegmentTemplate, 20 Representations) loads with the
+//! right ladder and timing and plays; every malformed MPD in `tests/bad_mpds/` is refused with
+//! its own clear error. Each bad file starts with `<!-- expect: <substring> -->` (after an
+//! optional XML declaration).
+
+use haslab_core::has::mpd::{load_file, MpdOptions};
+use haslab_core::scenario::plan_from_toml_in;
+use haslab_core::{run_plan, RunOptions};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn a_dash_dataset_style_mpd_loads_and_plays() {
+    let path = root().join("../../examples/bbb_2s.mpd");
+    let v = load_file(&path, &MpdOptions::default()).unwrap();
+    assert_eq!(v.levels(), 20);
+    assert_eq!(v.bitrates_bps[0], 45_652);
+    assert_eq!(*v.bitrates_bps.last().unwrap(), 4_219_897);
+    assert!(v.bitrates_bps.windows(2).all(|w| w[0] < w[1]));
+    // 596.46 s in 2 s segments (timescale 96, duration 192): 298 full ones and 0.46 s
+    assert_eq!(v.segments(), 299);
+    assert_eq!(v.segment_ns(), 2_000_000_000);
+    assert_eq!(*v.durations_ns.last().unwrap(), 460_000_000);
+    assert_eq!(v.total_ns(), 596_460_000_000);
+
+    // played by a scenario that names it relative to its own folder
+    let text = r#"
+duration = "40s"
+[dumbbell]
+pairs = 1
+bottleneck_rate = "20Mbps"
+bottleneck_delay = "20ms"
+[[player]]
+client = "right0"
+server = "left0"
+abr = "bola"
+video = { mpd = "bbb_2s.mpd" }
+"#;
+    let plan = plan_from_toml_in(text, Some(&root().join("../../examples"))).unwrap();
+    let r = run_plan(&plan, &RunOptions::default()).unwrap();
+    let p = &r.players[0];
+    assert!(p.segments >= 15, "{} segments", p.segments);
+    assert_eq!(p.stalls, 0);
+    assert!(p.avg_bitrate_bps > 1e6, "{}", p.avg_bitrate_bps);
+    assert_eq!(p.video, plan.players[0].video.name);
+}
+
+#[test]
+fn every_malformed_mpd_gets_its_own_clear_error() {
+    let dir = root().join("tests/bad_mpds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mpd"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "only {} malformed MPDs", files.len());
+    let mut failures = Vec::new();
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for path in &files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(path).unwrap();
+        let expect = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("<!-- expect:"))
+            .map(|l| l.trim_end_matches("-->").trim().to_string());
+        let Some(expect) = expect else {
+            failures.push(format!("{name}: no expect comment"));
+            continue;
+        };
+        match load_file(path, &MpdOptions::default()) {
+            Ok(v) => failures.push(format!("{name}: accepted ({} segments)", v.segments())),
+            Err(e) => {
+                println!("{name}: {e}");
+                if !e.contains(&expect) {
+                    failures.push(format!("{name}: error {e:?} lacks {expect:?}"));
+                }
+                if let Some(other) = seen.insert(e.clone(), name.clone()) {
+                    failures.push(format!("{name}: same error as {other}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
