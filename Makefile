@@ -8,7 +8,7 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 CARGO ?= cargo
 
-.PHONY: all install tshark venv demo test test-rust test-python bench fmt lint
+.PHONY: all install tshark live-deps live-build venv demo test test-rust test-python bench fmt lint
 
 all: test
 
@@ -20,6 +20,25 @@ tshark:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; } \
 	    || echo "warning: could not install tshark; the pcap tests will be skipped" >&2; \
 	else echo "warning: tshark not found (and not root): the pcap tests will be skipped" >&2; fi
+
+# Live mode (docs/live.md): iproute2 (ip, tc), iptables (NFQUEUE rules), ethtool (TSO/GSO off), clang +
+# libbpf-dev + bpftool (the BPF congestion controls; bpftool also registers them). Installed with
+# apt-get when root; otherwise a warning, and the live tests skip.
+LIVE_PKGS := iproute2 iptables ethtool clang llvm libbpf-dev bpftool make
+live-deps:
+	@missing=""; for p in $(LIVE_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing for live mode:$$missing (apt-get)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; } \
+	    || echo "warning: could not install$$missing; the live tests will be skipped" >&2; \
+	else echo "warning: live mode needs$$missing (and root): the live tests will be skipped" >&2; fi
+
+# The delay box (Rust, release) and the BPF object (needs clang and kernel BTF; skipped without them).
+live-build:
+	@$(CARGO) build -q --release -p haslab-delaybox
+	@if command -v clang >/dev/null 2>&1 && [ -r /sys/kernel/btf/vmlinux ]; then $(MAKE) -s -C bpf; \
+	else echo "warning: clang or kernel BTF missing: the BPF congestion controls are not built" >&2; fi
 
 # Debian ships `venv` support in a separate package (python3-venv).
 venv:
@@ -34,9 +53,10 @@ venv:
 	fi
 
 # Editable install: maturin compiles crates/haslab-py (release profile) into python/haslab/.
-install: tshark venv
+install: tshark live-deps venv
 	@echo "pip install -e '.[dev]': compiles the simulator (release; a few minutes the first time)"
 	@$(VPY) -m pip install -q -e '.[dev]'
+	@$(MAKE) -s live-build
 
 demo: install
 	$(VENV)/bin/haslab demo --out demo-out

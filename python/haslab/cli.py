@@ -613,6 +613,7 @@ def cc_list(
 
 
 app.add_typer(__import__("haslab.cli_sweep", fromlist=["app"]).app, name="sweep")
+app.add_typer(__import__("haslab.cli_live", fromlist=["app"]).app, name="live")
 
 
 def main() -> None:

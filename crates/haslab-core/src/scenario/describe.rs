@@ -275,6 +275,9 @@ pub fn describe(plan: &Plan) -> Value {
                 "mss": f.tcp.mss,
                 "app": app_json(&f.app),
                 "path": path_json(plan, &paths, &caps, f.src, f.dst),
+                // the resolved options, for tools that reproduce the flow elsewhere (live mode)
+                "tcp": serde_json::to_value(&f.tcp).unwrap_or(Value::Null),
+                "cc_config": serde_json::to_value(&f.cc).unwrap_or(Value::Null),
             })
         })
         .collect();

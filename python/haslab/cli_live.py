@@ -1,0 +1,228 @@
+"""``haslab live``: the scenario on the real kernel TCP of this machine, in network namespaces
+(docs/live.md). Needs root."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    name="live",
+    help=(
+        "Live mode: run a scenario's dumbbell and bulk/chunk flows on the real kernel TCP, in network "
+        "namespaces (haslab-*), with an HTB + drop-tail bottleneck, an NFQUEUE delay box, and kernel or "
+        "BPF congestion controls. Needs root. See docs/live.md."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+err = Console(stderr=True, highlight=False)
+
+
+def _fail(message: str) -> typer.Exit:
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
+    return typer.Exit(code=1)
+
+
+def _guarded(fn, scenario: Optional[Path] = None):
+    from .api import ScenarioError
+    from .live import LiveError, LiveUnsupported
+
+    try:
+        return fn()
+    except ScenarioError as e:
+        raise _fail(f"{scenario}: {e}" if scenario is not None else str(e)) from None
+    except LiveUnsupported as e:
+        raise _fail(f"{scenario}: not supported in live mode: {e}" if scenario else str(e)) from None
+    except (LiveError, OSError, ValueError) as e:
+        raise _fail(str(e)) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted (the testbed was removed)") from None
+
+
+def _rate(text: str) -> int:
+    """'8Mbps', '500kbps', '8000000' → bit/s."""
+    t = text.strip().lower().removesuffix("bps").removesuffix("bit/s")
+    mult = {"k": 1e3, "m": 1e6, "g": 1e9}.get(t[-1:], 1)
+    num = t[:-1] if t[-1:] in "kmg" else t
+    try:
+        v = float(num) * mult
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: expected a rate such as 8Mbps or 500kbps") from None
+    if v <= 0:
+        raise typer.BadParameter(f"{text!r}: must be greater than zero")
+    return int(v)
+
+
+def _load(scenario: Path):
+    from .api import validate
+    from .live import from_plan
+    from .live.config import reject_players
+
+    reject_players(scenario)
+    return from_plan(validate(scenario))
+
+
+@app.command()
+def up(
+    scenario: Path = typer.Argument(..., help="Scenario file: its dumbbell is built.", show_default=False),
+    delay_box: bool = typer.Option(True, "--delay-box/--no-delay-box", help="Start the NFQUEUE delay boxes."),
+) -> None:
+    """Build the testbed of a scenario and leave it up (after removing leftovers of earlier runs)."""
+    from .live.testbed import Testbed
+
+    def go():
+        cfg = _load(scenario)
+        tb = Testbed(cfg, delay_box=delay_box).up()
+        f, r = cfg.forward, cfg.reverse
+        out.print(
+            f"up: {cfg.pairs} pairs; left→right {f.rate_bps / 1e6:g} Mbit/s, {f.delay_ns / 1e6:g} ms, loss {f.loss:g}; "
+            f"right→left {r.rate_bps / 1e6:g} Mbit/s, {r.delay_ns / 1e6:g} ms; namespaces "
+            f"{tb.ns('left0')}, {tb.ns('r1')}, {tb.ns('r2')}, {tb.ns('right0')}, …"
+        )
+
+    _guarded(go, scenario)
+
+
+@app.command()
+def down() -> None:
+    """Remove everything the testbed created (namespaces, processes, BPF algorithms, state)."""
+    from .live import netns
+
+    def go():
+        removed = netns.cleanup()
+        out.print("removed: " + (", ".join(removed) if removed else "nothing (no haslab objects)"))
+        left = netns.leftovers()
+        if left:
+            raise _fail("still present: " + ", ".join(left))
+
+    _guarded(go)
+
+
+@app.command()
+def status(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Show the testbed's namespaces, processes, bottleneck queues and registered BPF algorithms."""
+    from .live.testbed import status as get_status
+
+    def go():
+        st = get_status()
+        if as_json:
+            out.print(json.dumps(st, indent=1), soft_wrap=True)
+            return
+        if not st["namespaces"]:
+            out.print("no testbed (no haslab namespaces)")
+        else:
+            out.print(f"namespaces: {', '.join(st['namespaces'])}")
+            for name, q in st["queues"].items():
+                if q:
+                    out.print(
+                        f"queue {name}: {q['kind']}, sent {q['tx_packets']} packets, dropped {q['dropped_packets']}, "
+                        f"backlog {q['backlog_packets']} packets"
+                    )
+        out.print(f"BPF algorithms: {', '.join(st['struct_ops']) or 'none'}")
+
+    _guarded(go)
+
+
+@app.command()
+def rate(
+    value: str = typer.Argument(..., help="New bottleneck rate, e.g. 4Mbps.", show_default=False),
+    reverse: bool = typer.Option(False, "--reverse", help="Change the right→left direction instead."),
+) -> None:
+    """Change the bottleneck rate of the running testbed (tc class change; the queue is kept)."""
+    from .live import netns
+    from .live.testbed import BN_IF, _tc_rate
+
+    def go():
+        bps = _rate(value)
+        router = netns.ns_name("r2" if reverse else "r1")
+        if router not in netns.our_namespaces():
+            raise _fail("no testbed is up (haslab live up SCENARIO)")
+        netns.run(["tc", "-n", router, "class", "change", "dev", BN_IF, "parent", "1:", "classid", "1:10", "htb",
+                   "rate", _tc_rate(bps), "ceil", _tc_rate(bps), "quantum", "3000"])
+        out.print(f"{'right→left' if reverse else 'left→right'} bottleneck: {bps / 1e6:g} Mbit/s")
+
+    _guarded(go)
+
+
+def print_live_summary(result) -> None:
+    s = result.summary
+    t = Table(title="Flows (live)", title_justify="left")
+    for col in ["flow", "cc (kernel)", "goodput\nMbps", "retrans-\nmits", "RTOs", "min RTT\nms", "mean SRTT\nms"]:
+        t.add_column(col, justify="left" if col.startswith(("flow", "cc")) else "right", no_wrap=True)
+    for f in s["flows"]:
+        ms = lambda v: "-" if v is None else f"{v / 1e6:.1f}"  # noqa: E731
+        t.add_row(f["name"], f"{f['cc']} ({f['kernel_cc']})", f"{f['goodput_bps'] / 1e6:.3f}",
+                  str(f["retransmitted_segments"]), str(f["rto_count"]), ms(f["min_rtt_ns"]), ms(f["mean_srtt_ns"]))
+    out.print(t)
+    t = Table(title="Bottleneck (live)", title_justify="left")
+    for col in ["direction", "rate\nMbps", "utili-\nzation", "tx\npackets", "drops", "random\nlosses",
+                "delay box lateness\np50 / p99 ms"]:
+        t.add_column(col, justify="left" if col == "direction" else "right", no_wrap=True)
+    for l in s["links"]:
+        lat = (l.get("delay_box") or {}).get("lateness_ns")
+        lt = f"{lat['p50'] / 1e6:.3f} / {lat['p99'] / 1e6:.3f}" if lat and lat.get("samples") else "-"
+        t.add_row(l["name"], f"{l['rate_bps'] / 1e6:g}", f"{100 * l['utilization']:.1f}%", str(l["tx_packets"]),
+                  str(l["dropped_packets"]), str(l["lost_packets"]), lt)
+    out.print(t)
+
+
+@app.command("run")
+def run_cmd(
+    scenario: Path = typer.Argument(..., help="Scenario file (.toml or .json).", show_default=False),
+    out_dir: Path = typer.Option(Path("out-live"), "--out", "-o", help="Directory for summary.json and the traces."),
+    ladder: Optional[str] = typer.Option(
+        None, "--ladder",
+        help="Encoding ladder given to haslab_tcphas flows, comma-separated rates (e.g. 248k,456k,928k,1632k,4256k).",
+    ),
+    rate_step: list[str] = typer.Option(
+        [], "--rate-step", help="TIME:RATE, e.g. 10s:4Mbps: the left→right bottleneck rate from that time on (repeatable).",
+    ),
+    keep: bool = typer.Option(False, "--keep", help="Leave the testbed up afterwards (haslab live down removes it)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+) -> None:
+    """Run a scenario's bulk/chunk flows on the live testbed.
+
+    Writes OUT/summary.json (flows, bottleneck directions, the delay boxes' timing error and the differences from the simulator) and cwnd.parquet, goodput.parquet, queue.parquet as `haslab run` does. Scenarios with players are not yet supported.
+    """
+    from .live.run import run_live
+
+    def go():
+        ladder_bps = [_rate(x) for x in ladder.split(",") if x.strip()] if ladder else None
+        steps = []
+        for st in rate_step:
+            when, _, what = st.partition(":")
+            try:
+                secs = float(when.strip().removesuffix("s"))
+            except ValueError:
+                raise typer.BadParameter(f"--rate-step {st!r}: expected TIME:RATE such as 10s:4Mbps") from None
+            steps.append((int(secs * 1e9), _rate(what)))
+        log = None if quiet else (lambda m: err.print(m))
+        result = run_live(scenario, out_dir=out_dir, ladder_bps=ladder_bps, keep=keep, rate_steps=steps, log=log)
+        if not quiet:
+            print_live_summary(result)
+            out.print(f"wrote summary.json and {', '.join(f'{n}.parquet' for n in sorted(result.traces))} in {out_dir}/")
+
+    _guarded(go, scenario)
+
+
+@app.command()
+def check() -> None:
+    """Say whether this machine has what live mode needs (root, iproute2, iptables, the delay box, BPF tools)."""
+    from .live.run import missing_requirements
+
+    missing = missing_requirements(bpf=True)
+    if missing:
+        raise _fail("missing: " + "; ".join(missing))
+    out.print("ok: live mode can run here")

@@ -1,0 +1,86 @@
+"""Building, registering and unregistering the BPF congestion controls of bpf/haslab_cc.bpf.c.
+
+Loader: ``bpftool struct_ops register`` (libbpf inside bpftool). It loads the object, passes the
+verifier and registers each ``tcp_congestion_ops`` map; the registration outlives bpftool (these
+are struct_ops maps without links), so :func:`unregister` (``bpftool struct_ops unregister``) must
+remove them: at the end of every live run, on ``haslab live down``, and before ``up`` (leftovers
+of a killed run). Python then only needs the socket-storage map ``haslab_ladder``, found by name
+(:mod:`.bpfsys`). The algorithms are set per socket (``setsockopt(TCP_CONGESTION)`` on the
+listening socket); no namespace default is ever set to them (live-testbed.md: a kernel reference
+leak on that path keeps a struct_ops map until reboot).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from . import netns
+from .netns import LiveError, run
+
+
+def bpf_dir() -> Path:
+    return Path(__file__).resolve().parents[3] / "bpf"
+
+
+def object_path() -> Path:
+    return bpf_dir() / "build" / "haslab_cc.bpf.o"
+
+
+def build() -> Path:
+    """Builds the object if it is missing or older than its sources (make -C bpf)."""
+    obj = object_path()
+    srcs = [bpf_dir() / "haslab_cc.bpf.c", bpf_dir() / "haslab_cc.h"]
+    if not all(s.exists() for s in srcs):
+        raise LiveError(f"the BPF sources are not in {bpf_dir()} (live mode runs from a source checkout)")
+    if obj.exists() and obj.stat().st_mtime >= max(s.stat().st_mtime for s in srcs):
+        return obj
+    if shutil.which("clang") is None:
+        raise LiveError("clang is needed to build the BPF congestion controls (make install installs it)")
+    run(["make", "-s", "-C", str(bpf_dir())], timeout=120)
+    return obj
+
+
+def registered() -> list[str]:
+    return sorted(i["name"] for i in netns.our_struct_ops())
+
+
+def register() -> list[str]:
+    """Registers haslab_tcphas, haslab_tibet, haslab_westwood and haslab_newcwv."""
+    tool = netns.bpftool()
+    if tool is None:
+        raise LiveError("bpftool is needed to load the BPF congestion controls (make install installs it)")
+    obj = build()
+    netns.unregister_struct_ops()
+    p = run([tool, "struct_ops", "register", str(obj)], check=False, timeout=60)
+    if p.returncode != 0:
+        netns.unregister_struct_ops()
+        log = (p.stderr or p.stdout).strip().splitlines()
+        raise LiveError("bpftool could not register the BPF congestion controls:\n" + "\n".join(log[-15:]))
+    return registered()
+
+
+def unregister() -> list[str]:
+    return netns.unregister_struct_ops()
+
+
+class BpfCCs:
+    """Context manager: registers the BPF algorithms if any is needed, unregisters them on exit."""
+
+    def __init__(self, needed: list[str]):
+        self.needed = list(needed)
+        #: leave them registered on exit (with a testbed left up)
+        self.keep = False
+
+    def __enter__(self) -> "BpfCCs":
+        if self.needed:
+            got = register()
+            missing = sorted(set(self.needed) - set(got))
+            if missing:
+                unregister()
+                raise LiveError(f"BPF congestion controls not registered: {', '.join(missing)}")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.needed and not self.keep:
+            unregister()

@@ -1,0 +1,370 @@
+"""From a validated scenario plan (``haslab.validate``) to the live testbed's configuration.
+
+Live mode supports the dumbbell (``[dumbbell]`` and nothing else: nodes ``left{i}``,
+``right{i}``, ``r1``, ``r2``; links ``bottleneck``, ``left{i}``, ``right{i}``) with bulk and
+chunk flows between its hosts. Everything else is rejected with a message that names what is not
+supported; each TCP option is either reproduced on the real kernel (sysctl, route attribute,
+socket option), accepted with a documented difference (``notes``), or rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+#: Most sender/receiver pairs the testbed builds (2 vCPUs: beyond this the hosts, not the
+#: bottleneck, limit the run).
+MAX_PAIRS = 16
+
+#: Scenario congestion controls → the Linux algorithm used in live mode (kernel built-ins, or
+#: our BPF struct_ops from bpf/haslab_cc.bpf.c).
+KERNEL_CC = {
+    "newreno": "reno",
+    "cubic": "cubic",
+    "bbr": "bbr",
+    "westwood+": "haslab_westwood",
+    "tibet": "haslab_tibet",
+    "tcphas": "haslab_tcphas",
+}
+#: The algorithms that come from our BPF object.
+BPF_CCS = ("haslab_tcphas", "haslab_westwood", "haslab_tibet", "haslab_newcwv")
+
+#: Parameters of the simulator's algorithms that our kernel versions implement with their
+#: defaults only (any other value is rejected).
+CC_DEFAULTS = {
+    "newreno": {"grow_when_app_limited": False},
+    "cubic": None,  # the kernel's own CUBIC: its parameters are module parameters, not per flow
+    "bbr": None,
+    "westwood+": {"estimator": "linux", "min_window": "50000000ns"},
+    "tibet": {"alpha": 0.8, "gamma": None},
+    "tcphas": {"alpha": 0.8, "gamma": 0.99, "psi": 0.99, "shaping_factor": 1.2},
+}
+
+MS = 1_000_000
+
+
+class LiveUnsupported(ValueError):
+    """The scenario uses something the live testbed cannot reproduce."""
+
+
+@dataclass
+class Direction:
+    """One direction of the bottleneck, with the access links' delay and loss folded in."""
+
+    rate_bps: int
+    #: one-way delay host to host (bottleneck + both access links)
+    delay_ns: int
+    #: loss of the whole path in this direction: 1 − Π(1 − loss of each link)
+    loss: float
+    queue_packets: Optional[int] = None
+    queue_bytes: Optional[int] = None
+
+
+@dataclass
+class HostSettings:
+    """Per-namespace sysctls and route attributes of one host."""
+
+    sysctls: dict[str, str] = field(default_factory=dict)
+    #: route attributes of the host's default route (initcwnd, rto_min)
+    route: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class LiveFlow:
+    name: str
+    index: int
+    src: str
+    dst: str
+    kernel_cc: str
+    app: dict
+    mss: int
+    #: bytes/s for SO_MAX_PACING_RATE, or None
+    max_pacing_rate_Bps: Optional[int] = None
+    #: turn on Linux's internal pacing (SO_MAX_PACING_RATE set to a huge value)
+    linux_pacing: bool = False
+
+
+@dataclass
+class LiveConfig:
+    pairs: int
+    seed: int
+    duration_ns: int
+    forward: Direction  # left → right (r1 → r2)
+    reverse: Direction  # right → left (r2 → r1)
+    flows: list[LiveFlow]
+    hosts: dict[str, HostSettings]
+    #: differences from the simulator that the run accepts (written to summary.json)
+    notes: list[str]
+    plan: dict
+
+    @property
+    def bpf_ccs(self) -> list[str]:
+        return sorted({f.kernel_cc for f in self.flows if f.kernel_cc in BPF_CCS})
+
+
+def _dir(plan: dict, name: str) -> dict:
+    for l in plan["links"]:
+        if l["name"] == name:
+            return l
+    raise LiveUnsupported(f"live mode needs a dumbbell; the scenario has no link direction {name}")
+
+
+def _queue(d: dict) -> tuple[Optional[int], Optional[int]]:
+    q = d["queue"]
+    if q.get("kind") != "droptail":
+        raise LiveUnsupported(f"{d['name']}: only drop-tail queues exist in live mode")
+    return q.get("limit_packets"), q.get("limit_bytes")
+
+
+def _path(plan: dict, hops: list[str]) -> Direction:
+    """The bottleneck direction hops[1] with the access hops' delay and loss added."""
+    ds = [_dir(plan, h) for h in hops]
+    keep = 1.0
+    for d in ds:
+        keep *= 1.0 - d["loss"]
+    qp, qb = _queue(ds[1])
+    return Direction(
+        rate_bps=ds[1]["rate_bps"],
+        delay_ns=sum(d["delay_ns"] for d in ds),
+        loss=1.0 - keep,
+        queue_packets=qp,
+        queue_bytes=qb,
+    )
+
+
+def _pairs(plan: dict) -> int:
+    nodes = plan["nodes"]
+    lefts = [n for n in nodes if re.fullmatch(r"left\d+", n)]
+    n = len(lefts)
+    want = {f"left{i}" for i in range(n)} | {f"right{i}" for i in range(n)} | {"r1", "r2"}
+    if n == 0 or set(nodes) != want:
+        extra = sorted(set(nodes) - want) if n else []
+        raise LiveUnsupported(
+            "live mode supports the [dumbbell] topology only (nodes left{i}, right{i}, r1, r2)"
+            + (f"; the scenario also has nodes {', '.join(extra)}" if extra else "")
+        )
+    links = {l["link"] for l in plan["links"]}
+    want_links = {"bottleneck"} | {f"left{i}" for i in range(n)} | {f"right{i}" for i in range(n)}
+    if links != want_links:
+        raise LiveUnsupported(
+            "live mode supports the [dumbbell] topology only; extra links: "
+            + ", ".join(sorted(links - want_links))
+        )
+    if n > MAX_PAIRS:
+        raise LiveUnsupported(f"dumbbell.pairs = {n}: live mode builds at most {MAX_PAIRS} pairs on this machine")
+    return n
+
+
+def _check_uniform(plan: dict, n: int, fwd: Direction, rev: Direction) -> None:
+    for i in range(n):
+        f = _path(plan, [f"left{i}->r1", "r1->r2", f"r2->right{i}"])
+        r = _path(plan, [f"right{i}->r2", "r2->r1", f"r1->left{i}"])
+        if (f.delay_ns, f.loss, r.delay_ns, r.loss) != (fwd.delay_ns, fwd.loss, rev.delay_ns, rev.loss):
+            raise LiveUnsupported("live mode needs the same access delay and loss on every pair")
+
+
+def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, dict]:
+    """(sender sysctls, receiver sysctls, sender route attributes) for one flow's TCP options;
+    raises LiveUnsupported for an option the kernel cannot reproduce."""
+    name = flow["name"]
+
+    def reject(key: str, why: str):
+        raise LiveUnsupported(f"flow {name}: tcp.{key} = {tcp[key]!r}: {why}")
+
+    snd: dict[str, str] = {}
+    rcv: dict[str, str] = {}
+    route: dict[str, str] = {}
+    ts = "1" if tcp["timestamps"] else "0"
+    snd["net.ipv4.tcp_timestamps"] = rcv["net.ipv4.tcp_timestamps"] = ts
+    sack = "1" if tcp["sack"] else "0"
+    snd["net.ipv4.tcp_sack"] = rcv["net.ipv4.tcp_sack"] = sack
+    if tcp["tlp"] and not tcp["sack"]:
+        reject("tlp", "TLP needs SACK")
+    # Linux: RACK (tcp_recovery bit 0) and TLP (tcp_early_retrans 3) are on by default with SACK
+    snd["net.ipv4.tcp_early_retrans"] = "3" if tcp["tlp"] else "0"
+    snd["net.ipv4.tcp_recovery"] = "1" if tcp["tlp"] else "0"
+    if tcp["delayed_ack"] != "on":
+        reject("delayed_ack", "Linux always delays ACKs (its quick-ACK mode is not a per-flow setting)")
+    if _ms(tcp["delayed_ack_timeout"]) != 40:
+        reject("delayed_ack_timeout", "Linux's delayed-ACK timer is fixed (TCP_ATO_MIN = 40 ms)")
+    if tcp["rto_formula"] != "linux":
+        reject("rto_formula", "the kernel computes the RTO its own way (use \"linux\")")
+    if _ms(tcp["initial_rto"]) != 1000:
+        reject("initial_rto", "the kernel's initial RTO is 1 s (TCP_TIMEOUT_INIT)")
+    max_rto_ms = _ms(tcp["max_rto"])
+    snd["net.ipv4.tcp_rto_max_ms"] = str(max_rto_ms)
+    min_rto_ms = _ms(tcp["min_rto"])
+    if min_rto_ms != 200:
+        route["rto_min"] = f"{min_rto_ms}ms"
+    route["initcwnd"] = str(tcp["initial_cwnd"])
+    idle = tcp["idle_restart"]
+    if idle == "linux":
+        snd["net.ipv4.tcp_slow_start_after_idle"] = "1"
+    elif idle in ("off", "newcwv"):
+        snd["net.ipv4.tcp_slow_start_after_idle"] = "0"
+    else:
+        reject("idle_restart", "Linux restarts after idle its own way: use \"linux\", \"off\" or \"newcwv\"")
+    if tcp["pacing"] == "cwnd-per-rtt":
+        reject("pacing", "Linux paces at 200 %/120 % of cwnd/SRTT (\"linux\") or not at all (\"off\")")
+    for key in ("novel_pacing", "rtl"):
+        if tcp[key]:
+            reject(key, "not implemented in live mode")
+    if tcp.get("cwnd_clamp_rate") is not None:
+        reject("cwnd_clamp_rate", "not implemented in live mode")
+    if tcp["recovery"] == "classic":
+        notes.add("fast recovery: the kernel always uses PRR (RFC 6937); the simulator's default is classic")
+    if tcp.get("isn") is not None:
+        notes.add("tcp.isn is ignored: the kernel chooses initial sequence numbers")
+    # the receive window: autotuning up to tcp_rmem[2]
+    rwnd = _bytes(tcp["rwnd"])
+    rcv["net.ipv4.tcp_rmem"] = f"4096 131072 {max(rwnd, 131072)}"
+    return snd, rcv, route
+
+
+_UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": MS, "s": 1_000_000_000}
+
+
+def _ms(d: Any) -> int:
+    """Milliseconds of a serialised Duration ("200ms", "1s", "120s", "1500us")."""
+    if isinstance(d, (int, float)):
+        return int(d) // MS
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(ns|us|µs|ms|s)\s*", str(d))
+    if not m:
+        raise LiveUnsupported(f"cannot read the duration {d!r}")
+    return int(float(m.group(1)) * _UNITS_NS[m.group(2)]) // MS
+
+
+def _bytes(s: Any) -> int:
+    if isinstance(s, int):
+        return s
+    m = re.fullmatch(r"\s*([0-9]+)\s*B?\s*", str(s))
+    if not m:
+        raise LiveUnsupported(f"cannot read the size {s!r}")
+    return int(m.group(1))
+
+
+def _rate_Bps(r: Any) -> int:
+    m = re.fullmatch(r"\s*([0-9]+)\s*bps\s*", str(r))
+    if not m:
+        raise LiveUnsupported(f"cannot read the rate {r!r}")
+    return int(m.group(1)) // 8
+
+
+def reject_players(scenario: Any) -> None:
+    """Raises :class:`LiveUnsupported` for a scenario with ``[[player]]`` entries, before the
+    simulator's validation (which may not know them) can say something less clear."""
+    import os
+    from pathlib import Path
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    data: Any = None
+    if isinstance(scenario, dict):
+        data = scenario
+    else:
+        try:
+            if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario
+                                                     and os.path.isfile(scenario)):
+                path = Path(scenario)
+                text = path.read_text(encoding="utf-8")
+                import json
+
+                data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+            elif isinstance(scenario, str):
+                data = tomllib.loads(scenario)
+        except (OSError, ValueError):
+            return  # validation reports unreadable files and syntax errors
+    if isinstance(data, dict) and ("player" in data or "players" in data):
+        raise LiveUnsupported("[[player]] is not yet supported in live mode (bulk and chunk flows only)")
+
+
+def from_plan(plan: dict) -> LiveConfig:
+    """The live configuration of a validated plan; raises :class:`LiveUnsupported`."""
+    if plan.get("players"):
+        raise LiveUnsupported("[[player]] is not yet supported in live mode (bulk and chunk flows only)")
+    n = _pairs(plan)
+    fwd = _path(plan, ["left0->r1", "r1->r2", "r2->right0"])
+    rev = _path(plan, ["right0->r2", "r2->r1", "r1->left0"])
+    _check_uniform(plan, n, fwd, rev)
+    notes: set[str] = {
+        "access links are not shaped (veth line rate); their delay and loss are added to the bottleneck's",
+        "bottleneck rates count IP bytes (a tc size table removes the 14-byte Ethernet header)",
+    }
+    hosts: dict[str, HostSettings] = {}
+    for i in range(n):
+        for side in ("left", "right"):
+            hosts[f"{side}{i}"] = HostSettings(sysctls={"net.ipv4.tcp_no_metrics_save": "1"})
+    flows: list[LiveFlow] = []
+    for k, f in enumerate(plan["flows"]):
+        if f["src"] not in hosts or f["dst"] not in hosts:
+            raise LiveUnsupported(f"flow {f['name']}: live flows run between hosts (left{{i}}, right{{i}}), not routers")
+        if f["app"]["kind"] not in ("bulk", "chunks"):
+            raise LiveUnsupported(f"flow {f['name']}: app {f['app']['kind']!r} is not supported in live mode")
+        cc = f["cc"]
+        tcp = f.get("tcp")
+        if tcp is None:
+            raise LiveUnsupported("this haslab build does not describe flow TCP options; rebuild it (make install)")
+        kcc = KERNEL_CC.get(cc)
+        if kcc is None:
+            raise LiveUnsupported(
+                f"flow {f['name']}: cc {cc!r} has no live counterpart (supported: {', '.join(KERNEL_CC)})"
+            )
+        cfg = dict(f.get("cc_config") or {})
+        cfg.pop("algorithm", None)
+        want = CC_DEFAULTS.get(cc)
+        if want is None and cc in ("cubic", "bbr"):
+            notes.add(f"{cc}: the kernel's own algorithm with its own constants, not the simulator's")
+        elif cfg and {k2: v for k2, v in cfg.items()} != want:
+            diff = {k2: v for k2, v in cfg.items() if want.get(k2, object()) != v}
+            if diff:
+                raise LiveUnsupported(
+                    f"flow {f['name']}: cc {cc!r} parameters {diff} differ from the defaults; "
+                    "the kernel version implements the defaults only"
+                )
+        if tcp["idle_restart"] == "newcwv":
+            if cc != "newreno":
+                raise LiveUnsupported(
+                    f"flow {f['name']}: tcp.idle_restart = \"newcwv\" exists in live mode only with cc = \"newreno\" "
+                    "(the BPF algorithm haslab_newcwv is Reno + RFC 7661)"
+                )
+            kcc = "haslab_newcwv"
+        snd, rcv, route = _host_settings(f, tcp, notes)
+        for host, settings, r in ((f["src"], snd, route), (f["dst"], rcv, {})):
+            h = hosts[host]
+            for key, v in list(settings.items()) + [(f"route:{a}", b) for a, b in r.items()]:
+                store = h.route if key.startswith("route:") else h.sysctls
+                kk = key.removeprefix("route:")
+                if kk in store and store[kk] != v:
+                    raise LiveUnsupported(
+                        f"flow {f['name']}: host {host} is shared with another flow that needs {kk} = {store[kk]}, "
+                        f"this one needs {v} (the kernel setting is per host)"
+                    )
+                store[kk] = v
+        pace = tcp.get("max_pacing_rate")
+        flows.append(
+            LiveFlow(
+                name=f["name"],
+                index=k,
+                src=f["src"],
+                dst=f["dst"],
+                kernel_cc=kcc,
+                app=f["app"],
+                mss=f["mss"],
+                max_pacing_rate_Bps=None if pace is None else _rate_Bps(pace),
+                linux_pacing=tcp["pacing"] == "linux",
+            )
+        )
+    return LiveConfig(
+        pairs=n,
+        seed=plan["seed"],
+        duration_ns=plan["duration_ns"],
+        forward=fwd,
+        reverse=rev,
+        flows=flows,
+        hosts=hosts,
+        notes=sorted(notes),
+        plan=plan,
+    )

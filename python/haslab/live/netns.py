@@ -1,0 +1,186 @@
+"""Small helpers around iproute2 / iptables / sysctl for the live testbed, and the inventory and
+removal of everything the testbed creates.
+
+Every object carries the prefix (``haslab``, or ``$HASLAB_LIVE_PREFIX``, which must start with
+``haslab``): network namespaces ``haslab-<node>``, interfaces ``haslab*`` (inside them only), the
+state directory ``/run/haslab-live``, BPF struct_ops ``haslab_*``. Nothing without the prefix
+is ever touched; processes are ended by PID, and only those that run inside our namespaces or
+that our state file names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+
+def prefix() -> str:
+    p = os.environ.get("HASLAB_LIVE_PREFIX", "haslab")
+    if not p.startswith("haslab") or not p.replace("-", "").replace("_", "").isalnum() or len(p) > 12:
+        raise ValueError(f"HASLAB_LIVE_PREFIX={p!r}: must start with 'haslab', be alphanumeric and at most 12 long")
+    return p
+
+
+def ns_name(node: str) -> str:
+    return f"{prefix()}-{node}"
+
+
+def state_dir() -> Path:
+    return Path("/run") / f"{prefix()}-live"
+
+
+class LiveError(RuntimeError):
+    """A command of the testbed failed, or the machine lacks something live mode needs."""
+
+
+def run(args: Sequence[str], *, ns: Optional[str] = None, check: bool = True, input: Optional[str] = None,
+        timeout: float = 30) -> subprocess.CompletedProcess:
+    """Runs a command (inside namespace ``ns`` if given) and returns the completed process."""
+    argv = list(args)
+    if ns is not None:
+        argv = ["ip", "netns", "exec", ns, *argv]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, input=input, timeout=timeout)
+    except FileNotFoundError as e:
+        raise LiveError(f"{argv[0]} not found: live mode needs iproute2, iptables, ethtool (make install)") from e
+    if check and p.returncode != 0:
+        raise LiveError(f"`{' '.join(argv)}` failed ({p.returncode}): {p.stderr.strip() or p.stdout.strip()}")
+    return p
+
+
+def sh(script: str, ns: str) -> None:
+    """Runs a shell script inside a namespace (one process for many small settings)."""
+    run(["sh", "-ec", script], ns=ns)
+
+
+def our_namespaces() -> list[str]:
+    p = run(["ip", "netns", "list"], check=False)
+    names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+    return sorted(n for n in names if n.startswith(prefix() + "-"))
+
+
+def ns_pids(ns: str) -> list[int]:
+    p = run(["ip", "netns", "pids", ns], check=False)
+    return [int(x) for x in p.stdout.split() if x.isdigit()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie counts as gone
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _is_ours(pid: int) -> bool:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return False
+    return b"haslab-delaybox" in cmd or b"haslab/live/" in cmd
+
+
+def stop_pids(pids: Sequence[int], grace: float = 3.0) -> None:
+    """SIGTERM, then SIGKILL after ``grace`` seconds, each process by its PID."""
+    pids = [p for p in pids if p != os.getpid()]
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def bpftool() -> Optional[str]:
+    return shutil.which("bpftool") or (
+        "/usr/sbin/bpftool" if os.path.exists("/usr/sbin/bpftool") else None
+    )
+
+
+def our_struct_ops() -> list[dict]:
+    """The registered BPF struct_ops maps whose name starts with ``haslab_``."""
+    tool = bpftool()
+    if tool is None:
+        return []
+    p = run([tool, "-j", "struct_ops", "show"], check=False)
+    try:
+        items = json.loads(p.stdout or "[]")
+    except json.JSONDecodeError:
+        # bpftool prints one JSON object per map in some versions
+        items = [json.loads(l) for l in p.stdout.splitlines() if l.strip().startswith("{")]
+    return [i for i in items if str(i.get("name", "")).startswith("haslab_")]
+
+
+def unregister_struct_ops() -> list[str]:
+    tool = bpftool()
+    gone = []
+    for item in our_struct_ops():
+        p = run([tool, "struct_ops", "unregister", "id", str(item["id"])], check=False)
+        if p.returncode == 0:
+            gone.append(f"struct_ops {item['name']}")
+    return gone
+
+
+def leftovers() -> list[str]:
+    """Everything with our prefix that exists now (empty after a clean `down`)."""
+    found = [f"netns {n}" for n in our_namespaces()]
+    p = run(["ip", "-o", "link", "show"], check=False)
+    for line in p.stdout.splitlines():
+        parts = line.split(": ")
+        if len(parts) > 1 and parts[1].split("@")[0].startswith(prefix()):
+            found.append(f"link {parts[1].split('@')[0]} (root namespace)")
+    found += [f"struct_ops {i['name']}" for i in our_struct_ops()]
+    if state_dir().exists():
+        found.append(f"state {state_dir()}")
+    return found
+
+
+def cleanup() -> list[str]:
+    """Removes everything with our prefix: the processes our state file names and those inside our
+    namespaces (by PID), the namespaces (and with them their interfaces, qdiscs and iptables rules),
+    our BPF struct_ops, the state directory. Returns what was removed."""
+    removed: list[str] = []
+    state = state_dir() / "state.json"
+    pids: list[int] = []
+    if state.exists():
+        try:
+            named = [int(p) for p in json.loads(state.read_text()).get("pids", [])]
+        except (ValueError, OSError):
+            named = []
+        # only if the PID still runs one of ours (a PID can be reused after the process ended)
+        pids += [p for p in named if _is_ours(p)]
+    namespaces = our_namespaces()
+    for n in namespaces:
+        pids += ns_pids(n)
+    pids = sorted(set(p for p in pids if _alive(p)))
+    if pids:
+        stop_pids(pids)
+        removed.append(f"{len(pids)} process(es)")
+    for n in namespaces:
+        run(["ip", "netns", "del", n], check=False)
+        removed.append(f"netns {n}")
+    removed += unregister_struct_ops()
+    if state_dir().exists():
+        shutil.rmtree(state_dir(), ignore_errors=True)
+        removed.append(f"state {state_dir()}")
+    return removed
