@@ -359,3 +359,40 @@ fn a_player_template_fills_every_slot_of_a_preset() {
     let e = plan_from_toml(text).unwrap_err().to_string();
     assert!(e.contains("preset.player"), "{e}");
 }
+
+#[test]
+fn every_preset_runs_for_its_papers_duration_with_its_papers_players() {
+    // (preset parameters, paper duration, player template): the TcpHas paper's K = 180 s with
+    // 8 RBB players; the Enhancing-TCP runs of 600 s with one client; the QoE paper's 10 min
+    // with 5 Conventional viewers (environment 3: viewers leave every 2 min); the newCWV
+    // paper's DASH flow stopped at 400 s (with the FTP competitor from 60 s)
+    let cases = [
+        ("name = \"tcphas-home\"\nclients = 8", "180s", "abr = \"rbb\", video = \"tcphas\""),
+        ("name = \"enhancing-dumbbell\"", "600s", "abr = \"conventional\", video = \"qoe\""),
+        ("name = \"enhancing-cross\"", "600s", "abr = \"conventional\", video = \"qoe\""),
+        ("name = \"enhancing-tcp-flow\"", "600s", "abr = \"conventional\", video = \"qoe\""),
+        ("name = \"household\"\nenvironment = 3", "600s", "abr = \"panda\", video = \"qoe\""),
+        ("name = \"newcwv-single\"", "400s", "abr = \"conventional\", video = \"newcwv\""),
+        ("name = \"newcwv-shared\"", "420s", "abr = \"conventional\", video = \"newcwv\""),
+    ];
+    for (preset, duration, player) in cases {
+        let p = plan(&format!("{preset}\nplayer = {{ {player} }}"), duration);
+        let slots = p.preset.as_ref().unwrap().player_slots.clone();
+        assert!(!slots.is_empty(), "{preset}");
+        let r = haslab_core::run_plan(&p, &haslab_core::RunOptions::default()).unwrap();
+        assert_eq!(r.players.len(), slots.len(), "{preset}");
+        for (pl, sl) in r.players.iter().zip(&slots) {
+            // every viewer streams through its slot: at least a third of its time's segments
+            let watched_ns = sl.stop_ns.unwrap_or(p.duration_ns).min(p.duration_ns) - sl.start_ns;
+            let expected = watched_ns / 2_000_000_000;
+            assert!(
+                pl.segments * 3 >= expected,
+                "{preset}: {} got {} segments in {} s",
+                pl.name,
+                pl.segments,
+                watched_ns / 1_000_000_000
+            );
+            assert!(pl.media_bytes > 0);
+        }
+    }
+}
