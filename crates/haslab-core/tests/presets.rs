@@ -367,13 +367,41 @@ fn every_preset_runs_for_its_papers_duration_with_its_papers_players() {
     // with 5 Conventional viewers (environment 3: viewers leave every 2 min); the newCWV
     // paper's DASH flow stopped at 400 s (with the FTP competitor from 60 s)
     let cases = [
-        ("name = \"tcphas-home\"\nclients = 8", "180s", "abr = \"rbb\", video = \"tcphas\""),
-        ("name = \"enhancing-dumbbell\"", "600s", "abr = \"conventional\", video = \"qoe\""),
-        ("name = \"enhancing-cross\"", "600s", "abr = \"conventional\", video = \"qoe\""),
-        ("name = \"enhancing-tcp-flow\"", "600s", "abr = \"conventional\", video = \"qoe\""),
-        ("name = \"household\"\nenvironment = 3", "600s", "abr = \"panda\", video = \"qoe\""),
-        ("name = \"newcwv-single\"", "400s", "abr = \"conventional\", video = \"newcwv\""),
-        ("name = \"newcwv-shared\"", "420s", "abr = \"conventional\", video = \"newcwv\""),
+        (
+            "name = \"tcphas-home\"\nclients = 8",
+            "180s",
+            "abr = \"rbb\", video = \"tcphas\"",
+        ),
+        (
+            "name = \"enhancing-dumbbell\"",
+            "600s",
+            "abr = \"conventional\", video = \"qoe\"",
+        ),
+        (
+            "name = \"enhancing-cross\"",
+            "600s",
+            "abr = \"conventional\", video = \"qoe\"",
+        ),
+        (
+            "name = \"enhancing-tcp-flow\"",
+            "600s",
+            "abr = \"conventional\", video = \"qoe\"",
+        ),
+        (
+            "name = \"household\"\nenvironment = 3",
+            "600s",
+            "abr = \"panda\", video = \"qoe\"",
+        ),
+        (
+            "name = \"newcwv-single\"",
+            "400s",
+            "abr = \"conventional\", video = \"newcwv\"",
+        ),
+        (
+            "name = \"newcwv-shared\"",
+            "420s",
+            "abr = \"conventional\", video = \"newcwv\"",
+        ),
     ];
     for (preset, duration, player) in cases {
         let p = plan(&format!("{preset}\nplayer = {{ {player} }}"), duration);

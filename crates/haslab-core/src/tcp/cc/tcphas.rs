@@ -60,24 +60,41 @@ impl Default for TcpHasConfig {
 
 impl TcpHasConfig {
     pub fn check(&self) -> Result<(), (String, String)> {
-        let unit = |v: f64| (0.0..1.0).contains(&v);
-        if !unit(self.alpha) {
-            return Err(("alpha".into(), "must be at least 0 and less than 1".into()));
-        }
-        if !unit(self.gamma) {
-            return Err(("gamma".into(), "must be at least 0 and less than 1".into()));
-        }
-        if !unit(self.psi) {
-            return Err(("psi".into(), "must be at least 0 and less than 1".into()));
-        }
-        if !(self.shaping_factor > 0.0 && self.shaping_factor <= 10.0) {
-            return Err((
-                "shaping_factor".into(),
-                "must be greater than 0 and at most 10".into(),
-            ));
-        }
-        Ok(())
+        check_filter_pole("alpha", self.alpha)?;
+        check_filter_pole("gamma", self.gamma)?;
+        check_filter_pole("psi", self.psi)?;
+        check_shaping_factor(self.shaping_factor)
     }
+}
+
+/// A low-pass filter pole must lie in [0, 1).
+pub(super) fn check_filter_pole(field: &str, v: f64) -> Result<(), (String, String)> {
+    if (0.0..1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err((field.into(), "must be at least 0 and less than 1".into()))
+    }
+}
+
+/// The shaping rate's multiple of the encoding bitrate must lie in (0, 10].
+pub(super) fn check_shaping_factor(v: f64) -> Result<(), (String, String)> {
+    if v > 0.0 && v <= 10.0 {
+        Ok(())
+    } else {
+        Err((
+            "shaping_factor".into(),
+            "must be greater than 0 and at most 10".into(),
+        ))
+    }
+}
+
+/// The encoding ladder as the algorithms use it: ascending, without zeros or duplicates.
+pub(super) fn ladder_of(data: &AppData) -> Vec<u64> {
+    let mut ladder = data.encoding_bitrates_bps.clone();
+    ladder.retain(|&r| r > 0);
+    ladder.sort_unstable();
+    ladder.dedup();
+    ladder
 }
 
 /// Algorithm 3: the highest level whose encoding bitrate is ≤ `bwe_bps` (0 if none).
@@ -233,11 +250,7 @@ impl CongestionControl for TcpHas {
     }
 
     fn set_app_data(&mut self, _tp: &mut CcState, data: &AppData) {
-        let mut ladder = data.encoding_bitrates_bps.clone();
-        ladder.retain(|&r| r > 0);
-        ladder.sort_unstable();
-        ladder.dedup();
-        self.ladder_bps = ladder;
+        self.ladder_bps = ladder_of(data);
         if let Some(&top) = self.ladder_bps.last() {
             // Algorithm 6 and §IV-B: QLevel and B̂we start at the highest level
             self.qlevel = self.ladder_bps.len() - 1;

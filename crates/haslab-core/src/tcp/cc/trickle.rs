@@ -19,7 +19,7 @@
 //! Without a ladder there is nothing to shape: the algorithm is the adaptive decrease alone
 //! (TIBET with γ = 0.99).
 
-use super::tcphas::{qlevel, rate_rtt_pkts};
+use super::tcphas::{check_filter_pole, check_shaping_factor, ladder_of, qlevel, rate_rtt_pkts};
 use super::tibet::{Tibet, TibetConfig};
 use super::{AckSample, AppData, CaEvent, CaState, CcState, CongestionControl};
 use schemars::JsonSchema;
@@ -49,20 +49,9 @@ impl Default for TrickleConfig {
 
 impl TrickleConfig {
     pub fn check(&self) -> Result<(), (String, String)> {
-        let unit = |v: f64| (0.0..1.0).contains(&v);
-        if !unit(self.alpha) {
-            return Err(("alpha".into(), "must be at least 0 and less than 1".into()));
-        }
-        if !unit(self.gamma) {
-            return Err(("gamma".into(), "must be at least 0 and less than 1".into()));
-        }
-        if !(self.shaping_factor > 0.0 && self.shaping_factor <= 10.0) {
-            return Err((
-                "shaping_factor".into(),
-                "must be greater than 0 and at most 10".into(),
-            ));
-        }
-        Ok(())
+        check_filter_pole("alpha", self.alpha)?;
+        check_filter_pole("gamma", self.gamma)?;
+        check_shaping_factor(self.shaping_factor)
     }
 }
 
@@ -161,11 +150,7 @@ impl CongestionControl for Trickle {
     }
 
     fn set_app_data(&mut self, _tp: &mut CcState, data: &AppData) {
-        let mut ladder = data.encoding_bitrates_bps.clone();
-        ladder.retain(|&r| r > 0);
-        ladder.sort_unstable();
-        ladder.dedup();
-        self.ladder_bps = ladder;
+        self.ladder_bps = ladder_of(data);
         if let Some(&top) = self.ladder_bps.last() {
             self.qlevel = self.ladder_bps.len() - 1;
             self.estimator.set_estimate_bps(top as f64);
