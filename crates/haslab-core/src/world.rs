@@ -630,6 +630,8 @@ impl World {
                     tlp_probes: tx.stats.tlp_probes,
                     tlp_recoveries: tx.stats.tlp_recoveries,
                     dsacks_received: tx.stats.dsacks_received,
+                    rtl_dummies: tx.stats.rtl_dummies,
+                    novel_paced_chunks: tx.stats.novel_paced_chunks,
                     established_ns: tx.stats.established_ns,
                     completed_ns: tx
                         .stats

@@ -247,7 +247,8 @@ fn rtl_turns_most_tail_loss_rtos_into_fast_retransmits_without_sack() {
         }
         rto_plain += plain.flows[0].rto_count;
         rto_rtl += rtl.flows[0].rto_count;
-        dummies += rtl.flows[0].segments_sent - plain.flows[0].segments_sent;
+        dummies += rtl.flows[0].rtl_dummies;
+        assert_eq!(plain.flows[0].rtl_dummies, 0);
     }
     eprintln!("RTOs {rto_plain} → {rto_rtl} with RTL");
     assert!(
@@ -266,14 +267,18 @@ fn novel_pacing_reduces_the_initial_burst_drops_of_each_chunk() {
     // the pacing test's setting with the Enhancing-TCP novel pacing instead of permanent
     // pacing: only each chunk's first RTT is paced
     let chunks = "app = \"chunks\"\nchunk = \"50KB\"\ninterval = \"1s\"\nstop = \"55s\"";
-    let mut drops = vec![];
+    let (mut drops, mut paced) = (vec![], vec![]);
     for extra in ["", "novel_pacing = true"] {
         let tcp = format!("idle_restart = \"off\"\n{extra}");
         let r = run(&scenario(1, "23ms", "30KB", 0.0, chunks, &tcp));
         assert_eq!(r.flows[0].bytes_received, r.flows[0].bytes_written);
         let bottleneck = r.links.iter().find(|l| l.name == "r1->r2").unwrap();
         drops.push(bottleneck.dropped_packets);
+        paced.push(r.flows[0].novel_paced_chunks);
     }
+    // every chunk but the first (the connection's slow start) is paced
+    assert_eq!(paced[0], 0);
+    assert!(paced[1] >= 50, "paced chunks: {paced:?}");
     assert!(
         drops[0] >= 20,
         "unpaced chunk starts must overflow the buffer: {drops:?}"

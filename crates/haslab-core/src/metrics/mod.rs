@@ -63,6 +63,9 @@ pub struct FlowSummary {
     pub tlp_recoveries: u64,
     /// D-SACK blocks the sender received (segments the receiver got twice, RFC 2883).
     pub dsacks_received: u64,
+    /// Reducing Tail Loss dummy packets, and chunks paced by the novel pacing (Enhancing-TCP).
+    pub rtl_dummies: u64,
+    pub novel_paced_chunks: u64,
     /// Time the connection was established (SYN-ACK received), if it was.
     pub established_ns: Option<u64>,
     /// Time the last written byte was acknowledged, if all were.
