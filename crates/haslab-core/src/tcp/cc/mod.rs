@@ -228,6 +228,20 @@ impl CcState {
         acked_pkts - used
     }
 
+    /// Reno growth, the body of Linux `tcp_reno_cong_avoid` without its cwnd-limited gate:
+    /// slow start up to ssthresh, then one packet per window of packets acked.
+    pub fn reno_grow(&mut self, acked_pkts: u32) {
+        let mut acked = acked_pkts;
+        if self.in_slow_start() {
+            acked = self.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let w = self.cwnd_pkts;
+        self.cong_avoid_ai(w, acked);
+    }
+
     /// Linux `tcp_cong_avoid_ai`: one packet of growth per `w` packets acked (byte counting in
     /// packet units, RFC 5681 §3.1 / RFC 3465).
     pub fn cong_avoid_ai(&mut self, w: u32, acked_pkts: u32) {

@@ -162,21 +162,6 @@ impl TcpHas {
         };
         (rate_rtt_pkts(self.shaping_rate_bps(), rtt, tp.mss_bytes) as u32).max(2)
     }
-
-    fn reno_cong_avoid(tp: &mut CcState, acked_pkts: u32) {
-        if !tp.is_cwnd_limited() {
-            return;
-        }
-        let mut acked = acked_pkts;
-        if tp.in_slow_start() {
-            acked = tp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = tp.cwnd_pkts;
-        tp.cong_avoid_ai(w, acked);
-    }
 }
 
 impl CongestionControl for TcpHas {
@@ -194,7 +179,9 @@ impl CongestionControl for TcpHas {
 
     fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
         if !self.has_ladder() || tp.in_slow_start() {
-            Self::reno_cong_avoid(tp, acked_pkts);
+            if tp.is_cwnd_limited() {
+                tp.reno_grow(acked_pkts);
+            }
             return;
         }
         // Algorithm 7: cwnd follows the shaping rate × RTT̂

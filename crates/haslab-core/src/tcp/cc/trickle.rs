@@ -110,14 +110,7 @@ impl CongestionControl for Trickle {
 
     fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
         if tp.is_cwnd_limited() {
-            let mut acked = acked_pkts;
-            if tp.in_slow_start() {
-                acked = tp.slow_start(acked);
-            }
-            if acked > 0 {
-                let w = tp.cwnd_pkts;
-                tp.cong_avoid_ai(w, acked);
-            }
+            tp.reno_grow(acked_pkts);
         }
         if let Some(clamp) = self.clamp_pkts(tp) {
             tp.cwnd_pkts = tp.cwnd_pkts.min(clamp);

@@ -263,18 +263,9 @@ impl CongestionControl for Westwood {
     }
 
     fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
-        if !tp.is_cwnd_limited() {
-            return;
+        if tp.is_cwnd_limited() {
+            tp.reno_grow(acked_pkts);
         }
-        let mut acked = acked_pkts;
-        if tp.in_slow_start() {
-            acked = tp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = tp.cwnd_pkts;
-        tp.cong_avoid_ai(w, acked);
     }
 
     fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
