@@ -70,8 +70,6 @@ pub struct Scoreboard {
     pub retrans_out: u32,
     /// Lost segments whose retransmission is not in flight (to skip the search when zero).
     lost_pending: u32,
-    /// Highest end offset SACKed so far (RFC 6675 HighSACK-ish; for statistics and RACK).
-    pub high_sacked: u64,
 }
 
 impl Scoreboard {
@@ -89,14 +87,8 @@ impl Scoreboard {
     pub fn front_mut(&mut self) -> Option<&mut Seg> {
         self.segs.front_mut()
     }
-    pub fn back(&self) -> Option<&Seg> {
-        self.segs.back()
-    }
     pub fn get(&self, i: usize) -> &Seg {
         &self.segs[i]
-    }
-    pub fn iter(&self) -> impl Iterator<Item = &Seg> {
-        self.segs.iter()
     }
 
     /// RFC 6675 pipe / Linux `tcp_packets_in_flight`.
@@ -173,7 +165,6 @@ impl Scoreboard {
                 }
                 seg.flags = (seg.flags & !(LOST | RETRANS)) | SACKED;
                 self.sacked_out += 1;
-                self.high_sacked = self.high_sacked.max(seg.end);
                 delivered(seg);
                 n += 1;
             }

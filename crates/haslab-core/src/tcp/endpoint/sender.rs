@@ -23,7 +23,6 @@ struct AckInfo {
     pkts_acked: u32,
     bytes_acked: u64,
     newly_sacked: u32,
-    dsack: bool,
 }
 
 impl Endpoint {
@@ -447,7 +446,6 @@ impl Endpoint {
             let is_dsack =
                 k == 0 && (e <= ack || blocks.get(1).is_some_and(|&(s1, e1)| s1 <= s && e <= e1));
             if is_dsack {
-                info.dsack = true;
                 self.stats.dsacks_received += 1;
                 if let Some(ep) = self.tlp.as_mut() {
                     if ep.retransmitted.is_some_and(|(ps, pe)| s <= ps && pe <= e) {
