@@ -66,12 +66,11 @@ def reproduce(
         None, "--dask", help="Run on a Dask cluster: the scheduler's address, e.g. tcp://host:8786."
     ),
     out_dir: Path = typer.Option(DEFAULT_OUT, "--out", "-o", help="Output directory (OUT/NAME/... per experiment)."),
-    report: Optional[str] = typer.Option(
-        None,
-        "--report",
-        help=f"With `all`: write the claims report (default path {DEFAULT_REPORT}).",
-        is_flag=False,
-        flag_value=DEFAULT_REPORT,
+    report: bool = typer.Option(
+        False, "--report", help=f"With `all`: write the claims report to PATH (default {DEFAULT_REPORT})."
+    ),
+    report_path: Optional[str] = typer.Argument(
+        None, metavar="[PATH]", help="With `all --report`: where the report goes.", show_default=False
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
@@ -90,8 +89,11 @@ def reproduce(
         raise _fail("--jobs and --dask exclude each other (the cluster decides how many runs run at once)")
     if jobs is not None and jobs < 1:
         raise _fail(f"--jobs must be at least 1, got {jobs}")
-    if report is not None and name != "all":
+    if report and name != "all":
         raise _fail("--report goes with `haslab reproduce all`")
+    if report_path is not None and not report:
+        raise _fail(f"unexpected argument {report_path!r} (a report path goes after `all --report`)")
+    report_file = report_path or DEFAULT_REPORT
     try:
         todo = names() if name == "all" else [get(name).name]
     except ReproduceError as e:
@@ -130,11 +132,11 @@ def reproduce(
         )
     if name == "all":
         out.print(f"all: {len(todo) - len(failed)}/{len(todo)} experiments in {time.perf_counter() - t0:.0f} s")
-        if report is not None:
-            counts = write_report(out_dir, report)
+        if report:
+            counts = write_report(out_dir, report_file)
             out.print(
                 f"report: {counts['reproduced']}/{counts['experiments']} experiments, "
-                f"{counts['hold']}/{counts['claims']} claims hold → {report}"
+                f"{counts['hold']}/{counts['claims']} claims hold → {report_file}"
             )
     if failed:
         raise typer.Exit(code=2)

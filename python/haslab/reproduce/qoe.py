@@ -236,18 +236,21 @@ def claims(env: int, ctx: Context, tables: dict) -> list[Claim]:
             float(ours[best_p]),
             tied == [best_p],
             ours_text=f"{best_p[1]} + {best_p[0]}: {ours[best_p]:.1f}; fewest: "
-            + ", ".join(f"{k[1]} + {k[0]}" for k in tied) + f" {ours[best_o]:.1f}",
+            + (f"all {len(tied)} tie" if len(tied) == len(ours) else ", ".join(f"{k[1]} + {k[0]}" for k in tied))
+            + f" at {ours[best_o]:.1f}",
             reason="" if tied == [best_p] else (
                 f"{len(tied)} combinations tie at {ours[best_o]:.1f}; " if len(tied) > 1 else f"fewest for us: {best_o[1]} + {best_o[0]}; "
             ) + _rank_reason("switches", env),
         )
     )
     # QoE: Westwood+ the best subjective rating in every environment (Figs. 2-5, §VI-B)
-    wins = 0
+    wins = ties = 0
     for abr in ABRS:
         g = t[t["player"] == abr].set_index("variant")
         top = g["qoe_score"].round(6)
-        wins += int(list(top[top == top.max()].index) == ["Westwood+"])
+        best = list(top[top == top.max()].index)
+        wins += int(best == ["Westwood+"])
+        ties += int(len(best) > 1)
     out.append(
         Claim(
             f"Westwood+ gives the best QoE (highest MOS) with every player (environment {env})",
@@ -255,8 +258,12 @@ def claims(env: int, ctx: Context, tables: dict) -> list[Claim]:
             "Westwood+ highest MOS",
             wins,
             wins == len(ABRS),
-            ours_text=f"Westwood+ has the highest QoE score with {wins} of {len(ABRS)} players",
-            reason="" if wins == len(ABRS) else _rank_reason("qoe", env),
+            ours_text=f"Westwood+ alone has the highest QoE score with {wins} of {len(ABRS)} players"
+            + (f" ({ties} ties)" if ties else ""),
+            reason="" if wins == len(ABRS) else (
+                (f"the variants tie with {ties} player(s); " if ties else "")
+                + _rank_reason("qoe", env) + (" — " + _rank_reason("switches", env) if env == 4 else "")
+            ),
         )
     )
     return out
