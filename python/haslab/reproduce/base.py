@@ -119,6 +119,9 @@ class Context:
     quick: bool
     out: Path  #: the experiment's directory OUT/NAME
     results: dict[str, Results]  #: by sweep key
+    #: markdown paragraphs computed from the data (a diagnosis the claims' reasons refer to),
+    #: appended by analyze/claims and printed after the experiment's notes
+    notes: list[str] = field(default_factory=list)
 
     def __getitem__(self, key: str) -> Results:
         return self.results[key]
@@ -162,6 +165,7 @@ class Outcome:
     ran: int
     failed: int
     wall_s: float
+    notes: list[str] = field(default_factory=list)  #: the data-driven notes (Context.notes)
 
 
 class ReproduceError(ValueError):
@@ -254,7 +258,7 @@ def run_experiment(
             raise ReproduceError(f"{exp.name}: claim {c.text!r} does not hold and gives no reason")
     wall = time.perf_counter() - t0
     md = root / f"{exp.name}.md"
-    result = Outcome(exp, quick, root, csvs, png, md, claims, total, ran, failed, wall)
+    result = Outcome(exp, quick, root, csvs, png, md, claims, total, ran, failed, wall, list(ctx.notes))
     md.write_text(markdown_section(result), encoding="utf-8")
     (root / f"{exp.name}.claims.json").write_text(
         json.dumps(
@@ -332,6 +336,8 @@ def markdown_section(o: Outcome, figure: str | None = None) -> str:
     ]
     if e.notes.strip():
         parts += ["", e.notes.strip()]
+    for n in o.notes:
+        parts += ["", n.strip()]
     return "\n".join(parts) + "\n"
 
 

@@ -314,22 +314,28 @@ def _spearman(x, y) -> float:
 
 
 def _tcphas_diag(t, ns) -> str:
-    """A data-backed explanation of TcpHas's queue: where its players sit against the optimal level."""
-    g = t[(t["method"] == "TcpHas") & (t["clients"] >= 2)]
-    if not len(g):
+    """A data-backed explanation of TcpHas's queue: at which N it is short, where its players sit."""
+    g = t[t["method"] == "TcpHas"].set_index("clients")
+    w = t[t["method"] == "Westwood+"].set_index("clients")
+    if not len(g) or not len(w):
         return _tcphas_reason()
-    worst = g.sort_values("level_excess_mean").iloc[-1]
-    n = int(worst["clients"])
-    w = t[(t["method"] == "Westwood+") & (t["clients"] == n)]
-    exw = float(w["level_excess_mean"].iloc[0]) if len(w) else math.nan
-    return (
-        f"Observed: at N = {n} our TcpHas players request {worst['level_excess_mean']:+.2f} levels from the "
-        f"optimal level for C/N on average (Westwood+ {exw:+.2f}), and TcpHas's queue is as full as the "
-        "unshaped methods'. TcpHas shapes each flow at 1.2 × EncodingRate[QLevel] (Algorithm 7); when "
-        "QLevel is above the fair-share level, the N shaped flows together exceed 8 Mbps and the one-BDP "
-        "queue fills (a 5-player run's cwnd/sRTT ≈ 1.9 Mbps = 1.2 × 1632 kbps, i.e. QLevel 3 above a "
-        "1.6 Mbps fair share: docs/reproduce.md). Why QLevel settles there (Bwe estimator, our reconstructed "
-        "RBB player) is under investigation on branch paper6 (issue 6)."
+    short = [n for n in g.index if g.loc[n, "queue_delay_ms_mean"] < 0.5 * w.loc[n, "queue_delay_ms_mean"]]
+    full = [n for n in g.index if n not in short]
+    text = "Observed: TcpHas's queue is short (< half of Westwood+'s) only at N = " + (
+        ", ".join(str(n) for n in short) if short else "none"
+    )
+    if full:
+        text += (
+            "; at N = " + ", ".join(str(n) for n in full) + " it is as full as the unshaped methods' ("
+            + ", ".join(f"{g.loc[n, 'queue_delay_ms_mean']:.0f}" for n in full) + " ms), with the players' mean "
+            "level " + ", ".join(f"{g.loc[n, 'level_excess_mean']:+.2f}" for n in full) + " from the optimal level"
+        )
+    return text + (
+        ". Where we looked in detail (N = 5, docs/reproduce.md), TcpHas's QLevel, from its own Bwe "
+        "estimate, was above the fair-share level for 4 of 5 flows, so the flows shaped at "
+        "1.2 × EncodingRate[QLevel] (Algorithm 7) together asked for more than 8 Mbps and the one-BDP "
+        "queue filled. The root cause (estimator, our reconstructed RBB player) is under investigation "
+        "on branch paper6 (issue 6)."
     )
 
 
@@ -346,7 +352,8 @@ def fig3_claims(ctx: Context, tables: dict) -> list[Claim]:
     drop = {m: series(m, "drop_pkt_mean")[1] for m in METHODS}
     spread = {m: series(m, "instability_pct_spread")[1] for m in METHODS}
     nmax = max(ns)
-    why_tcphas = _tcphas_diag(t, ns)
+    ctx.notes.append("**TcpHas diagnosis** (the reasons above refer to it). " + _tcphas_diag(t, ns))
+    why_tcphas = "TcpHas's queue fills at most N: see the TcpHas diagnosis below the figure."
     claims = []
 
     def at(values: dict, i: int) -> str:
@@ -389,8 +396,7 @@ def fig3_claims(ctx: Context, tables: dict) -> list[Claim]:
             sp <= 4,
             ours_text=f"largest run-averaged min–max spread across players: {sp:.1f} points "
             f"(Westwood+ {max(spread['Westwood+']):.1f})",
-            reason="" if sp <= 4 else "with QLevel above the fair share (below), some players hold the higher "
-            "level while others are pushed down and oscillate. " + why_tcphas,
+            reason="" if sp <= 4 else "as unfair as Westwood+: " + why_tcphas,
         )
     )
     rho = {m: _spearman(ns, inst[m]) for m in ("Westwood+", "TIBET")}
@@ -494,9 +500,7 @@ def fig3_claims(ctx: Context, tables: dict) -> list[Claim]:
             ok,
             ours_text=f"TcpHas below Trickle at {len(below)} of {len(ns)} player counts "
             f"(at N = {nmax}: TcpHas {qd['TcpHas'][-1]:.1f} ms, Trickle {t9:.1f} ms)",
-            reason="" if ok else "Trickle restarts cwnd after idle (it is what distinguishes it from TcpHas, "
-            "§IV-D), which keeps its flows below their shaping rate at the start of each ON period, while "
-            "TcpHas resumes at cwnd = ssthresh. " + why_tcphas,
+            reason="" if ok else why_tcphas,
         )
     )
     low = [i for i in range(len(ns)) if drop["TcpHas"][i] <= min(drop["Westwood+"][i], drop["TIBET"][i])]
