@@ -1,4 +1,4 @@
-"""The ``haslab`` command line: run, validate, describe, schema, demo, bench, cc list."""
+"""The ``haslab`` command line: run, validate, describe, schema, demo, bench, cc list, sweep, live, reproduce."""
 
 from __future__ import annotations
 
@@ -636,6 +636,7 @@ def cc_list(
 
 app.add_typer(__import__("haslab.cli_sweep", fromlist=["app"]).app, name="sweep")
 app.add_typer(__import__("haslab.cli_live", fromlist=["app"]).app, name="live")
+app.command("reproduce")(__import__("haslab.cli_reproduce", fromlist=["reproduce"]).reproduce)
 
 
 def main() -> None:
