@@ -179,9 +179,13 @@ def _order_reason(inst) -> str:
 
 def _tcphas_reason() -> str:
     return (
-        "TcpHas leaves level 2 more often than the paper shows. The RBB player is a reconstruction "
-        "(docs/has.md: the paper's player could not be read), and TcpHas's fidelity is being "
-        "investigated (issue 6; an earlier check measured ~12 % instability against the paper's < 4 %)."
+        "TcpHas's players are stable but lock at different levels: in a FIFO queue that is busy most of "
+        "the time, a flow's share of the departures is its share of the arrivals, so the TIBET-style "
+        "B̂we (Algorithm 2) measures the flow's own shaped rate (1.2 × its level's bitrate) and "
+        "Algorithm 3 returns the level it already has; and Algorithm 7 restores cwnd = shaping rate × "
+        "RTT̂ on the first ACK after a loss, so TcpHas never drains a standing queue while the shaped "
+        "rates exceed the bottleneck (docs/algorithms/tcphas.md, tests/paper_checks.rs). The RBB player "
+        "is a reconstruction (docs/has.md)."
     )
 
 
@@ -334,8 +338,10 @@ def _tcphas_diag(t, ns) -> str:
         ". Where we looked in detail (N = 5, docs/reproduce.md), TcpHas's QLevel, from its own Bwe "
         "estimate, was above the fair-share level for 4 of 5 flows, so the flows shaped at "
         "1.2 × EncodingRate[QLevel] (Algorithm 7) together asked for more than 8 Mbps and the one-BDP "
-        "queue filled. The root cause (estimator, our reconstructed RBB player) is under investigation "
-        "on branch paper6 (issue 6)."
+        "queue filled. Root cause (issue 6, docs/algorithms/tcphas.md): B̂we, from the ACK spacing of a "
+        "flow in a mostly busy FIFO, measures the flow's own shaped rate, so each server's QLevel stays "
+        "where it started to fall; and Algorithm 7 restores cwnd = shaping rate × RTT̂ one ACK after a "
+        "loss, so the queue is never drained."
     )
 
 
