@@ -262,7 +262,15 @@ fn remap(mut e: ScenarioError, counts: &[(&str, usize)], preset: &str) -> Scenar
     for &(key, n) in counts {
         let prefix = format!("{key}[");
         if let Some(rest) = e.path.strip_prefix(&prefix) {
-            if let Some((idx, _)) = rest.split_once(']') {
+            if let Some((idx, field)) = rest.split_once(']') {
+                if key == "player"
+                    && field.starts_with('.')
+                    && idx.parse::<usize>().is_ok_and(|i| i >= n)
+                {
+                    // a field of a player the `player` template made: the template's field
+                    e.path = format!("preset.player{field}");
+                    return e;
+                }
                 if idx.parse::<usize>().is_ok_and(|i| i >= n) {
                     e.message = format!(
                         "{} (this {key} entry is created by preset {preset:?}: rename the file's own entry)",

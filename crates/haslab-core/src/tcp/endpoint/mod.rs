@@ -225,6 +225,11 @@ pub struct Endpoint {
     novel_pacing_bps: Option<u64>,
     /// RTL: dummies to send in this trailing phase (None before the phase starts)
     rtl_quota: Option<u32>,
+    /// RTL: end of the chunk whose dummies may still be echoed, and how many may be: a dummy
+    /// that reaches a receiver holding the whole chunk comes back as a duplicate ACK of the
+    /// chunk's end, which must not count towards a fast retransmit of the next chunk
+    rtl_echo_end: u64,
+    rtl_echoes: u32,
     /// marks (end offset, tag) of writes, for Acked notices
     send_marks: VecDeque<(u64, u64)>,
     idle_notified: bool,
@@ -352,6 +357,8 @@ impl Endpoint {
             novel_pacing_bps: None,
             rtl_quota: None,
             undo_ts: None,
+            rtl_echo_end: 0,
+            rtl_echoes: 0,
             send_marks: VecDeque::new(),
             idle_notified: true,
             irs: 0,

@@ -291,7 +291,18 @@ impl Endpoint {
         if ack > self.snd_una {
             self.clean_acked(ack, h, now_ns, &mut info, &mut rack_newest);
         }
+        // RTL: the duplicate ACK a dummy draws once its chunk is wholly acknowledged is an echo
+        // (what a D-SACK would report), not a sign of loss in the next chunk
+        let rtl_echo = !info.advanced
+            && ack == self.snd_una
+            && ack == self.rtl_echo_end
+            && self.rtl_echoes > 0
+            && h.payload_bytes == 0;
+        if rtl_echo {
+            self.rtl_echoes -= 1;
+        }
         let is_dupack = !info.advanced
+            && !rtl_echo
             && ack == self.snd_una
             && h.payload_bytes == 0
             && !h.has(flags::FIN)
@@ -730,6 +741,11 @@ impl Endpoint {
         let last = self.chunk_end - 1;
         let h = self.header(now_ns, last, flags::ACK | flags::PSH, 1);
         self.emit(h, out);
+        if self.rtl_echo_end != self.chunk_end {
+            self.rtl_echo_end = self.chunk_end;
+            self.rtl_echoes = 0;
+        }
+        self.rtl_echoes += 1;
         self.stats.rtl_dummies += 1;
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += 1;
