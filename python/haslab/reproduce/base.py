@@ -119,6 +119,9 @@ class Context:
     quick: bool
     out: Path  #: the experiment's directory OUT/NAME
     results: dict[str, Results]  #: by sweep key
+    #: markdown paragraphs computed from the data (a diagnosis the claims' reasons refer to),
+    #: appended by analyze/claims and printed after the experiment's notes
+    notes: list[str] = field(default_factory=list)
 
     def __getitem__(self, key: str) -> Results:
         return self.results[key]
@@ -162,6 +165,8 @@ class Outcome:
     ran: int
     failed: int
     wall_s: float
+    notes: list[str] = field(default_factory=list)  #: the data-driven notes (Context.notes)
+    run_s: float = 0.0  #: the runs' own wall times, summed (the form's cost on one core)
 
 
 class ReproduceError(ValueError):
@@ -228,6 +233,7 @@ def run_experiment(
     sweeps = sweeps_for(exp, quick)
     results: dict[str, Results] = {}
     total = ran = failed = 0
+    run_s = 0.0
     for key, sw in sweeps.items():
         dest = root / "runs" / key
         if log:
@@ -236,7 +242,9 @@ def run_experiment(
         results[key] = Results(Store(dest), sw)
         total += outcome.total
         ran += outcome.ran
-        failed += sum(1 for s in results[key].summary()["status"] if s != "ok")
+        summary = results[key].summary()
+        failed += int((summary["status"] != "ok").sum())
+        run_s += float(summary["wall_s"].fillna(0).sum())
     ctx = Context(exp.name, quick, root, results)
     tables = dict(exp.analyze(ctx))
     csvs = []
@@ -254,7 +262,7 @@ def run_experiment(
             raise ReproduceError(f"{exp.name}: claim {c.text!r} does not hold and gives no reason")
     wall = time.perf_counter() - t0
     md = root / f"{exp.name}.md"
-    result = Outcome(exp, quick, root, csvs, png, md, claims, total, ran, failed, wall)
+    result = Outcome(exp, quick, root, csvs, png, md, claims, total, ran, failed, wall, list(ctx.notes), run_s)
     md.write_text(markdown_section(result), encoding="utf-8")
     (root / f"{exp.name}.claims.json").write_text(
         json.dumps(
@@ -265,6 +273,7 @@ def run_experiment(
                 "ran": ran,
                 "failed": failed,
                 "wall_s": wall,
+                "run_s": run_s,
                 "claims": [c.as_row() for c in claims],
             },
             indent=1,
@@ -322,7 +331,7 @@ def markdown_section(o: Outcome, figure: str | None = None) -> str:
         "",
         f"Paper: {PAPERS.get(e.paper, e.paper)}. Form: **{form}** ({o.runs} runs"
         + (f", {o.failed} failed" if o.failed else "")
-        + f"; {o.wall_s:.0f} s here, {o.ran} run now). Claims holding: **{held}/{len(o.claims)}**.",
+        + f", {o.run_s:.0f} s of run time on one core). Claims holding: **{held}/{len(o.claims)}**.",
         "",
         claims_table(o.claims) if o.claims else "_No claim evaluated._",
         "",
@@ -332,6 +341,8 @@ def markdown_section(o: Outcome, figure: str | None = None) -> str:
     ]
     if e.notes.strip():
         parts += ["", e.notes.strip()]
+    for n in o.notes:
+        parts += ["", n.strip()]
     return "\n".join(parts) + "\n"
 
 
