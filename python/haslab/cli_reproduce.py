@@ -122,6 +122,15 @@ def reproduce(
             continue
         except KeyboardInterrupt:
             raise _fail("interrupted (the runs finished so far are stored; run again to resume)") from None
+        except Exception as e:  # noqa: BLE001 - with `all`, one broken analysis must not stop the others
+            if name != "all":
+                raise
+            import traceback
+
+            err.print(f"[red]{n} failed:[/] {type(e).__name__}: {e}")
+            err.print(traceback.format_exc(), markup=False, highlight=False)
+            failed.append(n)
+            continue
         held = sum(c.holds for c in outcome.claims)
         if not quiet:
             out.print(_claims_table(outcome))
@@ -131,7 +140,10 @@ def reproduce(
             soft_wrap=True,
         )
     if name == "all":
-        out.print(f"all: {len(todo) - len(failed)}/{len(todo)} experiments in {time.perf_counter() - t0:.0f} s")
+        out.print(
+            f"all: {len(todo) - len(failed)}/{len(todo)} experiments in {time.perf_counter() - t0:.0f} s"
+            + (f"; failed: {', '.join(failed)}" if failed else "")
+        )
         if report:
             counts = write_report(out_dir, report_file)
             out.print(

@@ -110,3 +110,64 @@ def test_smoke_enhancing_and_newcwv_experiments_write_outputs_and_claims(tmp_pat
     assert outcome.failed == 0
     assert outcome.png.is_file() and outcome.md.is_file() and outcome.csv
     assert outcome.claims and all(c.holds or c.reason for c in outcome.claims)
+
+
+def _fake(claims_fn):
+    """A tiny experiment on the demo dumbbell: two methods, 2 s runs."""
+    import pandas as pd
+
+    from conftest import demo_dict
+    from haslab import Sweep
+    from haslab.reproduce import Experiment
+
+    def build(quick):
+        return {
+            "main": Sweep(
+                demo_dict("2s"),
+                variants={"method": {"newreno": {"defaults.cc": "newreno"}, "cubic": {"defaults.cc": "cubic"}}},
+                seeds=[1] if quick else [1, 2],
+                traces=False,
+            )
+        }
+
+    def analyze(ctx):
+        flows = ctx.main.table("flows")
+        return {"": flows.groupby("method", as_index=False)["goodput_bps"].mean()}
+
+    def plot(ctx, tables, path):
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots()
+        ax.bar(tables[""]["method"], tables[""]["goodput_bps"])
+        fig.savefig(path)
+
+    return Experiment("fake", "tcphas", "Fig. 0", "a test", build, analyze, plot, claims_fn)
+
+
+def test_framework_quick_and_full_share_a_store_without_mixing(tmp_path):
+    def claims(ctx, tables):
+        n = len(ctx.main.summary())
+        return [Claim("runs of this form only", "Fig. 0", "1 or 4", n, n == (2 if ctx.quick else 4))]
+
+    exp = _fake(claims)
+    q = run_experiment(exp, tmp_path, quick=True, jobs=1, progress=False)
+    f = run_experiment(exp, tmp_path, quick=False, jobs=1, progress=False)
+    assert q.claims[0].holds and f.claims[0].holds, (q.claims, f.claims)
+    # the full form reused the quick form's seed-1 runs from the shared store
+    assert f.ran == 2 and f.runs == 4
+    assert (tmp_path / "fake" / "runs" / "main" / "summary.parquet").is_file()
+
+
+def test_framework_refuses_a_failed_claim_without_reason(tmp_path):
+    exp = _fake(lambda ctx, tables: [Claim("x", "Fig. 0", "1", 2.0, False)])
+    with pytest.raises(ReproduceError, match="gives no reason"):
+        run_experiment(exp, tmp_path, quick=True, jobs=1, progress=False)
+
+
+def test_framework_runs_on_dask(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    exp = _fake(lambda ctx, tables: [Claim("two runs", "Fig. 0", "2", len(ctx.main.summary()), True)])
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            out = run_experiment(exp, tmp_path, quick=True, dask=client, progress=False)
+    assert out.ran == 2 and out.failed == 0 and out.claims[0].ours == 2.0

@@ -359,6 +359,14 @@ fn household_players_default_to_the_linux_stack_of_the_testbed() {
         assert_eq!(pl.tcp.sack, default.sack);
         assert_eq!(pl.tcp.tlp, default.tlp);
     }
+    // a named transport is the whole stack: cubic-standard has no SACK
+    let p = plan(
+        "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", transport = \"cubic-standard\" }",
+        "10s",
+    );
+    for pl in &p.players {
+        assert!(!pl.tcp.sack && !pl.tcp.tlp, "{}", pl.name);
+    }
     let text = "duration = \"10s\"\n[preset]\nname = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = 3 }\n";
     let e = plan_from_toml(text).unwrap_err().to_string();
     assert!(e.contains("preset.player.tcp"), "{e}");

@@ -166,6 +166,7 @@ class Outcome:
     failed: int
     wall_s: float
     notes: list[str] = field(default_factory=list)  #: the data-driven notes (Context.notes)
+    run_s: float = 0.0  #: the runs' own wall times, summed (the form's cost on one core)
 
 
 class ReproduceError(ValueError):
@@ -232,6 +233,7 @@ def run_experiment(
     sweeps = sweeps_for(exp, quick)
     results: dict[str, Results] = {}
     total = ran = failed = 0
+    run_s = 0.0
     for key, sw in sweeps.items():
         dest = root / "runs" / key
         if log:
@@ -240,7 +242,9 @@ def run_experiment(
         results[key] = Results(Store(dest), sw)
         total += outcome.total
         ran += outcome.ran
-        failed += sum(1 for s in results[key].summary()["status"] if s != "ok")
+        summary = results[key].summary()
+        failed += int((summary["status"] != "ok").sum())
+        run_s += float(summary["wall_s"].fillna(0).sum())
     ctx = Context(exp.name, quick, root, results)
     tables = dict(exp.analyze(ctx))
     csvs = []
@@ -258,7 +262,7 @@ def run_experiment(
             raise ReproduceError(f"{exp.name}: claim {c.text!r} does not hold and gives no reason")
     wall = time.perf_counter() - t0
     md = root / f"{exp.name}.md"
-    result = Outcome(exp, quick, root, csvs, png, md, claims, total, ran, failed, wall, list(ctx.notes))
+    result = Outcome(exp, quick, root, csvs, png, md, claims, total, ran, failed, wall, list(ctx.notes), run_s)
     md.write_text(markdown_section(result), encoding="utf-8")
     (root / f"{exp.name}.claims.json").write_text(
         json.dumps(
@@ -269,6 +273,7 @@ def run_experiment(
                 "ran": ran,
                 "failed": failed,
                 "wall_s": wall,
+                "run_s": run_s,
                 "claims": [c.as_row() for c in claims],
             },
             indent=1,
@@ -326,7 +331,7 @@ def markdown_section(o: Outcome, figure: str | None = None) -> str:
         "",
         f"Paper: {PAPERS.get(e.paper, e.paper)}. Form: **{form}** ({o.runs} runs"
         + (f", {o.failed} failed" if o.failed else "")
-        + f"; {o.wall_s:.0f} s here, {o.ran} run now). Claims holding: **{held}/{len(o.claims)}**.",
+        + f", {o.run_s:.0f} s of run time on one core). Claims holding: **{held}/{len(o.claims)}**.",
         "",
         claims_table(o.claims) if o.claims else "_No claim evaluated._",
         "",

@@ -45,7 +45,7 @@ def method_variants() -> dict:
 
 
 def fig2_build(quick: bool) -> dict:
-    duration = 120 if quick else K_S
+    duration = K_S  # four runs of 180 s take seconds: the quick form is the full one
     return {
         "main": Sweep(
             scenario(8, duration),
@@ -67,7 +67,7 @@ def fig2_analyze(ctx: Context) -> dict:
 
     res = ctx.main
     summary = res.summary()
-    rows, levels = [], []
+    rows, levels, queue = [], [], {}
     for r in summary[summary["status"] == "ok"].itertuples():
         trace = res.trace(r.run_hash, "players")
         trace = trace.assign(method=r.method, seed=r.seed)
@@ -89,9 +89,15 @@ def fig2_analyze(ctx: Context) -> dict:
                     "steady_changes": int((g["level"].diff().fillna(0) != 0).sum()),
                     "steady_instability_pct": 100.0 * float((g["level"].diff().dropna() != 0).mean()),
                     "steady_at_optimal_pct": 100.0 * float((g["level"] == OPTIMAL_LEVEL).mean()),
+                    "steady_below_optimal_pct": 100.0 * float((g["level"] < OPTIMAL_LEVEL).mean()),
+                    "steady_above_optimal_pct": 100.0 * float((g["level"] > OPTIMAL_LEVEL).mean()),
                 }
             )
-    return {"": pd.concat(levels, ignore_index=True), "players": pd.DataFrame(rows)}
+        link = [l for l in res.store.table("links").itertuples() if l.run_hash == r.run_hash and l.name == BOTTLENECK]
+        queue[r.method] = link[0].sojourn_mean_ns / 1e6 if link else math.nan
+    players = pd.DataFrame(rows)
+    players["queue_delay_ms"] = players["method"].map(queue)
+    return {"": pd.concat(levels, ignore_index=True), "players": players}
 
 
 def fig2_plot(ctx: Context, tables: dict, path: Path) -> None:
@@ -121,6 +127,9 @@ def fig2_claims(ctx: Context, tables: dict) -> list[Claim]:
     first_max = float(p["first_level"].max())
     inst = by["steady_instability_pct"].mean()
     at_opt = by["steady_at_optimal_pct"].mean()
+    below = by["steady_below_optimal_pct"].mean()
+    above = by["steady_above_optimal_pct"].mean()
+    qd = by["queue_delay_ms"].mean()
     span_w = float((p[p.method == "Westwood+"]["steady_max_level"] - p[p.method == "Westwood+"]["steady_min_level"]).mean())
     w_lo = int(p[p.method == "Westwood+"]["steady_min_level"].min())
     w_hi = int(p[p.method == "Westwood+"]["steady_max_level"].max())
@@ -145,16 +154,19 @@ def fig2_claims(ctx: Context, tables: dict) -> list[Claim]:
             f"instability {inst['Westwood+']:.1f} %",
             reason="" if (w_lo <= 1 and w_hi >= 3) else f"our Westwood+ players stay within levels {w_lo}–{w_hi}",
         ),
-        Claim(
-            "TIBET and Trickle players improve on Westwood+ but still change quality frequently",
-            "Fig. 2, §IV-C",
-            "Westwood+ > TIBET, Trickle > TcpHas (instability)",
-            max(inst["TIBET"], inst["Trickle"]),
-            bool(max(inst["TIBET"], inst["Trickle"]) < inst["Westwood+"] and min(inst["TIBET"], inst["Trickle"]) > inst["TcpHas"]),
-            ours_text=f"steady-state instability: Westwood+ {inst['Westwood+']:.1f} %, TIBET {inst['TIBET']:.1f} %, "
-            f"Trickle {inst['Trickle']:.1f} %, TcpHas {inst['TcpHas']:.1f} %",
-            reason=_order_reason(inst),
-        ),
+        *[
+            Claim(
+                f"{m} players improve on Westwood+ but still change quality frequently",
+                "Fig. 2, §IV-C",
+                "Westwood+ > " + m + " > TcpHas in instability (we ask ≥ 10 % below Westwood+)",
+                inst[m],
+                bool(inst[m] <= 0.9 * inst["Westwood+"] and inst[m] > inst["TcpHas"]),
+                ours_text=f"steady-state instability: Westwood+ {inst['Westwood+']:.1f} %, {m} {inst[m]:.1f} %, "
+                f"TcpHas {inst['TcpHas']:.1f} %",
+                reason=_order_reason(inst, m),
+            )
+            for m in ("TIBET", "Trickle")
+        ],
         Claim(
             "TcpHas player is stable at the optimal quality level (n° 2)",
             "Fig. 2, §IV-C",
@@ -163,17 +175,30 @@ def fig2_claims(ctx: Context, tables: dict) -> list[Claim]:
             bool(at_opt["TcpHas"] >= 90),
             ours_text=f"{at_opt['TcpHas']:.0f} % of steady-state seconds at level 2 (mean of 8 players); "
             f"Westwood+ {at_opt['Westwood+']:.0f} %",
-            reason="" if at_opt["TcpHas"] >= 90 else _tcphas_reason(),
+            reason="" if at_opt["TcpHas"] >= 90 else (
+                f"our TcpHas players spend {below['TcpHas']:.0f} % of the steady state below level 2 and "
+                f"{above['TcpHas']:.0f} % above it; the bottleneck queue averages {qd['TcpHas']:.0f} ms "
+                f"(Westwood+ {qd['Westwood+']:.0f} ms), so TcpHas's shaping does not keep the 8 flows below "
+                "8 Mbps (see tcphas-fig3's TcpHas diagnosis; TcpHas fidelity is under investigation on "
+                "branch paper6, issue 6)"
+            ),
         ),
     ]
     return claims
 
 
-def _order_reason(inst) -> str:
-    if max(inst["TIBET"], inst["Trickle"]) >= inst["Westwood+"]:
-        return "TIBET or Trickle is as unstable as Westwood+ in our runs"
-    if min(inst["TIBET"], inst["Trickle"]) <= inst["TcpHas"]:
-        return "TIBET or Trickle is at least as stable as TcpHas in our runs"
+def _order_reason(inst, m: str) -> str:
+    if inst[m] > 0.9 * inst["Westwood+"]:
+        return (
+            f"{m} is about as unstable as Westwood+ in our runs"
+            + (
+                ": TIBET differs from Westwood+ only in its bandwidth estimate, used after a loss; "
+                "neither shapes the flow, so the players see the same ON-OFF competition (tcphas-fig3 "
+                "shows the same at every N)" if m == "TIBET" else ""
+            )
+        )
+    if inst[m] <= inst["TcpHas"]:
+        return f"{m} is at least as stable as TcpHas in our runs (see TcpHas's claim below)"
     return ""
 
 
@@ -198,11 +223,10 @@ FIG2 = Experiment(
     analyze=fig2_analyze,
     plot=fig2_plot,
     claims=fig2_claims,
-    forms=("4 runs of 120 s", "4 runs of 180 s"),
+    forms=("4 runs of 180 s", "the same"),
     notes=(
         "8 RBB players on `tcphas-home`, one run per method (seed 1); the figure shows player 0. "
-        "The claims use all 8 players; the steady state starts at 30 s (a third of the run in the "
-        "quick form). Instability here is the per-second share of level changes over the steady state."
+        "The claims use all 8 players; the steady state starts at 30 s. Instability here is the per-second share of level changes over the steady state."
     ),
 )
 
@@ -216,7 +240,7 @@ EXPERIMENTS = [FIG2]
 def fig3_form(quick: bool) -> tuple[list[int], int, float]:
     """(player counts, seeds, K in seconds)."""
     if quick:
-        return [1, 3, 5, 7, 9], 2, 90.0
+        return [1, 3, 5, 7, 9], 4, 90.0
     return list(range(1, 10)), 16, float(K_S)
 
 
@@ -555,7 +579,7 @@ FIG3 = Experiment(
     analyze=fig3_analyze,
     plot=fig3_plot,
     claims=fig3_claims,
-    forms=("N = 1, 3, 5, 7, 9; 2 runs; K = 90 s (40 runs)", "N = 1…9; 16 runs; K = 180 s (576 runs)"),
+    forms=("N = 1, 3, 5, 7, 9; 4 runs; K = 90 s (80 runs)", "N = 1…9; 16 runs; K = 180 s (576 runs)"),
     notes=(
         "Instability: the TcpHas paper's metric (docs/has.md, reconstructed: share of seconds whose "
         "requested level differs from the previous second's), mean over players and runs; error bars "

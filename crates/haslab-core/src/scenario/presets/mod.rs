@@ -62,7 +62,8 @@ pub struct Expansion {
     /// resolved parameters, (key, value as a scenario file would write it)
     pub params: Vec<(String, String)>,
     /// TCP options of the paper's transport stack for the players of the slots (`[player.tcp]`
-    /// keys); a key the `player` template's own `tcp` table sets wins.
+    /// keys); a key the `player` template's own `tcp` table sets wins, and a template with a
+    /// named `transport` gets none of them.
     pub slot_tcp: TcpTable,
 }
 
@@ -299,7 +300,9 @@ fn fill_slots(
         }
     }
     let mut template = template.clone();
-    if !slot_tcp.is_empty() {
+    // a named transport in the template defines the whole stack: the preset's defaults would
+    // otherwise override it (explicit `tcp` keys win over a transport)
+    if !slot_tcp.is_empty() && !template.contains_key("transport") {
         let mut tcp = slot_tcp.clone();
         match template.get("tcp") {
             Some(Value::Object(own)) => tcp.extend(own.clone()),
