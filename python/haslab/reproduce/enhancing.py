@@ -121,6 +121,12 @@ def _ratio(t, x, at, col="has_mbps_mean"):
     return d[at][0] / d[at][1]
 
 
+def near(ours: float, paper: float) -> bool:
+    """A paper's factor is reproduced when ours is within ±25 % of it (the figures' values are
+    read from text, and one factor summarises a curve)."""
+    return 0.75 * paper <= ours <= 1.25 * paper
+
+
 def _spearman(x, y) -> float:
     import pandas as pd
 
@@ -170,9 +176,9 @@ def fig5_claims(ctx, tables) -> list[Claim]:
               ours_text=f"enhanced/standard {r20:.2f}; standard {std[0]:.2f} Mbps, enhanced {enh[0]:.2f} Mbps",
               reason="" if same and enh[0] >= 9.0 else REASON_LOSS),
         Claim("At 200 ms RTT the throughput of enhanced TCP is 2.4 times that of standard TCP", "Fig. 5, §4.1",
-              "2.4×", _nan0(r200), 1.8 <= r200 <= 3.0,
+              "2.4× (±25 %)", _nan0(r200), near(r200, 2.4),
               ours_text=f"{r200:.2f}× (standard {std[-1]:.2f}, enhanced {enh[-1]:.2f} Mbps)",
-              reason="" if 1.8 <= r200 <= 3.0 else REASON_LOSS),
+              reason="" if near(r200, 2.4) else REASON_LOSS),
         Claim("The improvement increases along with RTT", "Fig. 5, §4.1", "increasing in RTT",
               _nan0(rho), rho > 0.5, ours_text=f"Spearman ρ(RTT, enhanced/standard) = {rho:.2f}; ratios "
               + ", ".join(f"{x} ms {r:.2f}" for x, r in zip(xs, ratios)),
@@ -211,7 +217,7 @@ def fig6_claims(ctx, tables) -> list[Claim]:
     rho = min(_spearman(xs, enh), _spearman(xs, std))
     higher = sum(e > s for e, s in zip(enh, std))
     triple = [_ratio(t, "chunk_kb", kb) for kb in (400, 600, 800)]
-    ok3 = all(r >= 2.5 for r in triple)
+    ok3 = all(near(r, 3.0) for r in triple)
     return [
         Claim("The throughput is higher for longer chunk sizes", "Fig. 6, §4.1", "increasing in chunk size",
               _nan0(rho), rho > 0.5, ours_text=f"Spearman ρ(chunk, throughput) ≥ {rho:.2f} for both lines",
@@ -223,7 +229,7 @@ def fig6_claims(ctx, tables) -> list[Claim]:
               ours_text=f"higher at {higher} of {len(xs)} chunk sizes",
               reason="" if higher == len(xs) else REASON_LOSS),
         Claim("For 400, 600 and 800 KB chunks enhanced TCP's throughput is triple standard TCP's", "Fig. 6, §4.1",
-              "3×", _nan0(min(triple)), ok3, ours_text=", ".join(f"{kb} KB {r:.2f}×" for kb, r in zip((400, 600, 800), triple)),
+              "3× (±25 %)", _nan0(min(triple)), ok3, ours_text=", ".join(f"{kb} KB {r:.2f}×" for kb, r in zip((400, 600, 800), triple)),
               reason="" if ok3 else REASON_LOSS),
     ]
 
@@ -234,15 +240,20 @@ def fig11_claims(ctx, tables) -> list[Claim]:
     _, std = _series(t, "standard TCP", "chunk_kb")
     rho = min(_spearman(xs, enh), _spearman(xs, std))
     r300, r2000 = _ratio(t, "chunk_kb", 300), _ratio(t, "chunk_kb", 2000)
-    ok = 1.4 <= r300 <= 2.0 and 0.95 <= r2000 <= 1.3
+    ok = near(r300, 1.7) and near(r2000, 1.1)
     return [
         Claim("With cross-traffic the throughput is still higher for longer chunks", "Fig. 11, §4.2",
               "increasing in chunk size", _nan0(rho), rho > 0.5,
               ours_text=f"Spearman ρ ≥ {rho:.2f} for both lines",
               reason="" if rho > 0.5 else "throughput does not rise with chunk size in our runs"),
         Claim("Enhanced TCP is 1.7× standard at 300 KB chunks and 1.1× at 2000 KB", "Fig. 11, §4.2",
-              "1.7× / 1.1×", _nan0(r300), ok, ours_text=f"{r300:.2f}× at 300 KB, {r2000:.2f}× at 2000 KB",
-              reason="" if ok else "without random loss (§4.2) the tail RTOs RTL removes are rare; " + REASON_LOSS),
+              "1.7× / 1.1× (±25 %)", _nan0(r300), ok, ours_text=f"{r300:.2f}× at 300 KB, {r2000:.2f}× at 2000 KB",
+              reason="" if ok else (
+                  "our gain shrinks with the chunk size as the paper's does, but less: on this network (no random "
+                  "loss) neither line has RTOs to speak of, and the gain is the novel pacing's — standard CUBIC "
+                  "(no SACK, cwnd kept across chunks as in NS2) sends each chunk's first window as one burst into the "
+                  "30 KB port and loses ~2700 packets per 600 s run at 2000 KB against ~1070 with pacing (full form); "
+                  "the paper's smaller gain at 2000 KB implies fewer burst drops in its standard TCP")),
     ]
 
 
@@ -352,13 +363,15 @@ def fig10_plot(ctx, tables, path):
 def fig10_claims(ctx, tables) -> list[Claim]:
     t = tables[""]
     r500, r3000 = _ratio(t, "cbr_kbps", 500), _ratio(t, "cbr_kbps", 3000)
-    ok = 1.2 <= r500 <= 1.7 and 0.95 <= r3000 <= 1.3
+    ok = near(r500, 1.4) and near(r3000, 1.1)
     return [
         Claim("Enhanced TCP is 1.4× standard at 500 kbps of CBR and 1.1× at 3000 kbps", "Fig. 10, §4.2",
-              "1.4× / 1.1×", _nan0(r500), ok, ours_text=f"{r500:.2f}× at 500 kbps, {r3000:.2f}× at 3000 kbps",
-              reason="" if ok else "without random loss on this network (§4.2 names none) tail RTOs are rare and the "
-              "queue is shared with 2.5 Mbps of on/off and the CBR traffic: neither pacing the first RTT nor RTL changes "
-              "the throughput much in our model; " + REASON_LOSS),
+              "1.4× / 1.1× (±25 %)", _nan0(r500), ok, ours_text=f"{r500:.2f}× at 500 kbps, {r3000:.2f}× at 3000 kbps",
+              reason="" if ok else (
+                  "our gain is larger than the paper's: on this network (no random loss) the gain is the novel "
+                  "pacing's — standard CUBIC (no SACK, cwnd kept across chunks as in NS2) sends each chunk's first "
+                  "window as one burst into the 30 KB port and loses several times more packets than with pacing "
+                  "(see enhancing-fig11's note)" if r500 > 1.25 * 1.4 else REASON_LOSS)),
     ]
 
 
