@@ -355,6 +355,8 @@ pub fn describe(plan: &Plan) -> Value {
                 "start_ns": p.start_ns,
                 "stop_ns": p.stop_ns,
                 "cc": p.cc.name(),
+                "tcp": serde_json::to_value(&p.tcp).unwrap_or(Value::Null),
+                "cc_config": serde_json::to_value(&p.cc).unwrap_or(Value::Null),
             })
         })
         .collect();
