@@ -343,6 +343,12 @@ class Origin:
         self.connections[cid]["requests"] += 1
         method = ev.method.decode("ascii", "replace")
         target = ev.target.decode("ascii", "replace")
+        # h11 bounds a head that arrives in pieces; one that arrives whole is measured here
+        head = len(ev.target) + sum(len(k) + len(v) + 4 for k, v in ev.headers)
+        if head > lim.max_header_bytes:
+            await self._simple(conn, writer, 431, b"request head too large\n", cid, (method, target[:200]),
+                               close=True, t_first=t_first)
+            return False
         body = b""
         try:
             length = None

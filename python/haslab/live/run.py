@@ -113,7 +113,7 @@ def run_live(
                 + (f"; BPF algorithms {', '.join(cfg.bpf_ccs)} registered" if cfg.bpf_ccs else ""))
             if getattr(cfg, "dashjs", None):
                 _prepare_dashjs(cfg, plan, say)
-            raw = _run_flows(tb, cfg, ladder_bps, say, sorted(rate_steps or []), work=work,
+            raw = _run_flows(tb, cfg, ladder_bps, say, sorted(rate_steps or []), out_dir=work,
                              source=(scenario_text, scenario_fmt, base_dir))
             tb.keep = ccs.keep = keep
     summary, tables = _results(cfg, raw, tb.delaybox_stats)
@@ -136,7 +136,7 @@ def _scenario_source(scenario) -> tuple[str, str, Optional[str]]:
     return str(scenario), "toml", os.getcwd()
 
 
-def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps, work=None, source=None) -> dict:
+def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps, out_dir=None, source=None) -> dict:
     trace = cfg.plan["trace"]
     cwnd_every = trace["cwnd_interval_ns"] or DEFAULT_CWND_INTERVAL_NS
     cwnd_every = max(cwnd_every, MIN_CWND_INTERVAL_NS)
@@ -146,8 +146,8 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps, work=N
     work.mkdir(parents=True, exist_ok=True)
     duration = cfg.duration_ns
     t0 = time.monotonic_ns() + 1_000_000_000 + 150_000_000 * len(cfg.flows) + (3_000_000_000 if cfg.players else 0)
-    pcap = _start_pcap(tb, work, cfg)
-    has_procs = _start_has(tb, cfg, t0, cwnd_every, work_dir=work, state=state_dir() / "has", source=source)
+    pcap = _start_pcap(tb, out_dir, cfg)
+    has_procs = _start_has(tb, cfg, t0, cwnd_every, work_dir=out_dir, state=state_dir() / "has", source=source)
     senders, receivers = {}, {}
     for f in cfg.flows:
         spec = {
