@@ -503,29 +503,46 @@ def _ranking_numbers(res) -> dict:
     }
 
 
-def test_tcphas_players_switch_less_and_queue_less_than_cubic(live_bpf, tmp_path):
-    """8 RBB players over haslab_tcphas (BPF) vs over CUBIC on the tcphas-home bottleneck (8 Mbit/s,
-    100 ms): TcpHas gives fewer switches and a lower mean queue, live and in the simulator."""
+def test_tcphas_players_live_rank_as_in_the_simulator(live_bpf, tmp_path):
+    """8 RBB players on the tcphas-home bottleneck (8 Mbit/s, 100 ms, one-BDP queue, video
+    "tcphas") with CUBIC, Westwood+ and TcpHas (both BPF) on the servers, live and simulated:
+
+    - TcpHas players switch less than Westwood+ players (the TcpHas paper's Fig. 3a comparison),
+      live and in the simulator;
+    - live agrees with the simulator per algorithm: mean switches within max(50 %, 4), mean queue
+      within 25 %.
+
+    Against CUBIC neither the simulator nor the kernel shows fewer switches or a lower queue for
+    TcpHas in this setting (docs/live.md has the numbers): the test prints that comparison and
+    does not assert it. Duration: $HASLAB_LIVE_CHECK_S (default 180 s, the paper's K; the
+    Westwood+ margin needs it)."""
     from haslab.live.run import run_live
 
     dur = _live_check_seconds()
     nums = {}
-    for cc in ("cubic", "tcphas"):
+    for cc in ("cubic", "westwood+", "tcphas"):
         text = tcphas_home_dumbbell(cc, dur)
         scen = tmp_path / f"{cc}.toml"
         scen.write_text(text)
         before = os.getloadavg()
         live = run_live(scen, out_dir=tmp_path / f"live-{cc}")
         sim = haslab.run(text)
-        sim.save(tmp_path / f"sim-{cc}")
-        nums[cc] = {"live": _ranking_numbers(live), "sim": _ranking_numbers(sim), "load": (before, os.getloadavg())}
-    print(f"\n8 RBB players, {dur} s:")
+        nums[cc] = {"live": _ranking_numbers(live), "sim": _ranking_numbers(sim),
+                    "load": [round(x, 1) for x in before + os.getloadavg()]}
+    print(f"\n8 RBB players, {dur} s (mean per player; queue = mean backlog of r1->r2 in bytes):")
     for cc, n in nums.items():
-        print(f"  {cc:7s} live {n['live']}\n          sim  {n['sim']}\n          load {n['load']}")
+        for mode in ("live", "sim"):
+            v = n[mode]
+            print(f"  {cc:9s} {mode:4s} switches {v['switches']:6.2f}  level {v['avg_level']:.2f}  "
+                  f"stalls {v['stalls']:3d}  queue {v['queue_bytes']:8.0f}  drops {v['drops']}")
+        print(f"  {'':9s} load before/after {n['load']}")
     for mode in ("live", "sim"):
-        c, t = nums["cubic"][mode], nums["tcphas"][mode]
-        assert t["switches"] < c["switches"], (mode, c, t)
-        assert t["queue_bytes"] < c["queue_bytes"], (mode, c, t)
+        t, w = nums["tcphas"][mode], nums["westwood+"][mode]
+        assert t["switches"] < w["switches"], (mode, t, w)
+    for cc, n in nums.items():
+        lv, sm = n["live"], n["sim"]
+        assert abs(lv["switches"] - sm["switches"]) <= max(0.5 * sm["switches"], 4), (cc, lv, sm)
+        assert abs(lv["queue_bytes"] - sm["queue_bytes"]) <= 0.25 * sm["queue_bytes"], (cc, lv, sm)
 
 
 def test_kill_9_in_a_player_run_then_up_repairs(live, tmp_path):

@@ -66,7 +66,7 @@ def missing() -> list[str]:
 
 def make_media(bitrates_bps: list[int], duration_s: int, segment_s: int = 2, log=None) -> Path:
     """The fMP4 DASH video (manifest.mpd + segments) of a ladder, made once and cached."""
-    key = hashlib.sha256(json.dumps([bitrates_bps, duration_s, segment_s, 1]).encode()).hexdigest()[:16]
+    key = hashlib.sha256(json.dumps([bitrates_bps, duration_s, segment_s, 2]).encode()).hexdigest()[:16]
     out = cache_dir() / "media" / key
     if (out / "manifest.mpd").is_file():
         return out
@@ -84,7 +84,8 @@ def make_media(bitrates_bps: list[int], duration_s: int, segment_s: int = 2, log
     for i, b in enumerate(bitrates_bps):
         k = f"{b // 1000}k"
         args += [f"-b:v:{i}", k, f"-minrate:v:{i}", k, f"-maxrate:v:{i}", k, f"-bufsize:v:{i}", f"{b // 2000}k"]
-    args += ["-f", "dash", "-seg_duration", str(segment_s), "-use_template", "1", "-use_timeline", "0",
+    # one AdaptationSet with every level (ffmpeg's default is one set per stream: no ABR then)
+    args += ["-f", "dash", "-adaptation_sets", "id=0,streams=v", "-seg_duration", str(segment_s), "-use_template", "1", "-use_timeline", "0",
              "-init_seg_name", "init-$RepresentationID$.m4s",
              "-media_seg_name", "chunk-$RepresentationID$-$Number%05d$.m4s", "manifest.mpd"]
     if log:

@@ -191,7 +191,7 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps, out_di
         )
     tb.procs.update({f"send-{k}": v for k, v in senders.items()})
     tb.procs.update({f"recv-{k}": v for k, v in receivers.items()})
-    tb.procs.update(has_procs)
+    tb.procs.update({k: v for k, v in has_procs.items() if isinstance(v, subprocess.Popen)})
     tb._write_state()
     for direction in ("forward", "reverse"):
         events = [(a, b, p) for d, a, b, p in cfg.loss_events if d == direction]
