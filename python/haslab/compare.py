@@ -103,6 +103,12 @@ def compare(sim: dict, live: dict) -> list[Row]:
                         _num(lf[n].get("retransmitted_segments"))))
     sl = {l["name"]: l for l in sim.get("links", [])}
     ll = {l["name"]: l for l in live.get("links", [])}
+    red = (live.get("live") or {}).get("reduced_from")
+    if red:  # a preset run live on the dumbbell: r1->r2 is the preset's bottleneck direction
+        bn = red["bottleneck"]
+        a, _, b = bn.partition("->")
+        names = {"r1->r2": bn, "r2->r1": f"{b}->{a}"}
+        ll = {names.get(n, n): l for n, l in ll.items()}
     for n in [n for n in ll if n in sl]:
         rows.append(Row(f"link {n}", "drops", _num(sl[n].get("dropped_packets")), _num(ll[n].get("dropped_packets"))))
         rows.append(Row(f"link {n}", "utilization", _num(sl[n].get("utilization")), _num(ll[n].get("utilization"))))

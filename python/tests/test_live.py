@@ -164,12 +164,35 @@ def test_players_are_translated_with_their_congestion_control():
     assert per.players[0].connection["kind"] == "per-request"
 
 
+def test_the_tcphas_home_preset_is_reduced_to_its_bottleneck():
+    """The preset's players (a player template in its slots) all cross DSLAM->HG: live mode runs
+    them on a dumbbell with that bottleneck and the paths' delay; the PPBP cross-traffic, which
+    never crosses it, is left out with a note."""
+    plan = haslab.validate('duration = "10s"\n[preset]\nname = "tcphas-home"\nclients = 8\n'
+                           'player = { abr = "rbb", video = "tcphas" }\n[trace]\nqueues = ["DSLAM->HG"]\n')
+    cfg = from_plan(plan)
+    assert cfg.pairs == 8
+    assert (cfg.forward.rate_bps, cfg.forward.delay_ns, cfg.forward.queue_bytes) == (8 * MBPS, 50_000_000, 100_000)
+    assert cfg.reverse.delay_ns == 50_000_000
+    assert [(p.server, p.client) for p in cfg.players[:2]] == [("left0", "right0"), ("left1", "right1")]
+    assert cfg.plan["trace"]["queues"] == ["r1->r2"]
+    assert any("ppbp" in n and "left out" in n for n in cfg.notes)
+    # a preset whose players cross different bottlenecks cannot be reduced
+    bad = dict(plan)
+    bad["players"] = [dict(p) for p in plan["players"]]
+    bad["preset"] = dict(plan["preset"], player_slots=[dict(s_, path=dict(s_["path"])) for s_ in plan["preset"]["player_slots"]])
+    bad["preset"]["player_slots"][0]["path"]["bottleneck"] = "IR->BNG"
+    with pytest.raises(LiveUnsupported, match="different bottlenecks"):
+        from_plan(bad)
+
+
 def test_unsupported_player_scenarios_name_the_field(tmp_path):
     from pathlib import Path
 
-    home = Path(__file__).resolve().parents[2] / "examples" / "tcphas-home.toml"
-    with pytest.raises(LiveUnsupported, match="preset 'tcphas-home'.*dumbbell"):
-        from_plan(haslab.validate(home))
+    two = players_scenario().replace('queues = ["r1->r2"]', 'queues = ["r1->r2"]\n[[traffic]]\nname = "x"\n'
+                                     'kind = "cbr"\nsrc = "left0"\ndst = "right0"\nrate = "1Mbps"')
+    with pytest.raises(LiveUnsupported, match="traffic"):
+        from_plan(haslab.validate(two))
     with pytest.raises(LiveUnsupported, match="player p0: cc 'yeah'"):
         from_plan(haslab.validate(players_scenario(cc="yeah")))
     scen = tmp_path / "p.toml"

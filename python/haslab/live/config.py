@@ -342,23 +342,121 @@ def _unsupported_parts(plan: dict) -> None:
             )
 
 
+def _rev(name: str) -> str:
+    a, _, b = name.partition("->")
+    return f"{b}->{a}"
+
+
+def reduce_to_dumbbell(plan: dict) -> tuple[dict, list[str]]:
+    """A preset's network as the live dumbbell, when every flow and player crosses one and the
+    same bottleneck direction with the same path delay and loss: pair i = the i-th (server,
+    client) pair, the bottleneck's rate and queue in each direction, the paths' whole delay and
+    loss; cross-traffic that never crosses the bottleneck is left out (noted). Raises
+    LiveUnsupported otherwise."""
+    dirs = {l["name"]: l for l in plan["links"]}
+    slots = {s["name"]: s for s in (plan.get("preset") or {}).get("player_slots", [])}
+    ends: list[tuple[str, str, dict]] = []  # (server, client, path)
+    for f in plan["flows"]:
+        ends.append((f["src"], f["dst"], f["path"]))
+    for p in plan.get("players") or []:
+        path = p.get("path") or (slots.get(p["name"]) or {}).get("path")
+        if path is None:
+            raise LiveUnsupported(f"player {p['name']}: no path known")
+        ends.append((p["server"], p["client"], path))
+    if not ends:
+        raise LiveUnsupported("no flow or player to place")
+    bn = {e[2]["bottleneck"] for e in ends}
+    if len(bn) != 1:
+        raise LiveUnsupported(f"the flows and players cross different bottlenecks ({', '.join(sorted(bn))})")
+    bn_name = bn.pop()
+
+    def path_of(hops: list[str]) -> tuple[int, float]:
+        keep = 1.0
+        for h in hops:
+            keep *= 1.0 - dirs[h]["loss"]
+        return sum(dirs[h]["delay_ns"] for h in hops), 1.0 - keep
+
+    fwd = {path_of(e[2]["hops"]) for e in ends}
+    rev = set()
+    for e in ends:
+        back = [_rev(h) for h in reversed(e[2]["hops"])]
+        if any(h not in dirs for h in back):
+            raise LiveUnsupported(f"{e[0]} -> {e[1]}: the way back is not the reverse path")
+        rev.add(path_of(back))
+    if len(fwd) != 1 or len(rev) != 1:
+        raise LiveUnsupported("the paths differ in delay or loss (live mode gives every pair the same)")
+    (fd, fl), (rd, rl) = fwd.pop(), rev.pop()
+    pairs: list[tuple[str, str]] = []
+    for s_, c, _ in ends:
+        if (s_, c) not in pairs:
+            pairs.append((s_, c))
+    rename = {}
+    for i, (s_, c) in enumerate(pairs):
+        for old, new in ((s_, f"left{i}"), (c, f"right{i}")):
+            if rename.get(old, new) != new:
+                raise LiveUnsupported(f"node {old} is in more than one sender/receiver pair")
+            rename[old] = new
+    notes = [f"preset {plan['preset']['name']!r} reduced to a dumbbell: its bottleneck {bn_name} "
+             f"({dirs[bn_name]['rate_bps'] / 1e6:g} Mbit/s) and the paths' delay and loss; nodes "
+             + ", ".join(f"{a} = {b}" for a, b in rename.items())]
+    kept_traffic = []
+    for t in plan.get("traffic") or []:
+        hops = (t.get("path") or {}).get("hops") or []
+        if bn_name in hops or _rev(bn_name) in hops:
+            kept_traffic.append(t)
+        else:
+            notes.append(f"traffic {t['name']} ({t['kind']}) left out: it does not cross the bottleneck {bn_name}")
+    def link(name, kind, rate, delay, loss, queue):
+        return {"name": name, "link": kind, "rate_bps": rate, "delay_ns": delay, "loss": loss, "queue": queue,
+                "capacity": None}
+    big = {"kind": "droptail", "limit_packets": 1000}
+    links = [link("r1->r2", "bottleneck", dirs[bn_name]["rate_bps"], fd, fl, dirs[bn_name]["queue"]),
+             link("r2->r1", "bottleneck", dirs[_rev(bn_name)]["rate_bps"], rd, rl, dirs[_rev(bn_name)]["queue"])]
+    for i in range(len(pairs)):
+        for a, b in ((f"left{i}", "r1"), (f"right{i}", "r2")):
+            kind = a.rstrip("0123456789") + str(i)
+            links += [link(f"{a}->{b}", kind, 10**11, 0, 0.0, big), link(f"{b}->{a}", kind, 10**11, 0, 0.0, big)]
+    new = dict(plan)
+    new["nodes"] = [f"left{i}" for i in range(len(pairs))] + [f"right{i}" for i in range(len(pairs))] + ["r1", "r2"]
+    new["links"] = links
+    new["flows"] = [dict(f, src=rename[f["src"]], dst=rename[f["dst"]]) for f in plan["flows"]]
+    new["players"] = [dict(p, server=rename[p["server"]], client=rename[p["client"]])
+                      for p in plan.get("players") or []]
+    new["traffic"] = kept_traffic
+    qmap = {bn_name: "r1->r2", _rev(bn_name): "r2->r1"}
+    new["trace"] = dict(plan["trace"], queues=[qmap[q] for q in plan["trace"].get("queues", []) if q in qmap])
+    events = []
+    for e in plan.get("loss_events") or []:
+        if e["at"] not in qmap:
+            raise LiveUnsupported(f"loss event at {e['at']}: not on the bottleneck")
+        events.append(dict(e, at=qmap[e["at"]]))
+    new["loss_events"] = events
+    new["reduced_from"] = {"preset": plan["preset"]["name"], "bottleneck": bn_name, "nodes": rename}
+    return new, notes
+
+
 def from_plan(plan: dict) -> LiveConfig:
     """The live configuration of a validated plan; raises :class:`LiveUnsupported`."""
     preset = plan.get("preset")
+    reduced_notes: list[str] = []
     try:
         n = _pairs(plan)
     except LiveUnsupported as e:
-        if preset:
+        if not preset:
+            raise
+        try:
+            plan, reduced_notes = reduce_to_dumbbell(plan)
+        except LiveUnsupported as why:
             raise LiveUnsupported(
-                f"preset {preset.get('name')!r}: its topology is not a dumbbell; {e}. "
-                "Write the same bottleneck as [dumbbell] (examples/live-tcphas.toml does it for tcphas-home)"
+                f"preset {preset.get('name')!r}: its topology is not a dumbbell and cannot be reduced to one: {why}. "
+                "Write the bottleneck as [dumbbell] (examples/live-has.toml does it for tcphas-home)"
             ) from None
-        raise
+        n = _pairs(plan)
     _unsupported_parts(plan)
     fwd = _path(plan, ["left0->r1", "r1->r2", "r2->right0"])
     rev = _path(plan, ["right0->r2", "r2->r1", "r1->left0"])
     _check_uniform(plan, n, fwd, rev)
-    notes: set[str] = {
+    notes: set[str] = set(reduced_notes) | {
         "access links are not shaped (veth line rate); their delay and loss are added to the bottleneck's",
         "bottleneck rates count IP bytes (a tc size table removes the 14-byte Ethernet header)",
     }

@@ -654,6 +654,7 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
             "loss_events": [{"direction": d, "start_ns": a, "stop_ns": b, "loss": p} for d, a, b, p in cfg.loss_events],
             "pcap": raw.get("pcap"),
             "t0_wall_ns": raw.get("t0_wall_ns"),
+            "reduced_from": cfg.plan.get("reduced_from"),
             "load": os.getloadavg(),
         },
     }
