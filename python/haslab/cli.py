@@ -1,4 +1,4 @@
-"""The ``haslab`` command line: run, validate, describe, schema, demo, bench, cc list."""
+"""The ``haslab`` command line: run, validate, describe, schema, demo, bench, cc list, sweep, live, reproduce."""
 
 from __future__ import annotations
 
@@ -317,7 +317,8 @@ def describe_tables(plan: dict) -> list:
 
     rows = []
     for f in plan["flows"]:
-        rows.append((f"flow {f['name']} ({f['cc']})", f["src"], f["dst"], f["path"]))
+        how = f["cc"] + (f", transport {f['transport']}" if f.get("transport") else "")
+        rows.append((f"flow {f['name']} ({how})", f["src"], f["dst"], f["path"]))
     for g in plan.get("traffic", []):
         rows.append((f"traffic {g['name']}", g["src"], g["dst"], g["path"]))
     if preset:
@@ -377,6 +378,14 @@ def describe_tables(plan: dict) -> list:
         for e in plan["loss_events"]:
             t.add_row(e["at"], f"{100 * e['loss']:g}%", f"{e['start_ns'] / 1e9:g} s", f"{e['stop_ns'] / 1e9:g} s")
         parts.append(t)
+    if plan.get("players"):
+        parts.append(
+            "players: "
+            + ", ".join(
+                f"{p['name']} ({p['abr']}, {p['cc']}" + (f", transport {p['transport']}" if p.get("transport") else "") + ")"
+                for p in plan["players"]
+            )
+        )
     if preset and preset["player_slots"]:
         parts.append(
             f"{len(preset['player_slots'])} player slot(s): client/server pairs where the paper runs "
@@ -620,7 +629,7 @@ def cc_list(
 ) -> None:
     """List every congestion-control algorithm (scenario name, source, default parameters) and every [flow.tcp] sender option (default, accepted values).
 
-    Select an algorithm per flow with `cc = "cubic"`, or with a table `[flow.cc]` holding `algorithm = "cubic"` and any parameters below; set sender options in `[flow.tcp]` (or `[defaults.tcp]`).
+    Select an algorithm per flow with `cc = "cubic"`, or with a table `[flow.cc]` holding `algorithm = "cubic"` and any parameters below; set sender options in `[flow.tcp]` (or `[defaults.tcp]`); or pick a named transport of the papers with `transport = "newcwv-paced"` (its cc and options, overridden by the flow's own).
     """
     from rich.markup import escape as esc
 
@@ -651,10 +660,24 @@ def cc_list(
     for o in cat["tcp_options"]:
         opts.add_row(esc(o["name"]), esc(_human(o["default"])), esc(o["accepts"]), esc(o["description"]))
     out.print(opts)
+    trans = Table(
+        title=esc('Named transports (transport = "NAME" on a [[flow]] or [[player]]; its own cc and tcp keys win)'),
+        title_justify="left",
+        show_lines=True,
+    )
+    trans.add_column("transport", no_wrap=True)
+    trans.add_column("cc", no_wrap=True)
+    trans.add_column("tcp options")
+    trans.add_column("source and description")
+    for t in cat.get("transports", []):
+        tcp = "\n".join(f"{k} = {_human(v)}" for k, v in t["tcp"].items()) or "-"
+        trans.add_row(esc(t["name"]), esc(t["cc"]), esc(tcp), esc(f"{t['description']}\n({t['source']})"))
+    out.print(trans)
 
 
 app.add_typer(__import__("haslab.cli_sweep", fromlist=["app"]).app, name="sweep")
 app.add_typer(__import__("haslab.cli_live", fromlist=["app"]).app, name="live")
+app.command("reproduce")(__import__("haslab.cli_reproduce", fromlist=["reproduce"]).reproduce)
 
 
 def main() -> None:

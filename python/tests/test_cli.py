@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import haslab
 
@@ -199,3 +200,34 @@ def test_cc_list_json_matches_the_catalog_and_every_name_runs(tmp_path):
         d["defaults"] = {"cc": {"algorithm": a["name"], **{k: v for k, v in a["defaults"].items() if v is not None}}}
         plan = haslab.validate(d)
         assert {f["cc"] for f in plan["flows"]} == {a["name"]}, a["name"]
+
+
+def test_named_transports_are_listed_and_expand_to_their_cc_and_options():
+    p = cli("cc", "list")
+    assert p.returncode == 0, p.stderr
+    cat = haslab.catalog()
+    names = [t["name"] for t in cat["transports"]]
+    assert {"newcwv-paced", "newreno-rfc5681", "newreno-linux", "cubic-enhanced", "cubic-tlp"} <= set(names)
+    for t in cat["transports"]:
+        assert t["name"] in p.stdout, t["name"]
+        d = demo_dict("1s")
+        for f in d["flow"]:
+            f.pop("cc", None)
+            f.pop("tcp", None)
+            f["transport"] = t["name"]
+        plan = haslab.validate(d)
+        for f in plan["flows"]:
+            assert f["cc"] == t["cc"] and f["transport"] == t["name"]
+            for k, v in t["tcp"].items():
+                assert f["tcp"][k] == v, (t["name"], k)
+    # the flow's own keys win over the transport's
+    d = demo_dict("1s")
+    d["flow"][0]["transport"] = "newcwv-paced"
+    d["flow"][0]["tcp"] = {"pacing": "off"}
+    d["flow"][0]["cc"] = "cubic"
+    f = haslab.validate(d)["flows"][0]
+    assert (f["cc"], f["tcp"]["pacing"], f["tcp"]["idle_restart"]) == ("cubic", "off", "newcwv")
+    # an unknown name lists the accepted ones
+    d["flow"][0]["transport"] = "newcwv-pace"
+    with pytest.raises(haslab.ScenarioError, match='transport.*"newcwv-paced"'):
+        haslab.validate(d)

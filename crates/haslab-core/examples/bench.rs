@@ -9,6 +9,8 @@
 //!   and prints the best wall time of each relative to NewReno's (the issue-3 bar: at most
 //!   1.5×). The runs are interleaved (one of each algorithm per repetition) so that a change of
 //!   machine load affects all algorithms alike.
+//! - `bench --file SCENARIO.toml` runs any scenario file once (with its own traces), which is
+//!   the convenient form for profiling a paper's setting (`perf record -g`).
 
 use haslab_core::scenario::plan_from_toml;
 use haslab_core::tcp::cc::CcConfig;
@@ -50,7 +52,17 @@ struct Run {
 }
 
 fn run(case: &str, cc: &str) -> Run {
-    let plan = plan_from_toml(&scenario(case, cc)).expect("benchmark scenario");
+    run_toml(&scenario(case, cc))
+}
+
+fn run_toml(text: &str) -> Run {
+    let plan = match plan_from_toml(text) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
     let t = std::time::Instant::now();
     let r = run_plan(&plan, &RunOptions::default()).expect("run");
     let wall = t.elapsed().as_secs_f64();
@@ -69,7 +81,9 @@ fn run(case: &str, cc: &str) -> Run {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]");
+    eprintln!(
+        "usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]   |   bench --file SCENARIO.toml"
+    );
     std::process::exit(2);
 }
 
@@ -122,11 +136,13 @@ fn main() {
     let mut cc = "newreno".to_string();
     let mut all = false;
     let mut reps = 15usize;
+    let mut file = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--cc" => cc = it.next().cloned().unwrap_or_else(|| usage()),
             "--cc-all" => all = true,
+            "--file" => file = Some(it.next().cloned().unwrap_or_else(|| usage())),
             "--reps" => {
                 reps = it
                     .next()
@@ -149,13 +165,27 @@ fn main() {
         compare_all(reps);
         return;
     }
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            eprintln!("{path}: {e}");
+            std::process::exit(2);
+        });
+        report(&path, &run_toml(&text));
+        if cases.is_empty() {
+            return;
+        }
+    }
     if cases.is_empty() {
         cases = vec!["a".to_string(), "b".to_string()];
     }
     for case in cases {
-        let r = run(&case, &cc);
-        println!(
-            "case {case} ({cc}): wall {:.3} s, {} events ({:.2} M/s), {} link transmissions ({:.2} M/s), aggregate goodput {:.1} Mbps",
+        report(&format!("case {case} ({cc})"), &run(&case, &cc));
+    }
+}
+
+fn report(what: &str, r: &Run) {
+    println!(
+            "{what}: wall {:.3} s, {} events ({:.2} M/s), {} link transmissions ({:.2} M/s), aggregate goodput {:.1} Mbps",
             r.wall,
             r.events,
             r.events as f64 / r.wall / 1e6,
@@ -163,5 +193,4 @@ fn main() {
             r.link_transmissions as f64 / r.wall / 1e6,
             r.goodput_bps / 1e6
         );
-    }
 }

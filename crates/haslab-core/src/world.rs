@@ -629,6 +629,7 @@ impl World {
                     fast_recovery_count: tx.stats.fast_recovery_count,
                     tlp_probes: tx.stats.tlp_probes,
                     tlp_recoveries: tx.stats.tlp_recoveries,
+                    spurious_rtos: tx.stats.spurious_rtos,
                     dsacks_received: tx.stats.dsacks_received,
                     rtl_dummies: tx.stats.rtl_dummies,
                     novel_paced_chunks: tx.stats.novel_paced_chunks,

@@ -49,7 +49,10 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
     let (req, done, flow) = (col(t, "request_ns"), col(t, "done_ns"), col(t, "flow"));
     let (bb, ba) = (col(t, "buffer_before_ns"), col(t, "buffer_after_ns"));
     let rows: Vec<usize> = (0..pl.len()).filter(|&i| pl[i] as usize == p).collect();
-    assert!(rows.len() > 5, "player {p} downloaded too little to compare");
+    assert!(
+        rows.len() > 5,
+        "player {p} downloaded too little to compare"
+    );
     let mut now = pp.start_ns;
     for &i in &rows {
         // ask at the earliest time the driver allows; waits come from the buffer cap
@@ -87,7 +90,15 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
 
 #[test]
 fn the_driver_replays_the_simulators_decisions_for_every_player() {
-    for abr in ["rbb", "conventional", "panda", "elastic", "festive", "bba", "bola"] {
+    for abr in [
+        "rbb",
+        "conventional",
+        "panda",
+        "elastic",
+        "festive",
+        "bba",
+        "bola",
+    ] {
         let text = scenario(abr, "buffer = \"20s\"");
         let plan = plan_from_toml(&text).unwrap();
         let r = run_plan(&plan, &RunOptions::default()).unwrap();

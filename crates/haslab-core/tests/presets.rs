@@ -328,6 +328,42 @@ stop = "2s"
     assert!(r.traffic[0].received_packets > 0);
 }
 
+/// The QoE paper's testbed is Linux 3.19: its player slots get SACK, PRR and tail loss probes
+/// unless the template's own `tcp` table says otherwise, key by key. Presets of ns-3 papers
+/// keep haslab's defaults.
+#[test]
+fn household_players_default_to_the_linux_stack_of_the_testbed() {
+    use haslab_core::tcp::config::RecoveryMode;
+    let p = plan(
+        "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", cc = \"yeah\" }",
+        "10s",
+    );
+    assert_eq!(p.players.len(), 5);
+    for pl in &p.players {
+        assert!(pl.tcp.sack && pl.tcp.tlp, "{}", pl.name);
+        assert_eq!(pl.tcp.recovery, RecoveryMode::Prr);
+    }
+    let p = plan(
+        "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = { tlp = false } }",
+        "10s",
+    );
+    for pl in &p.players {
+        assert!(pl.tcp.sack && !pl.tcp.tlp, "{}", pl.name);
+    }
+    let p = plan(
+        "name = \"tcphas-home\"\nplayer = { abr = \"rbb\", video = \"tcphas\" }",
+        "10s",
+    );
+    let default = haslab_core::tcp::config::TcpConfig::default();
+    for pl in &p.players {
+        assert_eq!(pl.tcp.sack, default.sack);
+        assert_eq!(pl.tcp.tlp, default.tlp);
+    }
+    let text = "duration = \"10s\"\n[preset]\nname = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = 3 }\n";
+    let e = plan_from_toml(text).unwrap_err().to_string();
+    assert!(e.contains("preset.player.tcp"), "{e}");
+}
+
 #[test]
 fn a_player_template_fills_every_slot_of_a_preset() {
     // the TcpHas paper's setting: 8 RBB players in the home network, PPBP cross-traffic

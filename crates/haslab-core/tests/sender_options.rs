@@ -262,6 +262,47 @@ fn rtl_turns_most_tail_loss_rtos_into_fast_retransmits_without_sack() {
     assert!(dummies > 0);
 }
 
+/// RTL rule: a dummy that reaches a receiver holding the whole chunk is answered by a duplicate
+/// ACK of the chunk's end. On a persistent HTTP connection with back-to-back requests the next
+/// response is already in flight when those echoes return; they must not count as duplicate
+/// ACKs (without the rule: 17 spurious fast recoveries and 632 retransmitted segments in 60 s
+/// on this loss-free path).
+#[test]
+fn rtl_dummy_echoes_do_not_trigger_fast_retransmits_of_the_next_chunk() {
+    let text = r#"
+seed = 1
+duration = "60s"
+[dumbbell]
+pairs = 1
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "48ms"
+bottleneck_queue = "1000pkts"
+access_rate = "100Mbps"
+access_delay = "1ms"
+[[player]]
+client = "right0"
+server = "left0"
+abr = "conventional"
+video = { bitrates = ["20Mbps"], segment = "2s", duration = "120s" }
+tcp = { rtl = true, idle_restart = "off", rwnd = "200KB" }
+"#;
+    let r = run(text);
+    let f = r.flows.iter().find(|f| f.src == "left0").unwrap();
+    let drops: u64 = r
+        .links
+        .iter()
+        .map(|l| l.dropped_packets + l.lost_packets)
+        .sum();
+    eprintln!(
+        "dummies {} fast recoveries {} retransmitted {} drops {drops}",
+        f.rtl_dummies, f.fast_recovery_count, f.retransmitted_segments
+    );
+    assert_eq!(drops, 0, "the path must be loss-free for this check");
+    assert!(f.rtl_dummies >= 10, "dummies: {}", f.rtl_dummies);
+    assert_eq!(f.fast_recovery_count, 0);
+    assert_eq!(f.retransmitted_segments, 0);
+}
+
 #[test]
 fn novel_pacing_reduces_the_initial_burst_drops_of_each_chunk() {
     // the pacing test's setting with the Enhancing-TCP novel pacing instead of permanent

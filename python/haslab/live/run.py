@@ -580,6 +580,7 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
             "fast_recovery_count": None,
             "tlp_probes": None,
             "tlp_recoveries": None,
+            "spurious_rtos": None,
             "dsacks_received": info.get("dsack_dups"),
             "established_ns": est,
             "completed_ns": done,

@@ -61,6 +61,8 @@ pub struct FlowSummary {
     /// Tail-loss probes sent (RFC 8985), and the episodes in which the probe repaired a loss.
     pub tlp_probes: u64,
     pub tlp_recoveries: u64,
+    /// RTOs found spurious by their timestamps and undone (RFC 3522 detection, as Linux).
+    pub spurious_rtos: u64,
     /// D-SACK blocks the sender received (segments the receiver got twice, RFC 2883).
     pub dsacks_received: u64,
     /// Reducing Tail Loss dummy packets, and chunks paced by the novel pacing (Enhancing-TCP).

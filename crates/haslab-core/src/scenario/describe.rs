@@ -272,6 +272,7 @@ pub fn describe(plan: &Plan) -> Value {
                 "src": plan.nodes[f.src].name,
                 "dst": plan.nodes[f.dst].name,
                 "cc": f.cc.name(),
+                "transport": f.transport,
                 "mss": f.tcp.mss,
                 "app": app_json(&f.app),
                 "path": path_json(plan, &paths, &caps, f.src, f.dst),
@@ -355,6 +356,7 @@ pub fn describe(plan: &Plan) -> Value {
                 "start_ns": p.start_ns,
                 "stop_ns": p.stop_ns,
                 "cc": p.cc.name(),
+                "transport": p.transport,
                 "tcp": serde_json::to_value(&p.tcp).unwrap_or(Value::Null),
                 "cc_config": serde_json::to_value(&p.cc).unwrap_or(Value::Null),
             })

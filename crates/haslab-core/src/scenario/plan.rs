@@ -73,6 +73,8 @@ pub struct FlowPlan {
     pub app: AppPlan,
     pub tcp: TcpConfig,
     pub cc: CcConfig,
+    /// the named transport the flow selected (its options are already in `tcp` and `cc`)
+    pub transport: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -161,4 +163,6 @@ pub struct PlayerPlan {
     pub tcp: TcpConfig,
     /// congestion control of the player's connections (the server side sends the video)
     pub cc: CcConfig,
+    /// the named transport the player selected (its options are already in `tcp` and `cc`)
+    pub transport: Option<String>,
 }

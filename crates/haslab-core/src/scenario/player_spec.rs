@@ -70,6 +70,13 @@ pub struct PlayerSpec {
     /// When the player leaves (its buffer is discarded). Must be after `start`. Default: never.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Duration>,
+    /// A named transport: a congestion control plus `[flow.tcp]` options as one of the papers
+    /// configures its server ("newreno-rfc5681", "newreno-linux", "newcwv", "newcwv-paced",
+    /// "cubic-standard", "cubic-enhanced", "cubic-tlp"; `haslab cc list` shows what each sets).
+    /// This entry's own `cc` and `tcp` keys override the transport's, which override
+    /// `defaults`. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
     /// Congestion control of the player's connections (the server's side sends the video).
     /// Default: `defaults.cc`, else "newreno".
     #[serde(default, skip_serializing_if = "Option::is_none")]

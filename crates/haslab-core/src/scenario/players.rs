@@ -5,7 +5,7 @@
 use super::plan::*;
 use super::player_spec::*;
 use super::spec::*;
-use super::validate::{check_duration, err, show_ns, Components, Net};
+use super::validate::{check_duration, err, resolve_transport, show_ns, Components, Net};
 use super::ScenarioError;
 use crate::has::mpd::{self, MpdOptions};
 use crate::has::video::{preset_names, Video};
@@ -296,10 +296,12 @@ impl Scenario {
                 }
             };
             // transport
-            let tcp = self.resolve_tcp(&pl.tcp, &p)?;
-            let cc = match &pl.cc {
-                Some(c) => c.0.clone(),
-                None => default_cc.clone(),
+            let (t_cc, t_tcp) = resolve_transport(pl.transport.as_deref(), &p)?;
+            let tcp = self.resolve_tcp_over(&pl.tcp, &t_tcp, &p)?;
+            let cc = match (&pl.cc, t_cc) {
+                (Some(c), _) => c.0.clone(),
+                (None, Some(c)) => c,
+                (None, None) => default_cc.clone(),
             };
             if let Err((field, message)) = cc.check() {
                 let at = if pl.cc.is_some() {
@@ -390,6 +392,7 @@ impl Scenario {
                     stop_ns: pl.stop.map(|s| s.0),
                     tcp: tcp.clone(),
                     cc: cc.clone(),
+                    transport: pl.transport.clone(),
                 });
             }
         }

@@ -250,6 +250,13 @@ pub struct FlowSpec {
     /// chunks only (required): time between two chunks, greater than zero.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Duration>,
+    /// A named transport: a congestion control plus `[flow.tcp]` options as one of the papers
+    /// configures its server ("newreno-rfc5681", "newreno-linux", "newcwv", "newcwv-paced",
+    /// "cubic-standard", "cubic-enhanced", "cubic-tlp"; `haslab cc list` shows what each sets).
+    /// This entry's own `cc` and `tcp` keys override the transport's, which override
+    /// `defaults`. Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
     /// Congestion control: an algorithm name ("newreno") or a table
     /// `{ algorithm = "newreno", ... }` with its parameters. Default: `defaults.cc`, else
     /// "newreno".

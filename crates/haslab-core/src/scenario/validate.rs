@@ -118,6 +118,28 @@ fn some_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
     }
 }
 
+/// The congestion control and `[flow.tcp]` options of the named transport `name` (none:
+/// nothing); an unknown name is an error at `<p>.transport` listing the accepted names.
+pub(super) fn resolve_transport(
+    name: Option<&str>,
+    p: &str,
+) -> Result<(Option<CcConfig>, TcpTable), ScenarioError> {
+    let Some(name) = name else {
+        return Ok((None, TcpTable::new()));
+    };
+    let t = crate::tcp::transport::by_name(name).ok_or_else(|| {
+        err(
+            format!("{p}.transport"),
+            format!(
+                "unknown transport {name:?}: expected one of {}",
+                crate::tcp::transport::names()
+            ),
+        )
+    })?;
+    let cc = CcConfig::by_name(t.cc).expect("transport table names a known cc");
+    Ok((Some(cc), t.tcp_table()))
+}
+
 /// Deserialises a TCP table into a [`TcpConfig`]; an error's path is `prefix.<field>`.
 pub(crate) fn tcp_from_table(table: &TcpTable, prefix: &str) -> Result<TcpConfig, ScenarioError> {
     let value = serde_json::Value::Object(table.clone());
@@ -436,17 +458,33 @@ impl Scenario {
     /// Merges `defaults.tcp` under the flow's table and checks the result; errors point at the
     /// flow's key, or at `defaults.tcp.<key>` when only the defaults set it.
     pub(super) fn resolve_tcp(&self, own: &TcpTable, p: &str) -> Result<TcpConfig, ScenarioError> {
+        self.resolve_tcp_over(own, &TcpTable::new(), p)
+    }
+
+    /// [`Self::resolve_tcp`] with a named transport's options between the defaults and the
+    /// entry's own table (defaults < transport < own); a check failing on a key only the
+    /// transport sets points at `<p>.transport`.
+    pub(super) fn resolve_tcp_over(
+        &self,
+        own: &TcpTable,
+        transport: &TcpTable,
+        p: &str,
+    ) -> Result<TcpConfig, ScenarioError> {
         let defaults = &self.defaults.tcp;
         // Type errors of each table on its own first, so the path names the table that has them.
         tcp_from_table(defaults, "defaults.tcp")?;
         tcp_from_table(own, &format!("{p}.tcp"))?;
         let mut merged = defaults.clone();
-        for (k, v) in own {
+        for (k, v) in transport.iter().chain(own) {
             merged.insert(k.clone(), v.clone());
         }
         let cfg = tcp_from_table(&merged, &format!("{p}.tcp"))?;
         let at = |field: &str| -> String {
-            if !own.contains_key(field) && defaults.contains_key(field) {
+            if own.contains_key(field) {
+                format!("{p}.tcp.{field}")
+            } else if transport.contains_key(field) {
+                format!("{p}.transport")
+            } else if defaults.contains_key(field) {
                 format!("defaults.tcp.{field}")
             } else {
                 format!("{p}.tcp.{field}")
@@ -612,10 +650,12 @@ impl Scenario {
             };
 
             // Transport.
-            let tcp = self.resolve_tcp(&f.tcp, &p)?;
-            let cc = match &f.cc {
-                Some(c) => c.0.clone(),
-                None => default_cc.clone(),
+            let (t_cc, t_tcp) = resolve_transport(f.transport.as_deref(), &p)?;
+            let tcp = self.resolve_tcp_over(&f.tcp, &t_tcp, &p)?;
+            let cc = match (&f.cc, t_cc) {
+                (Some(c), _) => c.0.clone(),
+                (None, Some(c)) => c,
+                (None, None) => default_cc.clone(),
             };
             if let Err((field, message)) = cc.check() {
                 return Err(err(format!("{p}.cc.{field}"), message));
@@ -685,6 +725,7 @@ impl Scenario {
                     app: app.clone(),
                     tcp: tcp.clone(),
                     cc: cc.clone(),
+                    transport: f.transport.clone(),
                 });
             }
         }

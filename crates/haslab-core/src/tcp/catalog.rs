@@ -106,11 +106,13 @@ fn accepts(p: &Value, defs: &Value) -> String {
     }
 }
 
-/// `{ "algorithms": [...], "tcp_options": [...] }`: what `haslab cc list` prints.
+/// `{ "algorithms": [...], "tcp_options": [...], "transports": [...] }`: what `haslab cc list`
+/// prints (transports: [`super::transport::TRANSPORTS`]).
 pub fn catalog_json() -> Value {
     json!({
         "algorithms": CcConfig::catalog(),
         "tcp_options": fields::<TcpConfig>(),
+        "transports": super::transport::catalog(),
     })
 }
 

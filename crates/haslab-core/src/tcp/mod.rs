@@ -15,3 +15,4 @@ pub mod rtl;
 pub mod rtt;
 pub mod scoreboard;
 pub mod seq;
+pub mod transport;

@@ -267,6 +267,16 @@ impl Scoreboard {
         }
     }
 
+    /// Undo of a spurious RTO (Linux `tcp_undo_cwnd_reduction` with `unmark_loss`): no segment
+    /// is lost any more; retransmissions in flight stay counted.
+    pub fn unmark_lost(&mut self) {
+        self.lost_out = 0;
+        self.lost_pending = 0;
+        for s in self.segs.iter_mut() {
+            s.flags &= !LOST;
+        }
+    }
+
     /// Index of the first lost segment whose retransmission is not in flight (RFC 6675
     /// NextSeg rule 1).
     pub fn next_lost(&self) -> Option<usize> {

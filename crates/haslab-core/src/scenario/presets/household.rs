@@ -16,6 +16,16 @@
 //! 20 Mbps is the server–router link (both ways) with a 20 ms round trip on it, the router's
 //! queue holds 1000 packets (Linux's default txqueuelen), and the viewers hang off the router on
 //! 100 Mbps links without delay.
+//!
+//! Transport: the paper's testbed is real Ubuntu 15.04 hosts (Linux 3.19) with Apache, so the
+//! players' connections default to that kernel's loss recovery: SACK (`tcp_sack = 1`), PRR
+//! (RFC 6937, Linux's only recovery since 3.2) and tail loss probes (`tcp_early_retrans = 3`;
+//! haslab's probe is RACK-TLP, RFC 8985, which Linux gained in 4.4 — the 3.19 probe differs in
+//! that loss marking after it is still by duplicate ACKs), with Linux's restart after idle.
+//! Without SACK, one hole is repaired per round trip and the delay-based algorithms (YeAH,
+//! Illinois) and Westwood+ stall for seconds after a slow-start overshoot into the 1000-packet
+//! queue, which no Linux host of the paper's era would do. A `tcp` table in the `player`
+//! template overrides any of these keys.
 
 use super::*;
 
@@ -89,6 +99,11 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
             Some(stop),
         );
     }
+    // Linux 3.19's defaults (module doc)
+    x.slot_tcp("sack", json!(true));
+    x.slot_tcp("recovery", json!("prr"));
+    x.slot_tcp("tlp", json!(true));
+    x.slot_tcp("idle_restart", json!("linux"));
     if env == 4 {
         x.loss_event("router->server", 0.5, 30_000_000_000, 31_000_000_000);
     }

@@ -23,7 +23,7 @@ pub mod tcphas;
 
 use super::plan::{Plan, QueueLimit};
 use super::plan_traffic::{PlayerSlot, PresetPlan};
-use super::spec::{FlowSpec, LinkSpec, NodeSpec, QueueSize, Scenario};
+use super::spec::{FlowSpec, LinkSpec, NodeSpec, QueueSize, Scenario, TcpTable};
 use super::spec_traffic::{LossEventSpec, PresetSpec, TrafficSpec};
 use super::validate::show_ns;
 use super::ScenarioError;
@@ -61,6 +61,9 @@ pub struct Expansion {
     pub slots: Vec<SlotSpec>,
     /// resolved parameters, (key, value as a scenario file would write it)
     pub params: Vec<(String, String)>,
+    /// TCP options of the paper's transport stack for the players of the slots (`[player.tcp]`
+    /// keys); a key the `player` template's own `tcp` table sets wins.
+    pub slot_tcp: TcpTable,
 }
 
 /// Builds spec entries from JSON (so that fields added to the spec structs later keep their
@@ -126,6 +129,9 @@ impl Expansion {
             start_ns,
             stop_ns,
         });
+    }
+    pub(super) fn slot_tcp(&mut self, key: &str, value: Value) {
+        self.slot_tcp.insert(key.into(), value);
     }
     pub(super) fn param(&mut self, key: &str, value: impl Into<String>) {
         self.params.push((key.into(), value.into()));
@@ -256,7 +262,15 @@ fn remap(mut e: ScenarioError, counts: &[(&str, usize)], preset: &str) -> Scenar
     for &(key, n) in counts {
         let prefix = format!("{key}[");
         if let Some(rest) = e.path.strip_prefix(&prefix) {
-            if let Some((idx, _)) = rest.split_once(']') {
+            if let Some((idx, field)) = rest.split_once(']') {
+                if key == "player"
+                    && field.starts_with('.')
+                    && idx.parse::<usize>().is_ok_and(|i| i >= n)
+                {
+                    // a field of a player the `player` template made: the template's field
+                    e.path = format!("preset.player{field}");
+                    return e;
+                }
                 if idx.parse::<usize>().is_ok_and(|i| i >= n) {
                     e.message = format!(
                         "{} (this {key} entry is created by preset {preset:?}: rename the file's own entry)",
@@ -274,6 +288,7 @@ fn remap(mut e: ScenarioError, counts: &[(&str, usize)], preset: &str) -> Scenar
 fn fill_slots(
     template: &serde_json::Map<String, Value>,
     slots: &[SlotSpec],
+    slot_tcp: &TcpTable,
 ) -> Result<Vec<super::PlayerSpec>, ScenarioError> {
     for key in ["name", "client", "server", "start", "stop", "count"] {
         if template.contains_key(key) {
@@ -282,6 +297,21 @@ fn fill_slots(
                 message: "is set by the preset for each of its player slots; leave it out".into(),
             });
         }
+    }
+    let mut template = template.clone();
+    if !slot_tcp.is_empty() {
+        let mut tcp = slot_tcp.clone();
+        match template.get("tcp") {
+            Some(Value::Object(own)) => tcp.extend(own.clone()),
+            Some(_) => {
+                return Err(ScenarioError {
+                    path: "preset.player.tcp".into(),
+                    message: "must be a table of TCP options (like [flow.tcp])".into(),
+                })
+            }
+            None => {}
+        }
+        template.insert("tcp".into(), Value::Object(tcp));
     }
     slots
         .iter()
@@ -316,7 +346,9 @@ pub(super) fn plan_with_preset(s: &Scenario, spec: &PresetSpec) -> Result<Plan, 
     let mut merged = s.clone();
     merged.preset = None;
     if let Some(template) = &spec.player {
-        merged.players.extend(fill_slots(template, &x.slots)?);
+        merged
+            .players
+            .extend(fill_slots(template, &x.slots, &x.slot_tcp)?);
     }
     merged.nodes.extend(x.nodes.iter().cloned());
     merged.links.extend(x.links.iter().cloned());

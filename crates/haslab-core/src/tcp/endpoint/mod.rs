@@ -132,6 +132,9 @@ pub struct EndpointStats {
     pub rtl_dummies: u64,
     /// Chunks whose first RTT was paced by the novel pacing algorithm.
     pub novel_paced_chunks: u64,
+    /// RTOs found spurious by their timestamps and undone (RFC 3522 detection, Linux
+    /// `tcp_try_undo_loss`).
+    pub spurious_rtos: u64,
     pub established_ns: Option<u64>,
     /// Time the last written byte was acknowledged (updated at each idle point).
     pub completed_ns: Option<u64>,
@@ -213,12 +216,20 @@ pub struct Endpoint {
     chunk_end: u64,
     /// a chunk was written while idle and its first segment is not sent yet
     chunk_pending: bool,
+    /// TSval of the first retransmission of the current RTO episode (Linux `retrans_stamp`):
+    /// an ACK echoing an older TSval was sent for an original transmission (Eifel, RFC 3522)
+    undo_ts: Option<u32>,
     /// cwnd before an RTO in the current chunk's trailing-ACKs phase
     rto_trailing_cwnd: Option<u32>,
     /// novel pacing rate while the first RTT of a chunk is paced
     novel_pacing_bps: Option<u64>,
     /// RTL: dummies to send in this trailing phase (None before the phase starts)
     rtl_quota: Option<u32>,
+    /// RTL: end of the chunk whose dummies may still be echoed, and how many may be: a dummy
+    /// that reaches a receiver holding the whole chunk comes back as a duplicate ACK of the
+    /// chunk's end, which must not count towards a fast retransmit of the next chunk
+    rtl_echo_end: u64,
+    rtl_echoes: u32,
     /// marks (end offset, tag) of writes, for Acked notices
     send_marks: VecDeque<(u64, u64)>,
     idle_notified: bool,
@@ -258,6 +269,12 @@ fn wscale_for(rwnd: u64) -> u8 {
 #[inline]
 fn ts_now(now_ns: u64) -> u32 {
     (now_ns / 1_000_000) as u32
+}
+
+/// `a` is strictly before `b` on the 32-bit timestamp clock (RFC 7323 §5.2's comparison).
+#[inline]
+fn ts_before(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
 }
 
 /// RTT from a timestamp echo (ms clock).
@@ -339,6 +356,9 @@ impl Endpoint {
             rto_trailing_cwnd: None,
             novel_pacing_bps: None,
             rtl_quota: None,
+            undo_ts: None,
+            rtl_echo_end: 0,
+            rtl_echoes: 0,
             send_marks: VecDeque::new(),
             idle_notified: true,
             irs: 0,

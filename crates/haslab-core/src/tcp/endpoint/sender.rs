@@ -291,7 +291,18 @@ impl Endpoint {
         if ack > self.snd_una {
             self.clean_acked(ack, h, now_ns, &mut info, &mut rack_newest);
         }
+        // RTL: the duplicate ACK a dummy draws once its chunk is wholly acknowledged is an echo
+        // (what a D-SACK would report), not a sign of loss in the next chunk
+        let rtl_echo = !info.advanced
+            && ack == self.snd_una
+            && ack == self.rtl_echo_end
+            && self.rtl_echoes > 0
+            && h.payload_bytes == 0;
+        if rtl_echo {
+            self.rtl_echoes -= 1;
+        }
         let is_dupack = !info.advanced
+            && !rtl_echo
             && ack == self.snd_una
             && h.payload_bytes == 0
             && !h.has(flags::FIN)
@@ -365,8 +376,11 @@ impl Endpoint {
                 }
             }
             CaState::Loss => {
-                if ack >= self.recover {
+                if info.advanced && self.rto_was_spurious(h) {
+                    self.undo_rto();
+                } else if ack >= self.recover {
                     self.set_ca_state(CaState::Open);
+                    self.undo_ts = None;
                 }
                 self.dupacks = 0;
                 self.reno_sacked = 0;
@@ -727,6 +741,11 @@ impl Endpoint {
         let last = self.chunk_end - 1;
         let h = self.header(now_ns, last, flags::ACK | flags::PSH, 1);
         self.emit(h, out);
+        if self.rtl_echo_end != self.chunk_end {
+            self.rtl_echo_end = self.chunk_end;
+            self.rtl_echoes = 0;
+        }
+        self.rtl_echoes += 1;
         self.stats.rtl_dummies += 1;
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += 1;
@@ -760,6 +779,8 @@ impl Endpoint {
             self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
             self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
             self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
+            // the first retransmission of this episode goes out now, stamped with this TSval
+            self.undo_ts = self.cfg.timestamps.then(|| super::ts_now(now_ns));
         }
         self.tp.cwnd_pkts = 1;
         self.tp.cwnd_cnt = 0;
@@ -783,6 +804,32 @@ impl Endpoint {
         if !self.rto_timer.is_armed() {
             self.arm_rto(now_ns, out);
         }
+    }
+
+    /// Eifel detection (RFC 3522 §3.2; Linux `tcp_packet_delayed`): an ACK that advances
+    /// snd_una during an RTO episode and echoes a TSval older than the first retransmission's
+    /// acknowledges an original transmission: the data was delayed, not lost.
+    fn rto_was_spurious(&self, h: &TcpHeader) -> bool {
+        match (self.undo_ts, h.ts) {
+            (Some(retrans_ts), Some((_, ecr))) => super::ts_before(ecr, retrans_ts),
+            _ => false,
+        }
+    }
+
+    /// Undo of a spurious RTO (Linux `tcp_try_undo_loss` → `tcp_undo_cwnd_reduction`, the
+    /// response of RFC 4015 §3 restoring the window): the congestion control's `undo_cwnd`,
+    /// ssthresh back to its value before the RTO, no segment lost any more (the outstanding
+    /// originals are not resent), and the Open state. The backed-off RTO stays until the next
+    /// RTT sample, as in Linux.
+    fn undo_rto(&mut self) {
+        self.undo_ts = None;
+        self.stats.spurious_rtos += 1;
+        self.tp.cwnd_pkts = self.cc.undo_cwnd(&self.tp).max(1);
+        self.tp.cwnd_cnt = 0;
+        self.tp.ssthresh_pkts = self.tp.ssthresh_pkts.max(self.tp.prior_ssthresh_pkts);
+        self.sb.unmark_lost();
+        self.recover = self.snd_una;
+        self.set_ca_state(CaState::Open);
     }
 
     // ------------------------------------------------------------------ RACK-TLP (RFC 8985)
@@ -1066,6 +1113,107 @@ mod tests {
         }
         assert_eq!(c.unacked_written_bytes(), 0);
         assert_eq!(s.stats.bytes_received, 10 * MSS);
+    }
+
+    /// Ten segments go out at 100 ms; their ACKs are held past the RTO. Returns the pair, the
+    /// data segments, the RTO time and the segment the RTO retransmitted.
+    fn rto_with_everything_outstanding(
+        cfg: TcpConfig,
+    ) -> (Endpoint, Endpoint, Vec<TcpHeader>, u64, TcpHeader) {
+        let (mut c, s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 10);
+        let rto_at = c.rto_timer.deadline_ns().expect("RTO armed");
+        let cwnd_before = c.tp.cwnd_pkts;
+        c.on_timer_entry(TimerKind::Rto, rto_at, &mut out);
+        let resent = headers(&mut out);
+        assert_eq!(resent.len(), 1, "an RTO resends the head segment");
+        assert_eq!(resent[0].seq, data[0].seq);
+        assert_eq!(c.tp.cwnd_pkts, 1);
+        assert!(cwnd_before >= 10);
+        (c, s, data, rto_at, resent[0])
+    }
+
+    /// RFC 3522 / Linux `tcp_try_undo_loss`: the originals were only delayed; the first ACK
+    /// echoes their TSval (older than the retransmission's), so the RTO is undone: cwnd and
+    /// ssthresh come back, nothing is marked lost, and the rest is not resent.
+    #[test]
+    fn a_spurious_rto_is_detected_by_its_timestamp_and_undone() {
+        let cfg = TcpConfig {
+            tlp: false,
+            ..sack_cfg()
+        };
+        let (mut c, mut s, data, rto_at, _) = rto_with_everything_outstanding(cfg);
+        let prior_cwnd = c.tp.prior_cwnd_pkts;
+        let prior_ssthresh = c.tp.prior_ssthresh_pkts;
+        let mut out = Output::default();
+        // the delayed originals arrive; the retransmission is still on its way
+        for h in &data {
+            s.on_segment(h, rto_at + 10 * MS, &mut out);
+        }
+        let acks = headers(&mut out);
+        assert!(acks.iter().all(|a| a.ts.unwrap().1 < (rto_at / MS) as u32));
+        c.on_segment(&acks[0], rto_at + 30 * MS, &mut out);
+        assert_eq!(c.stats.spurious_rtos, 1);
+        assert!(
+            c.tp.cwnd_pkts >= prior_cwnd,
+            "cwnd restored: {}",
+            c.tp.cwnd_pkts
+        );
+        assert_eq!(c.tp.ssthresh_pkts, c.tp.ssthresh_pkts.max(prior_ssthresh));
+        assert_eq!(c.sb.lost_out, 0);
+        let before = c.stats.retransmitted_segments;
+        for h in &acks[1..] {
+            c.on_segment(h, rto_at + 30 * MS, &mut out);
+        }
+        assert_eq!(
+            c.stats.retransmitted_segments, before,
+            "the delayed originals are not resent"
+        );
+        assert_eq!(c.unacked_written_bytes(), 0);
+        c.sb.check().unwrap();
+    }
+
+    /// The same RTO with the head segment really lost: the ACK that the retransmission
+    /// triggers echoes the retransmission's TSval, so nothing is undone. Without timestamps
+    /// there is no detection at all.
+    #[test]
+    fn a_genuine_rto_is_not_undone() {
+        let cfg = TcpConfig {
+            tlp: false,
+            ..sack_cfg()
+        };
+        let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg.clone());
+        let prior_cwnd = c.tp.prior_cwnd_pkts;
+        let mut out = Output::default();
+        for h in &data[1..] {
+            s.on_segment(h, rto_at + 10 * MS, &mut out);
+        }
+        s.on_segment(&resent, rto_at + 25 * MS, &mut out);
+        let acks = headers(&mut out);
+        let last = acks.last().unwrap();
+        c.on_segment(last, rto_at + 50 * MS, &mut out);
+        assert_eq!(c.stats.spurious_rtos, 0);
+        assert!(
+            c.tp.ssthresh_pkts < prior_cwnd && c.tp.cwnd_pkts < prior_cwnd,
+            "the reduction stays: cwnd {} ssthresh {} (before the RTO {prior_cwnd})",
+            c.tp.cwnd_pkts,
+            c.tp.ssthresh_pkts
+        );
+
+        let (mut c, mut s, data, rto_at, _) = rto_with_everything_outstanding(TcpConfig {
+            timestamps: false,
+            ..cfg
+        });
+        for h in &data {
+            s.on_segment(h, rto_at + 10 * MS, &mut out);
+        }
+        for h in headers(&mut out) {
+            c.on_segment(&h, rto_at + 30 * MS, &mut out);
+        }
+        assert_eq!(c.stats.spurious_rtos, 0);
     }
 
     #[test]

@@ -1,0 +1,225 @@
+//! Named transports: the server-side TCP configurations the papers compare, each one name for
+//! a congestion control plus `[flow.tcp]` options. A flow or a player selects one with
+//! `transport = "newcwv-paced"`; its own `cc` and `tcp` keys override the transport's (see
+//! `scenario/validate.rs`, `resolve_transport`). This table is the one definition: the CLI
+//! (`haslab cc list`, `haslab describe`), Python (`haslab.catalog()["transports"]`) and the
+//! reproductions all read it.
+//!
+//! - **newCWV paper** (Nazir et al., NOSSDAV 2014, §3): the evaluated transport is NewReno +
+//!   newCWV (RFC 7661) + pacing at cwnd/RTT on persistent connections (`newcwv-paced`); its
+//!   middle line is newCWV without pacing (`newcwv`); the baseline is "a default configuration
+//!   of TCP New Reno" on Linux, whose restart after idle is Linux's (`newreno-linux`); RFC 5681
+//!   §4.1's restart (cwnd = min(IW, cwnd) after an idle RTO) is the standard one
+//!   (`newreno-rfc5681`).
+//! - **Enhancing-TCP paper** (Liu, Men, Zhang, §3–4): the server runs CUBIC in NS2. "Standard
+//!   TCP" is `cubic-standard`; "enhanced TCP" is CUBIC + novel pacing + RTL
+//!   (`cubic-enhanced`); `cubic-tlp` is the standard answer to tail loss (RACK-TLP, RFC 8985,
+//!   which needs SACK) as a third line. NS2's TCP-Linux agent (how CUBIC runs in NS2) has no
+//!   restart after idle, so all three keep cwnd across idle periods (`idle_restart = "off"`);
+//!   the two paper lines run without SACK, like NS2's agent, so RTL alone repairs tail losses.
+//!   The novel-pacing flowchart's "decayed cwnd after a long idle" then never triggers; set
+//!   `idle_restart = "linux"` on the flow to see it.
+
+use serde_json::{json, Map, Value};
+
+/// One named transport.
+#[derive(Clone, Debug)]
+pub struct Transport {
+    /// The name used in scenarios (`transport = "..."`).
+    pub name: &'static str,
+    /// Where the combination comes from.
+    pub source: &'static str,
+    /// What it is, in one sentence.
+    pub description: &'static str,
+    /// Congestion-control algorithm name (a `cc` value).
+    pub cc: &'static str,
+    /// `[flow.tcp]` options, as (key, TOML/JSON value).
+    pub tcp: &'static [(&'static str, TcpValue)],
+}
+
+/// A value of a `[flow.tcp]` option in [`Transport::tcp`].
+#[derive(Clone, Copy, Debug)]
+pub enum TcpValue {
+    Str(&'static str),
+    Bool(bool),
+}
+
+impl TcpValue {
+    fn json(self) -> Value {
+        match self {
+            TcpValue::Str(s) => Value::String(s.into()),
+            TcpValue::Bool(b) => Value::Bool(b),
+        }
+    }
+}
+
+use TcpValue::{Bool, Str};
+
+/// Every named transport, in the order `haslab cc list` prints them.
+pub const TRANSPORTS: &[Transport] = &[
+    Transport {
+        name: "newreno-rfc5681",
+        source: "RFC 5681 §4.1; newCWV paper §2.1 (\"the current TCP standard\")",
+        description: "NewReno; after an idle period longer than the RTO, cwnd = min(IW, cwnd)",
+        cc: "newreno",
+        tcp: &[("idle_restart", Str("rfc5681"))],
+    },
+    Transport {
+        name: "newreno-linux",
+        source: "newCWV paper §3 (default Linux TCP New Reno); Linux tcp_cwnd_restart",
+        description: "NewReno with Linux's restart after idle (ssthresh = max(ssthresh, 3/4 cwnd), cwnd halved per idle RTO)",
+        cc: "newreno",
+        tcp: &[("idle_restart", Str("linux"))],
+    },
+    Transport {
+        name: "newcwv",
+        source: "newCWV paper §2.3, §4 (\"newCWV\" line); RFC 7661",
+        description: "NewReno + newCWV: cwnd kept through idle and rate-limited periods, no pacing",
+        cc: "newreno",
+        tcp: &[("idle_restart", Str("newcwv")), ("pacing", Str("off"))],
+    },
+    Transport {
+        name: "newcwv-paced",
+        source: "newCWV paper §2.4, §3 (\"newCWV-pacing\": Linux 3.12 FQ pacing over one RTT)",
+        description: "NewReno + newCWV + pacing at cwnd/RTT, the combination the paper evaluates",
+        cc: "newreno",
+        tcp: &[
+            ("idle_restart", Str("newcwv")),
+            ("pacing", Str("cwnd-per-rtt")),
+        ],
+    },
+    Transport {
+        name: "cubic-standard",
+        source: "Enhancing-TCP paper §4.1 (\"standard TCP\": CUBIC in NS2)",
+        description: "CUBIC, no SACK, no restart after idle (NS2's TCP-Linux agent)",
+        cc: "cubic",
+        tcp: &[
+            ("idle_restart", Str("off")),
+            ("sack", Bool(false)),
+            ("tlp", Bool(false)),
+            ("novel_pacing", Bool(false)),
+            ("rtl", Bool(false)),
+        ],
+    },
+    Transport {
+        name: "cubic-enhanced",
+        source: "Enhancing-TCP paper §3 (\"enhanced TCP\")",
+        description: "cubic-standard + novel pacing of each chunk's initial burst + Reducing Tail Loss dummies",
+        cc: "cubic",
+        tcp: &[
+            ("idle_restart", Str("off")),
+            ("sack", Bool(false)),
+            ("tlp", Bool(false)),
+            ("novel_pacing", Bool(true)),
+            ("rtl", Bool(true)),
+        ],
+    },
+    Transport {
+        name: "cubic-tlp",
+        source: "RFC 8985 (RACK-TLP), the standard tail-loss answer, against the Enhancing-TCP paper's RTL",
+        description: "cubic-standard + SACK + RACK-TLP tail-loss probes",
+        cc: "cubic",
+        tcp: &[
+            ("idle_restart", Str("off")),
+            ("sack", Bool(true)),
+            ("tlp", Bool(true)),
+            ("novel_pacing", Bool(false)),
+            ("rtl", Bool(false)),
+        ],
+    },
+];
+
+/// The transport called `name`.
+pub fn by_name(name: &str) -> Option<&'static Transport> {
+    TRANSPORTS.iter().find(|t| t.name == name)
+}
+
+/// The accepted names, quoted and comma-separated (for error messages).
+pub fn names() -> String {
+    TRANSPORTS
+        .iter()
+        .map(|t| format!("\"{}\"", t.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Transport {
+    /// The transport's `[flow.tcp]` options as a table.
+    pub fn tcp_table(&self) -> Map<String, Value> {
+        self.tcp
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.json()))
+            .collect()
+    }
+
+    /// `{ name, source, description, cc, tcp }` for catalogs.
+    pub fn json(&self) -> Value {
+        json!({
+            "name": self.name,
+            "source": self.source,
+            "description": self.description,
+            "cc": self.cc,
+            "tcp": Value::Object(self.tcp_table()),
+        })
+    }
+}
+
+/// Every transport as JSON (for `haslab cc list --json` and Python).
+pub fn catalog() -> Vec<Value> {
+    TRANSPORTS.iter().map(Transport::json).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::cc::CcConfig;
+    use crate::tcp::config::{IdleRestart, PacingMode, TcpConfig};
+
+    fn validate_tcp_table(t: &Map<String, Value>, _name: &str) -> Result<TcpConfig, String> {
+        serde_json::from_value(Value::Object(t.clone())).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn every_transport_is_a_valid_cc_and_tcp_table() {
+        for t in TRANSPORTS {
+            assert!(CcConfig::by_name(t.cc).is_some(), "{}: cc {}", t.name, t.cc);
+            let cfg = validate_tcp_table(&t.tcp_table(), t.name)
+                .unwrap_or_else(|e| panic!("{}: {e}", t.name));
+            cfg.check().unwrap();
+        }
+        let names: Vec<&str> = TRANSPORTS.iter().map(|t| t.name).collect();
+        let mut dedup = names.clone();
+        dedup.sort();
+        dedup.dedup();
+        assert_eq!(dedup.len(), names.len(), "duplicate names");
+    }
+
+    #[test]
+    fn the_newcwv_papers_transport_is_newreno_newcwv_and_cwnd_per_rtt_pacing() {
+        let t = by_name("newcwv-paced").unwrap();
+        assert_eq!(t.cc, "newreno");
+        let cfg = validate_tcp_table(&t.tcp_table(), "x").unwrap();
+        assert_eq!(cfg.idle_restart, IdleRestart::Newcwv);
+        assert_eq!(cfg.pacing, PacingMode::CwndPerRtt);
+        let base =
+            validate_tcp_table(&by_name("newreno-rfc5681").unwrap().tcp_table(), "x").unwrap();
+        assert_eq!(base.idle_restart, IdleRestart::Rfc5681);
+        assert_eq!(base.pacing, PacingMode::Off);
+    }
+
+    #[test]
+    fn the_enhancing_transports_differ_only_in_the_papers_mechanisms() {
+        let cfg = |n: &str| validate_tcp_table(&by_name(n).unwrap().tcp_table(), n).unwrap();
+        let (s, e, t) = (
+            cfg("cubic-standard"),
+            cfg("cubic-enhanced"),
+            cfg("cubic-tlp"),
+        );
+        assert!(!s.novel_pacing && !s.rtl && !s.tlp);
+        assert!(e.novel_pacing && e.rtl && !e.tlp && !e.sack);
+        assert!(t.tlp && t.sack && !t.rtl && !t.novel_pacing);
+        for c in [&s, &e, &t] {
+            assert_eq!(c.idle_restart, IdleRestart::Off);
+        }
+    }
+}
