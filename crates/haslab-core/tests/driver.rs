@@ -17,7 +17,7 @@ fn col(t: &Table, c: &str) -> Vec<u64> {
 }
 
 fn scenario(abr: &str, extra: &str) -> String {
-    format!(
+    let mut t = String::from(
         r#"
 seed = 4
 duration = "60s"
@@ -26,17 +26,16 @@ pairs = 3
 bottleneck_rate = "3Mbps"
 bottleneck_delay = "30ms"
 bottleneck_queue = "40pkts"
-[[player]]
-name = "p{{i}}"
-count = 3
-client = "right{{i}}"
-server = "left{{i}}"
-abr = "{abr}"
-video = "tcphas"
-start = "{{i}}s"
-{extra}
-"#
-    )
+"#,
+    );
+    for k in 0..3 {
+        t += &format!(
+            "[[player]]\nname = \"p{k}\"\nclient = \"right{k}\"\nserver = \"left{k}\"\nabr = \"{abr}\"\n\
+             video = \"tcphas\"\nstart = \"{}ms\"\n{extra}\n",
+            k * 700
+        );
+    }
+    t
 }
 
 /// Replays player `p` of `r` through a fresh driver and checks every decision.
