@@ -317,7 +317,8 @@ def queue_stats(router: str) -> dict:
 
 def status() -> dict:
     """What exists now: our namespaces, processes, the bottleneck queues, registered BPF CCs."""
-    out: dict = {"namespaces": netns.our_namespaces(), "struct_ops": [i["name"] for i in netns.our_struct_ops()]}
+    out: dict = {"namespaces": netns.our_namespaces(), "struct_ops": [i["name"] for i in netns.our_struct_ops()],
+                 "struct_ops_freeing": netns.freeing_struct_ops()}
     st = state_dir() / "state.json"
     if st.exists():
         try:
