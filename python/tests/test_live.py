@@ -367,7 +367,7 @@ def test_kill_9_in_a_run_then_up_repairs(live, tmp_path):
     rtts = tb.measure_rtt(count=10, interval_s=0.02)
     assert statistics.median(rtts) == pytest.approx(100e6, rel=0.05)
     st = cli("live", "status")
-    assert "haslab-r1" in st.stdout
+    assert netns.ns_name("r1") in st.stdout
     down = cli("live", "down")
     assert down.returncode == 0, down.stderr
     assert netns.leftovers() == []
