@@ -447,7 +447,8 @@ def test_players_stream_over_real_http_with_the_simulators_tables(live, tmp_path
         assert p["segments"] >= 10, p
         assert p["media_bytes"] > 0
     assert players["keep"]["connections"] == 1
-    assert players["fresh"]["connections"] == players["fresh"]["segments"]
+    # one connection per request (a request still in flight at the end has one too)
+    assert players["fresh"]["segments"] <= players["fresh"]["connections"] <= players["fresh"]["segments"] + 1
     sim = haslab.run(TWO_POLICIES.replace("DUR", "4s"))
     assert list(res.segments.columns) == list(sim.segments.columns)
     assert list(res.players.columns) == list(sim.players.columns)
