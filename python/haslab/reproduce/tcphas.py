@@ -608,7 +608,8 @@ FIG3 = Experiment(
     forms=("N = 1, 3, 5, 7, 9; 4 runs; K = 90 s (80 runs)", "N = 1…9; 16 runs; K = 180 s (576 runs)"),
     notes=(
         "Instability: the TcpHas paper's metric (docs/has.md, reconstructed: share of seconds whose "
-        "requested level differs from the previous second's), mean over players and runs; error bars "
+        "requested level differs from the previous second's) over the whole run, mean over players and "
+        "runs (the CSV also has it over the steady state, from 60 s, as tests/paper_checks.rs); error bars "
         "in (a) are the paper's \"unfairness\": the run-averaged lowest and highest player "
         "(`haslab.aggregate.unfairness`). Queuing delay: mean sojourn in the DSLAM→HG queue. Drop "
         "rate: §IV-D's DropPkt(K) = dropped packets at the bottleneck during K s / K × 100 (the CSV "
