@@ -235,7 +235,7 @@ FIG2 = Experiment(
     forms=("4 runs of 180 s", "the same"),
     notes=(
         "8 RBB players on `tcphas-home`, one run per method (seed 1); the figure shows player 0. "
-        "The claims use all 8 players; the steady state starts at 30 s. Instability here is the per-second share of level changes over the steady state."
+        "The claims use all 8 players; the steady state starts at 60 s (as tests/paper_checks.rs). Instability here is the per-second share of level changes over the steady state."
     ),
 )
 
