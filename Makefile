@@ -1,5 +1,5 @@
 # haslab: build, test and demo entry points. Everything installs into .venv.
-#   make demo    install, then run the demo (writes demo-out/demo.png)
+#   make demo    install, then run the demo (8 players, Westwood+ vs TcpHas; writes demo-out/demo.png)
 #   make test    install, then cargo test + pytest
 #   make bench   install, then the two benchmark cases
 SHELL := /bin/bash

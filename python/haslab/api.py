@@ -225,7 +225,9 @@ class Result:
 
     @property
     def goodput(self) -> "pd.DataFrame":
-        """Bytes delivered to each flow's receiver per window (``time_ns`` = end of window)."""
+        """Bytes delivered to each flow's receiver per window (``time_ns`` = end of window), with
+        the sender's bytes put on the wire (``sent_bytes``) and segments retransmitted
+        (``retransmits``) in the same window."""
         return self._trace("goodput")
 
     @property

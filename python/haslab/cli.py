@@ -474,24 +474,36 @@ def schema() -> None:
 
 @app.command()
 def demo(
-    out_dir: Path = typer.Option(Path("demo-out"), "--out", "-o", help="Where demo.png and the results go."),
+    out_dir: Path = typer.Option(Path("demo-out"), "--out", "-o", help="Where demo.png, demo.csv and the runs go."),
+    duration: int = typer.Option(180, "--duration", min=10, help="Simulated seconds per run (the paper's K = 180)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the path of the figure."),
 ) -> None:
-    """Run the packaged demo: 4 NewReno flows on an 8 Mbps / 100 ms RTT dumbbell.
+    """Eight video players share an 8 Mbps home bottleneck: Westwood+ vs TcpHas at the servers.
 
-    The bottleneck has a one-BDP drop-tail queue; the run lasts 60 simulated seconds. Prints the summary tables and writes OUT/demo.png (cwnd of each flow on top, bottleneck queue below), plus summary.json and the Parquet traces.
+    The TcpHas paper's network (preset tcphas-home: 100 ms RTT, one-BDP drop-tail queue, PPBP cross-traffic), 8 RBB players, 180 s, once with Westwood+ and once with TcpHas on the servers. Prints a table (bitrate, time at the optimal level, switches, instability, stalls, queue delay, drops, utilization) and writes OUT/demo.png (every player's level over time under each, and the bottleneck queue), OUT/demo.csv and each run's results under OUT/westwoodplus and OUT/tcphas.
     """
-    from . import demo_scenario
-    from .api import run as run_scenario
-    from .plots import cwnd_and_queue
+    from .demo import run_demo
 
     def go():
-        result = run_scenario(demo_scenario(), progress=not quiet)
-        result.save(out_dir)
+        table = run_demo(out_dir, duration_s=duration, progress=not quiet)
         png = out_dir / "demo.png"
-        cwnd_and_queue(result, png)
         if not quiet:
-            print_summary(result)
+            t = Table(
+                title=f"8 RBB players, 8 Mbps bottleneck, 100 ms RTT, {duration} s (tcphas-home)",
+                title_justify="left",
+            )
+            for col in table.columns:
+                t.add_column(col, justify="left" if col == "server cc" else "right")
+            def cell(v) -> str:
+                if isinstance(v, str):
+                    return v
+                if float(v).is_integer() and abs(v) < 100:
+                    return f"{v:.0f}"
+                return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}"
+
+            for row in table.itertuples(index=False):
+                t.add_row(*[cell(v) for v in row])
+            out.print(t)
         out.print(f"wrote {png}")
 
     _guarded(go)

@@ -134,13 +134,30 @@ def test_packaged_demo_is_the_dumbbell_example():
     )
 
 
-def test_demo_writes_the_figure(tmp_path):
-    p = cli("demo", "--out", tmp_path / "d")
+def test_demo_compares_westwood_and_tcphas_and_writes_the_figure(tmp_path):
+    out = tmp_path / "d"
+    p = cli("demo", "--out", out, "--duration", "40")
     assert p.returncode == 0, p.stderr
-    png = tmp_path / "d" / "demo.png"
+    png = out / "demo.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert png.stat().st_size > 20_000  # two panels with curves, not an empty canvas
-    assert "bulk0" in p.stdout and "demo.png" in p.stdout
+    assert png.stat().st_size > 20_000  # three panels with curves, not an empty canvas
+    assert "westwood+" in p.stdout and "tcphas" in p.stdout and "demo.png" in p.stdout
+    table = pd.read_csv(out / "demo.csv").set_index("server cc")
+    assert list(table.index) == ["westwood+", "tcphas"]
+    for cc, sub in (("westwood+", "westwoodplus"), ("tcphas", "tcphas")):
+        row = table.loc[cc]
+        summary = json.loads((out / sub / "summary.json").read_text())
+        assert summary["duration_ns"] == 40_000_000_000
+        assert {f["cc"] for f in summary["flows"]} == {cc}
+        assert len(summary["players"]) == 8
+        # the table's network columns are the bottleneck's own counters
+        link = next(l for l in summary["links"] if l["name"] == "DSLAM->HG")
+        assert row["drops / s"] == pytest.approx(link["dropped_packets"] / 40)
+        assert row["utilization (%)"] == pytest.approx(link["utilization"] * 100)
+        assert 0 <= row["time at optimal level (%)"] <= 100
+        assert row["switches / player"] == pytest.approx(
+            sum(pl["switches"] for pl in summary["players"]) / 8
+        )
 
 
 def test_bench_case_a_reports_measurements():

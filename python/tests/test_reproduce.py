@@ -20,7 +20,9 @@ def test_registry_names_are_planned_and_complete():
     # the missing list is exactly the planned names not registered
     assert missing() == [n for n in PLANNED if n not in exps]
     # this branch's experiments are registered
-    for name in ["tcphas-fig2", "tcphas-fig3", "qoe-env1", "qoe-env2", "qoe-env3", "qoe-env4"]:
+    for name in ["tcphas-fig2", "tcphas-fig3", "qoe-env1", "qoe-env2", "qoe-env3", "qoe-env4"] + [
+        f"enhancing-{x}" for x in ("fig5", "fig6", "fig7", "fig8", "fig10", "fig11", "table1")
+    ] + [f"newcwv-{x}" for x in ("fig3", "fig4", "fig5", "fig7", "fig8", "fig9")]:
         assert name in exps, name
     for name, e in exps.items():
         assert e.name == name
@@ -91,6 +93,23 @@ def test_cli_list():
     assert r.returncode == 0, r.stderr
     for name in experiments():
         assert name in r.stdout
+
+
+@pytest.mark.parametrize("name", ["enhancing-fig6", "newcwv-fig5"])
+def test_smoke_enhancing_and_newcwv_experiments_write_outputs_and_claims(tmp_path, monkeypatch, name):
+    # the named transports of issue 6 reach the runs, and every claim is evaluated
+    monkeypatch.setenv(ENV_DURATION, "20s")
+    monkeypatch.setenv(ENV_SEEDS, "1")
+    exp = get(name)
+    for sw in sweeps_for(exp, True).values():
+        for r in sw.runs():
+            assert r.scenario["preset"]["player"]["transport"] in {
+                "cubic-standard", "cubic-enhanced", "cubic-tlp", "newreno-linux", "newcwv", "newcwv-paced"
+            }
+    outcome = run_experiment(exp, tmp_path, quick=True, jobs=1, progress=False)
+    assert outcome.failed == 0
+    assert outcome.png.is_file() and outcome.md.is_file() and outcome.csv
+    assert outcome.claims and all(c.holds or c.reason for c in outcome.claims)
 
 
 def _fake(claims_fn):

@@ -10,7 +10,7 @@ use crate::app::bulk::BulkSender;
 use crate::app::chunks::ChunkSender;
 use crate::app::{App, AppAction, AppApi, AppReport, OpenSpec};
 use crate::has::session::HasSession;
-use crate::metrics::series::{CwndSeries, GoodputSeries, QueueSeries};
+use crate::metrics::series::{CwndSeries, GoodputSeries, QueueSeries, WindowTotals};
 use crate::metrics::{FlowSummary, LinkDirSummary, SimResult};
 use crate::net::link::{LinkAction, LinkDir};
 use crate::net::packet::{Packet, Transport};
@@ -371,9 +371,13 @@ impl World {
                     now,
                     len,
                     self.flow_conns.iter().map(|&c| {
-                        conns[c as usize].ends[1 - sides[c as usize] as usize]
-                            .stats
-                            .bytes_received
+                        let side = sides[c as usize] as usize;
+                        let tx = &conns[c as usize].ends[side].stats;
+                        WindowTotals {
+                            received: conns[c as usize].ends[1 - side].stats.bytes_received,
+                            sent: tx.bytes_sent,
+                            retransmits: tx.retransmitted_segments,
+                        }
                     }),
                 );
                 self.traffic_window(now);

@@ -339,15 +339,13 @@ fn newcwv_single(transport: &str, seed: u64, secs: u64) -> (Vec<u32>, Vec<u32>, 
         // an OFF period of this segment's connection: its previous segment ended more than 2 s
         // before this request
         let f = flow[i];
-        let Some(prev) = (0..i).filter(|&j| flow[j] == f).next_back() else {
+        let Some(prev) = (0..i).rfind(|&j| flow[j] == f) else {
             continue;
         };
         if req[i] - done[prev] < 2e9 {
             continue;
         }
-        let last_before = (0..ct.len())
-            .filter(|&j| cf[j] == f && ct[j] <= req[i])
-            .next_back();
+        let last_before = (0..ct.len()).rfind(|&j| cf[j] == f && ct[j] <= req[i]);
         // the request reaches the server half an RTT later; the restart happens at its
         // first send: the smallest cwnd within one RTT of the request
         let first_after = (0..ct.len())

@@ -218,8 +218,13 @@ def _order_reason(inst, m: str) -> str:
 
 def _tcphas_reason() -> str:
     return (
-        "TcpHas leaves level 2 more often than the paper shows; see docs/algorithms/tcphas.md "
-        "(levels lock per player; Algorithm 7 keeps a standing queue) and tcphas-fig3's TcpHas diagnosis."
+        "TcpHas's players are stable but lock at different levels: in a FIFO queue that is busy most of "
+        "the time, a flow's share of the departures is its share of the arrivals, so the TIBET-style "
+        "B̂we (Algorithm 2) measures the flow's own shaped rate (1.2 × its level's bitrate) and "
+        "Algorithm 3 returns the level it already has; and Algorithm 7 restores cwnd = shaping rate × "
+        "RTT̂ on the first ACK after a loss, so TcpHas never drains a standing queue while the shaped "
+        "rates exceed the bottleneck (docs/algorithms/tcphas.md, tests/paper_checks.rs). The RBB player "
+        "is a reconstruction (docs/has.md)."
     )
 
 

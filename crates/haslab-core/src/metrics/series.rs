@@ -68,28 +68,49 @@ pub struct GoodputSeries {
     flow: Vec<u32>,
     bytes: Vec<u64>,
     bps: Vec<f64>,
-    last_total: Vec<u64>,
+    sent: Vec<u64>,
+    retx: Vec<u64>,
+    last_total: Vec<WindowTotals>,
+}
+
+/// A flow's running totals, differenced per window by [`GoodputSeries`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowTotals {
+    /// payload bytes delivered in order to the receiver
+    pub received: u64,
+    /// payload bytes the sender put on the wire (retransmissions included)
+    pub sent: u64,
+    /// segments the sender retransmitted (each repairs one loss, or a spurious one)
+    pub retransmits: u64,
 }
 
 impl GoodputSeries {
     pub fn new(flows: usize, window_ns: u64) -> Self {
         GoodputSeries {
             window_ns,
-            last_total: vec![0; flows],
+            last_total: vec![WindowTotals::default(); flows],
             ..Default::default()
         }
     }
     /// Adds a flow (a connection opened at run time); its bytes count from zero.
     pub fn add_flow(&mut self) {
-        self.last_total.push(0);
+        self.last_total.push(WindowTotals::default());
     }
-    /// Closes the window ending at `now_ns` (of length `len_ns`) with each flow's total bytes.
-    pub fn close_window(&mut self, now_ns: u64, len_ns: u64, totals: impl Iterator<Item = u64>) {
+    /// Closes the window ending at `now_ns` (of length `len_ns`) with each flow's totals.
+    pub fn close_window(
+        &mut self,
+        now_ns: u64,
+        len_ns: u64,
+        totals: impl Iterator<Item = WindowTotals>,
+    ) {
         for (f, total) in totals.enumerate() {
-            let b = total - self.last_total[f];
+            let last = self.last_total[f];
+            let b = total.received - last.received;
             self.last_total[f] = total;
             self.time_ns.push(now_ns);
             self.flow.push(f as u32);
+            self.sent.push(total.sent - last.sent);
+            self.retx.push(total.retransmits - last.retransmits);
             self.bytes.push(b);
             self.bps.push(if len_ns == 0 {
                 0.0
@@ -106,6 +127,8 @@ impl GoodputSeries {
                 ("flow".into(), ColumnData::U32(self.flow)),
                 ("bytes".into(), ColumnData::U64(self.bytes)),
                 ("goodput_bps".into(), ColumnData::F64(self.bps)),
+                ("sent_bytes".into(), ColumnData::U64(self.sent)),
+                ("retransmits".into(), ColumnData::U64(self.retx)),
             ],
         }
     }
@@ -185,9 +208,30 @@ mod tests {
     #[test]
     fn goodput_windows_difference_the_totals() {
         let mut g = GoodputSeries::new(2, 1_000_000_000);
-        g.close_window(1_000_000_000, 1_000_000_000, [1000u64, 0].into_iter());
-        g.close_window(2_000_000_000, 1_000_000_000, [3000u64, 500].into_iter());
+        let w = |received, sent, retransmits| WindowTotals {
+            received,
+            sent,
+            retransmits,
+        };
+        g.close_window(
+            1_000_000_000,
+            1_000_000_000,
+            [w(1000, 1448, 0), w(0, 0, 0)].into_iter(),
+        );
+        g.close_window(
+            2_000_000_000,
+            1_000_000_000,
+            [w(3000, 4000, 2), w(500, 500, 0)].into_iter(),
+        );
         let t = g.into_table();
+        assert_eq!(
+            t.column("sent_bytes"),
+            Some(&ColumnData::U64(vec![1448, 0, 2552, 500]))
+        );
+        assert_eq!(
+            t.column("retransmits"),
+            Some(&ColumnData::U64(vec![0, 0, 2, 0]))
+        );
         assert_eq!(
             t.column("bytes"),
             Some(&ColumnData::U64(vec![1000, 0, 2000, 500]))

@@ -771,8 +771,14 @@ impl Endpoint {
         self.stats.rto_count += 1;
         if self.snd_nxt >= self.chunk_end && self.rto_trailing_cwnd.is_none() {
             // an RTO in the trailing-ACKs phase (the whole chunk was sent): remembered for
-            // the novel pacing of the next chunk
-            self.rto_trailing_cwnd = Some(self.tp.cwnd_pkts);
+            // the novel pacing of the next chunk. In fast recovery the window is ssthresh: a
+            // cwnd inflated by duplicate ACKs (RFC 6582) is not a window to restore
+            let window = if self.tp.ca_state == CaState::Recovery {
+                self.tp.cwnd_pkts.min(self.tp.ssthresh_pkts)
+            } else {
+                self.tp.cwnd_pkts
+            };
+            self.rto_trailing_cwnd = Some(window);
         }
         // Linux tcp_enter_loss: reduce ssthresh once per loss episode
         if self.tp.ca_state <= CaState::Disorder || self.recover <= self.snd_una {
