@@ -24,7 +24,8 @@ tshark:
 # Live mode (docs/live.md): iproute2 (ip, tc), iptables (NFQUEUE rules), ethtool (TSO/GSO off), clang +
 # libbpf-dev + bpftool (the BPF congestion controls; bpftool also registers them). Installed with
 # apt-get when root; otherwise a warning, and the live tests skip.
-LIVE_PKGS := iproute2 iptables ethtool clang llvm libbpf-dev bpftool make
+# tcpdump (the router's pcap), chromium + ffmpeg (dash.js playing real fMP4); dash.js itself comes from npm.
+LIVE_PKGS := iproute2 iptables ethtool clang llvm libbpf-dev bpftool make tcpdump chromium ffmpeg
 live-deps:
 	@missing=""; for p in $(LIVE_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -z "$$missing" ]; then :; \
@@ -33,6 +34,13 @@ live-deps:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; } \
 	    || echo "warning: could not install$$missing; the live tests will be skipped" >&2; \
 	else echo "warning: live mode needs$$missing (and root): the live tests will be skipped" >&2; fi
+	@if [ ! -f .live-web/node_modules/dashjs/dist/dash.all.min.js ]; then \
+	  if command -v npm >/dev/null 2>&1; then \
+	    echo "installing dash.js (npm) into .live-web/"; mkdir -p .live-web; \
+	    npm install --silent --no-audit --no-fund --prefix .live-web dashjs@4.7.4 >/dev/null \
+	      || echo "warning: could not install dash.js; the dash.js test will be skipped" >&2; \
+	  else echo "warning: npm not found: dash.js is not installed; the dash.js test will be skipped" >&2; fi; \
+	fi
 
 # The delay box (Rust, release) and the BPF object (needs clang and kernel BTF; skipped without them).
 live-build:

@@ -565,6 +565,47 @@ cc_app = typer.Typer(
 app.add_typer(cc_app, name="cc")
 
 
+def _num(v) -> str:
+    """A compared value: large ones in engineering units (8.01M), small ones with 3 digits."""
+    if v is None:
+        return "–"
+    a = abs(v)
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if a >= scale:
+            return f"{v / scale:.3g}{suffix}"
+    return f"{v:.3g}"
+
+
+@app.command()
+def compare(
+    sim_dir: Path = typer.Argument(..., help="result directory of `haslab run` (summary.json)"),
+    live_dir: Path = typer.Argument(..., help="result directory of `haslab live run` of the same scenario"),
+    players: bool = typer.Option(False, "--players", help="also one block of rows per player"),
+) -> None:
+    """Simulator and live results of one scenario side by side: goodput, level, switches,
+    stalls, drops, with the differences (live − sim)."""
+    from .compare import compare_dirs
+
+    try:
+        rows = compare_dirs(sim_dir, live_dir)
+    except (OSError, ValueError) as e:
+        raise _fail(str(e)) from None
+    if not rows:
+        raise _fail("nothing to compare: no player, flow or link appears in both results")
+    t = Table(title=f"{sim_dir} (sim) vs {live_dir} (live)", show_lines=False)
+    for col in ("", "metric", "sim", "live", "live − sim", "rel."):
+        t.add_column(col, justify="left" if col in ("", "metric") else "right")
+    last = None
+    for r in rows:
+        if r.group.startswith("player ") and not players:
+            continue
+        fmt = _num
+        t.add_row(r.group if r.group != last else "", r.metric, fmt(r.sim), fmt(r.live),
+                  fmt(r.diff), "" if r.rel is None else f"{r.rel * 100:+.1f} %")
+        last = r.group
+    out.print(t)
+
+
 def _human(value) -> str:
     """A default as a scenario would spell it: 40000000ns → "40ms", true → true."""
     import re

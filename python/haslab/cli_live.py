@@ -190,11 +190,15 @@ def run_cmd(
         [], "--rate-step", help="TIME:RATE, e.g. 10s:4Mbps: the left→right bottleneck rate from that time on (repeatable).",
     ),
     keep: bool = typer.Option(False, "--keep", help="Leave the testbed up afterwards (haslab live down removes it)."),
+    dashjs: Optional[str] = typer.Option(
+        None, "--dashjs", help="Also play the video with dash.js in headless Chromium, ABR rule throughput, bola or dynamic.",
+    ),
+    dashjs_host: int = typer.Option(0, "--dashjs-host", help="dash.js runs on right{N} and fetches from left{N}."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
-    """Run a scenario's bulk/chunk flows on the live testbed.
+    """Run a scenario's flows and HAS players on the live testbed.
 
-    Writes OUT/summary.json (flows, bottleneck directions, the delay boxes' timing error and the differences from the simulator) and cwnd.parquet, goodput.parquet, queue.parquet as `haslab run` does. Scenarios with players are not yet supported.
+    Players ([[player]]) run our ABR code (the simulator's) over real HTTP/1.1 against a DASH origin in the server namespaces. Writes OUT/summary.json (flows, players, bottleneck directions, the delay boxes' timing error and the differences from the simulator), cwnd/goodput/queue/players/segments.parquet as `haslab run` does, requests.jsonl (the origin's log) and router.pcap (tcpdump at the bottleneck, headers only).
     """
     from .live.run import run_live
 
@@ -209,9 +213,14 @@ def run_cmd(
                 raise typer.BadParameter(f"--rate-step {st!r}: expected TIME:RATE such as 10s:4Mbps") from None
             steps.append((int(secs * 1e9), _rate(what)))
         log = None if quiet else (lambda m: err.print(m))
-        result = run_live(scenario, out_dir=out_dir, ladder_bps=ladder_bps, keep=keep, rate_steps=steps, log=log)
+        result = run_live(scenario, out_dir=out_dir, ladder_bps=ladder_bps, keep=keep, rate_steps=steps, log=log,
+                          dashjs=dashjs, dashjs_host=dashjs_host)
         if not quiet:
             print_live_summary(result)
+            if result.summary.get("players"):
+                from .cli import player_table
+
+                out.print(player_table(result))
             out.print(f"wrote summary.json and {', '.join(f'{n}.parquet' for n in sorted(result.traces))} in {out_dir}/")
 
     _guarded(go, scenario)

@@ -18,6 +18,12 @@
 //! Settings from the live-testbed probe: queue length 200000 (the default 1024 overflows at
 //! 50 ms × 10 kpps), a 64 MiB receive buffer and `NETLINK_NO_ENOBUFS`.
 //!
+//! Timed loss changes (a scenario's loss events): with `--schedule FILE`, on SIGUSR1 the box
+//! (re)reads FILE, lines `MONOTONIC_NS PROBABILITY` in time order; from each line's time on, that
+//! probability replaces `--loss` (a line with `-` as the probability goes back to `--loss`). The
+//! runner writes the file once the run's clock is known and signals the box; the change is then
+//! exact to the packet, not to the runner's polling.
+//!
 //! On SIGTERM/SIGINT it releases the packets it holds, writes its statistics (JSON) to `--stats`
 //! and exits 0. If it is killed, the kernel drops the packets it held when the socket closes.
 
@@ -37,9 +43,55 @@ const RCVBUF_BYTES: libc::c_int = 64 << 20;
 const RECV_BATCH: usize = 256;
 
 static STOP: AtomicBool = AtomicBool::new(false);
+static RELOAD: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_reload(_: libc::c_int) {
+    RELOAD.store(true, Ordering::SeqCst);
+}
+
+/// A loss schedule: (CLOCK_MONOTONIC ns, probability; None = back to the base loss), by time.
+fn parse_schedule(text: &str) -> Result<Vec<(u64, Option<f64>)>, String> {
+    let mut out: Vec<(u64, Option<f64>)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut it = line.split_whitespace();
+        let (Some(t), Some(p), None) = (it.next(), it.next(), it.next()) else {
+            return Err(format!("line {}: expected `NS PROBABILITY`", n + 1));
+        };
+        let t = t
+            .parse::<u64>()
+            .map_err(|_| format!("line {}: {t:?} is not a time in ns", n + 1))?;
+        let p = if p == "-" {
+            None
+        } else {
+            Some(
+                p.parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=1.0).contains(p))
+                    .ok_or_else(|| format!("line {}: {p:?} is not a probability", n + 1))?,
+            )
+        };
+        if out.last().is_some_and(|&(t0, _)| t < t0) {
+            return Err(format!("line {}: times must not go back", n + 1));
+        }
+        out.push((t, p));
+    }
+    Ok(out)
+}
+
+/// The loss probability at `now` under `schedule`, `base` outside it.
+fn loss_at(schedule: &[(u64, Option<f64>)], base: f64, now: u64) -> f64 {
+    match schedule.iter().rev().find(|(t, _)| *t <= now) {
+        Some((_, Some(p))) => *p,
+        _ => base,
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -49,10 +101,11 @@ struct Args {
     loss: f64,
     seed: u64,
     stats: Option<PathBuf>,
+    schedule: Option<PathBuf>,
 }
 
 const USAGE: &str =
-    "usage: haslab-delaybox --queue N --delay-us MICROSECONDS [--loss P] [--seed S] [--stats FILE]";
+    "usage: haslab-delaybox --queue N --delay-us MICROSECONDS [--loss P] [--seed S] [--stats FILE] [--schedule FILE]";
 
 fn parse_args(argv: &[String]) -> Result<Args, String> {
     let mut queue = None;
@@ -60,6 +113,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
     let mut loss = 0.0;
     let mut seed = 1;
     let mut stats = None;
+    let mut schedule = None;
     let mut it = argv.iter();
     while let Some(flag) = it.next() {
         let mut value = || {
@@ -98,6 +152,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
                     .map_err(|_| format!("--seed {v:?}: expected an unsigned integer"))?
             }
             "--stats" => stats = Some(PathBuf::from(value()?)),
+            "--schedule" => schedule = Some(PathBuf::from(value()?)),
             other => return Err(format!("unknown argument {other:?}; {USAGE}")),
         }
     }
@@ -107,6 +162,7 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
         loss,
         seed,
         stats,
+        schedule,
     })
 }
 
@@ -253,7 +309,22 @@ fn run(args: &Args) -> io::Result<Stats> {
         args.delay_ns / 1000,
         args.loss
     );
+    let mut schedule: Vec<(u64, Option<f64>)> = Vec::new();
     while !STOP.load(Ordering::SeqCst) {
+        if RELOAD.swap(false, Ordering::SeqCst) {
+            if let Some(path) = &args.schedule {
+                match std::fs::read_to_string(path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| parse_schedule(&t))
+                {
+                    Ok(s) => {
+                        eprintln!("haslab-delaybox: loss schedule of {} changes", s.len());
+                        schedule = s;
+                    }
+                    Err(e) => eprintln!("haslab-delaybox: {}: {e}", path.display()),
+                }
+            }
+        }
         // release what is due
         let now = now_ns();
         while held.front().is_some_and(|(due, _)| *due <= now) {
@@ -295,7 +366,8 @@ fn run(args: &Args) -> io::Result<Stats> {
                 Ok(mut msg) => {
                     let t = now_ns();
                     st.received += 1;
-                    if args.loss > 0.0 && rng.random::<f64>() < args.loss {
+                    let loss = loss_at(&schedule, args.loss, t);
+                    if loss > 0.0 && rng.random::<f64>() < loss {
                         msg.set_verdict(Verdict::Drop);
                         q.verdict(msg)?;
                         st.dropped_loss += 1;
@@ -336,6 +408,10 @@ fn main() {
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
         libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        let mut su: libc::sigaction = std::mem::zeroed();
+        su.sa_sigaction = on_reload as *const () as usize;
+        libc::sigemptyset(&mut su.sa_mask);
+        libc::sigaction(libc::SIGUSR1, &su, std::ptr::null_mut());
     }
     match run(&args) {
         Ok(st) => write_stats(&args.stats, &st.to_json(&args)),
@@ -370,6 +446,18 @@ mod tests {
             let e = parse_args(&argv(bad)).unwrap_err();
             assert!(e.contains("--"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn a_loss_schedule_switches_the_probability_at_its_times() {
+        let s = parse_schedule("# burst\n100 0.5\n200 -\n").unwrap();
+        assert_eq!(loss_at(&s, 0.01, 99), 0.01);
+        assert_eq!(loss_at(&s, 0.01, 100), 0.5);
+        assert_eq!(loss_at(&s, 0.01, 199), 0.5);
+        assert_eq!(loss_at(&s, 0.01, 200), 0.01);
+        assert!(parse_schedule("100 2.0").is_err());
+        assert!(parse_schedule("200 0.1\n100 0.2").is_err());
+        assert!(parse_schedule("x 0.1").is_err());
     }
 
     #[test]

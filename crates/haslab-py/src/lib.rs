@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use haslab_core::has::driver::{Next, PlayerDriver};
 use haslab_core::metrics::{ColumnData, SimResult};
 use haslab_core::scenario::{self as scn};
 use haslab_core::scenario::{describe, Plan};
@@ -196,24 +197,157 @@ impl Simulation {
         let result: SimResult = py.detach(|| world.finish()).map_err(PyOSError::new_err)?;
         let summary = serde_json::to_string(&result)
             .map_err(|e| PyRuntimeError::new_err(format!("cannot serialise the summary: {e}")))?;
-        let tables = PyDict::new(py);
-        for table in result.tables {
-            let cols = PyDict::new(py);
-            for (name, data) in table.columns {
-                let arr = match data {
-                    ColumnData::U64(v) => v.into_pyarray(py).into_any(),
-                    ColumnData::U32(v) => v.into_pyarray(py).into_any(),
-                    ColumnData::F64(v) => v.into_pyarray(py).into_any(),
-                };
-                cols.set_item(name, arr)?;
-            }
-            tables.set_item(table.name, cols)?;
-        }
+        let tables = tables_to_py(py, result.tables)?;
         let out = PyDict::new(py);
         out.set_item("summary", summary)?;
         out.set_item("tables", tables)?;
         Ok(out)
     }
+}
+
+/// LivePlayers(text, fmt="toml", base_dir=None)
+///
+/// The scenario's HAS players without a network, for live mode's real HTTP client: each one is
+/// the simulator's player logic, playback model and scheduler (haslab_core::has::driver). Times
+/// are ns on the scenario's clock. next(i, now) → ("request", segment, level) | ("wait", t) |
+/// ("done",); completed(i, now, flow) → earliest next request time; sample(i, now);
+/// connection_opened(i); stop(i, now); video(i) → dict (ladder, durations, sizes);
+/// finish(end_ns, paths) → {"players": JSON str, "has": JSON str, "tables": {...}} with the same
+/// metrics and tables as a simulation (paths[i] = (link direction name, rate) or None).
+#[pyclass(module = "haslab._core")]
+struct LivePlayers {
+    drivers: Mutex<Vec<Option<PlayerDriver>>>,
+    node_names: Vec<String>,
+}
+
+impl LivePlayers {
+    fn with<T>(&self, i: usize, f: impl FnOnce(&mut PlayerDriver) -> T) -> PyResult<T> {
+        let mut g = self
+            .drivers
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("a player panicked earlier"))?;
+        match g.get_mut(i) {
+            Some(Some(d)) => Ok(f(d)),
+            Some(None) => Err(PyRuntimeError::new_err("the players have finished")),
+            None => Err(PyValueError::new_err(format!("no player {i}"))),
+        }
+    }
+}
+
+#[pymethods]
+impl LivePlayers {
+    #[new]
+    #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
+    fn new(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Self> {
+        let plan = parse_plan(text, fmt, base_dir.as_deref())?;
+        let drivers = plan
+            .players
+            .iter()
+            .map(|p| Some(PlayerDriver::new(std::sync::Arc::new(p.clone()), plan.seed)))
+            .collect();
+        Ok(LivePlayers {
+            drivers: Mutex::new(drivers),
+            node_names: plan.nodes.iter().map(|n| n.name.clone()).collect(),
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.drivers.lock().map(|g| g.len()).unwrap_or(0)
+    }
+
+    /// The next step of player i at now_ns.
+    fn next<'py>(&self, py: Python<'py>, i: usize, now_ns: u64) -> PyResult<Bound<'py, PyAny>> {
+        let n = self.with(i, |d| d.next(now_ns))?;
+        Ok(match n {
+            Next::Request { segment, level } => {
+                ("request", segment, level).into_pyobject(py)?.into_any()
+            }
+            Next::WaitUntil(t) => ("wait", t).into_pyobject(py)?.into_any(),
+            Next::Done => ("done",).into_pyobject(py)?.into_any(),
+        })
+    }
+
+    /// The outstanding segment of player i arrived at now_ns over flow `flow`; returns the
+    /// earliest time of its next request.
+    fn completed(&self, i: usize, now_ns: u64, flow: u32) -> PyResult<u64> {
+        self.with(i, |d| d.completed(now_ns, flow))
+    }
+
+    fn sample(&self, i: usize, now_ns: u64) -> PyResult<()> {
+        self.with(i, |d| d.sample(now_ns))
+    }
+
+    fn stop(&self, i: usize, now_ns: u64) -> PyResult<()> {
+        self.with(i, |d| d.stop(now_ns))
+    }
+
+    fn connection_opened(&self, i: usize) -> PyResult<()> {
+        self.with(i, |d| d.connection_opened())
+    }
+
+    /// Player i's video: {"name", "bitrates_bps", "durations_ns", "sizes_bytes" ([level][segment])}.
+    fn video<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
+        let v = self.with(i, |d| {
+            let v = &d.plan().video;
+            serde_json::json!({
+                "name": v.name,
+                "bitrates_bps": v.bitrates_bps,
+                "durations_ns": v.durations_ns,
+                "sizes_bytes": v.sizes_bytes,
+            })
+        })?;
+        to_py(py, &v)
+    }
+
+    /// Ends every session at end_ns and computes the simulator's QoE metrics and tables.
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+        end_ns: u64,
+        paths: Vec<Option<(String, u64)>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let logs: Vec<_> = {
+            let mut g = self
+                .drivers
+                .lock()
+                .map_err(|_| PyRuntimeError::new_err("a player panicked earlier"))?;
+            g.iter_mut()
+                .map(|d| d.take().map(|d| d.into_log(end_ns)))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| PyRuntimeError::new_err("the players have finished"))?
+        };
+        let names = self.node_names.clone();
+        let qoe = haslab_core::metrics::qoe::evaluate(&logs, &paths, |n| {
+            names.get(n as usize).cloned().unwrap_or_default()
+        });
+        let err = |e: serde_json::Error| PyRuntimeError::new_err(format!("cannot serialise: {e}"));
+        let out = PyDict::new(py);
+        out.set_item("players", serde_json::to_string(&qoe.players).map_err(err)?)?;
+        out.set_item("has", serde_json::to_string(&qoe.has).map_err(err)?)?;
+        out.set_item("tables", tables_to_py(py, qoe.tables)?)?;
+        Ok(out)
+    }
+}
+
+/// Trace tables as {name: {column: numpy array}} (the arrays take the vectors, no copy).
+fn tables_to_py<'py>(
+    py: Python<'py>,
+    tables: Vec<haslab_core::metrics::Table>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for table in tables {
+        let cols = PyDict::new(py);
+        for (name, data) in table.columns {
+            let arr = match data {
+                ColumnData::U64(v) => v.into_pyarray(py).into_any(),
+                ColumnData::U32(v) => v.into_pyarray(py).into_any(),
+                ColumnData::F64(v) => v.into_pyarray(py).into_any(),
+            };
+            cols.set_item(name, arr)?;
+        }
+        out.set_item(table.name, cols)?;
+    }
+    Ok(out)
 }
 
 /// haslab._core: the compiled simulator. Use the `haslab` package instead.
@@ -223,6 +357,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<LivePlayers>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -86,6 +86,27 @@ class LiveFlow:
 
 
 @dataclass
+class LivePlayer:
+    """One HAS player: the origin listens for it on its server host (a port of its own, so that
+    each player's connections get its congestion control), the player runs on its client host."""
+
+    name: str
+    index: int
+    client: str
+    server: str
+    kernel_cc: str
+    #: {"kind": "persistent" | "per-request" | "parallel" | "renew", "n": N}
+    connection: dict
+    start_ns: int
+    stop_ns: Optional[int]
+    port: int
+    max_pacing_rate_Bps: Optional[int] = None
+    linux_pacing: bool = False
+    #: link direction the video crosses ("r1->r2" from a left server) and its rate (QoE metrics)
+    path: tuple[str, int] = ("r1->r2", 0)
+
+
+@dataclass
 class LiveConfig:
     pairs: int
     seed: int
@@ -97,10 +118,16 @@ class LiveConfig:
     #: differences from the simulator that the run accepts (written to summary.json)
     notes: list[str]
     plan: dict
+    players: list[LivePlayer] = field(default_factory=list)
+    #: timed loss changes: (direction "forward"/"reverse", start_ns, stop_ns, probability)
+    loss_events: list[tuple[str, int, Optional[int], float]] = field(default_factory=list)
+    #: dash.js in Chromium ({"abr", "host", ...}), set by run_live(dashjs=...)
+    dashjs: Optional[dict] = None
 
     @property
     def bpf_ccs(self) -> list[str]:
-        return sorted({f.kernel_cc for f in self.flows if f.kernel_cc in BPF_CCS})
+        ccs = {f.kernel_cc for f in self.flows} | {p.kernel_cc for p in self.players}
+        return sorted(c for c in ccs if c in BPF_CCS)
 
 
 def _dir(plan: dict, name: str) -> dict:
@@ -252,44 +279,184 @@ def _rate_Bps(r: Any) -> int:
 
 
 def reject_players(scenario: Any) -> None:
-    """Raises :class:`LiveUnsupported` for a scenario with ``[[player]]`` entries, before the
-    simulator's validation (which may not know them) can say something less clear."""
-    import os
-    from pathlib import Path
+    """Kept for callers of the first live version: players are supported now."""
+    return None
 
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    data: Any = None
-    if isinstance(scenario, dict):
-        data = scenario
-    else:
-        try:
-            if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario
-                                                     and os.path.isfile(scenario)):
-                path = Path(scenario)
-                text = path.read_text(encoding="utf-8")
-                import json
 
-                data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
-            elif isinstance(scenario, str):
-                data = tomllib.loads(scenario)
-        except (OSError, ValueError):
-            return  # validation reports unreadable files and syntax errors
-    if isinstance(data, dict) and ("player" in data or "players" in data):
-        raise LiveUnsupported("[[player]] is not yet supported in live mode (bulk and chunk flows only)")
+#: base TCP port of the origin's listeners (one per player)
+ORIGIN_PORT = 8000
+
+
+def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: set[str]) -> str:
+    """The kernel algorithm for a scenario cc (flow or player ``what``); raises LiveUnsupported."""
+    kcc = KERNEL_CC.get(cc)
+    if kcc is None:
+        raise LiveUnsupported(f"{what}: cc {cc!r} has no live counterpart (supported: {', '.join(KERNEL_CC)})")
+    cfg = dict(cc_config or {})
+    cfg.pop("algorithm", None)
+    want = CC_DEFAULTS.get(cc)
+    if want is None and cc in ("cubic", "bbr"):
+        notes.add(f"{cc}: the kernel's own algorithm with its own constants, not the simulator's")
+    elif cfg and cfg != want:
+        diff = {k2: v for k2, v in cfg.items() if want.get(k2, object()) != v}
+        if diff:
+            raise LiveUnsupported(
+                f"{what}: cc {cc!r} parameters {diff} differ from the defaults; "
+                "the kernel version implements the defaults only"
+            )
+    if tcp["idle_restart"] == "newcwv":
+        if cc != "newreno":
+            raise LiveUnsupported(
+                f"{what}: tcp.idle_restart = \"newcwv\" exists in live mode only with cc = \"newreno\" "
+                "(the BPF algorithm haslab_newcwv is Reno + RFC 7661)"
+            )
+        kcc = "haslab_newcwv"
+    return kcc
+
+
+def _apply_host(hosts: dict, what: str, host: str, settings: dict, route: dict) -> None:
+    h = hosts[host]
+    for key, v in list(settings.items()) + [(f"route:{a}", b) for a, b in route.items()]:
+        store = h.route if key.startswith("route:") else h.sysctls
+        kk = key.removeprefix("route:")
+        if kk in store and store[kk] != v:
+            raise LiveUnsupported(
+                f"{what}: host {host} is shared with another flow or player that needs {kk} = {store[kk]}, "
+                f"this one needs {v} (the kernel setting is per host)"
+            )
+        store[kk] = v
+
+
+def _unsupported_parts(plan: dict) -> None:
+    if plan.get("traffic"):
+        kinds = sorted({t.get("kind", "?") for t in plan["traffic"]})
+        raise LiveUnsupported(
+            f"traffic ({', '.join(kinds)}): cross-traffic generators are not supported in live mode "
+            "(use bulk or chunk [[flow]]s)"
+        )
+    for l in plan.get("links", []):
+        if l.get("capacity"):
+            raise LiveUnsupported(
+                f"link {l['name']}: a capacity schedule is not supported in live mode "
+                "(use `haslab live run --rate-step`)"
+            )
+
+
+def _rev(name: str) -> str:
+    a, _, b = name.partition("->")
+    return f"{b}->{a}"
+
+
+def reduce_to_dumbbell(plan: dict) -> tuple[dict, list[str]]:
+    """A preset's network as the live dumbbell, when every flow and player crosses one and the
+    same bottleneck direction with the same path delay and loss: pair i = the i-th (server,
+    client) pair, the bottleneck's rate and queue in each direction, the paths' whole delay and
+    loss; cross-traffic that never crosses the bottleneck is left out (noted). Raises
+    LiveUnsupported otherwise."""
+    dirs = {l["name"]: l for l in plan["links"]}
+    slots = {s["name"]: s for s in (plan.get("preset") or {}).get("player_slots", [])}
+    ends: list[tuple[str, str, dict]] = []  # (server, client, path)
+    for f in plan["flows"]:
+        ends.append((f["src"], f["dst"], f["path"]))
+    for p in plan.get("players") or []:
+        path = p.get("path") or (slots.get(p["name"]) or {}).get("path")
+        if path is None:
+            raise LiveUnsupported(f"player {p['name']}: no path known")
+        ends.append((p["server"], p["client"], path))
+    if not ends:
+        raise LiveUnsupported("no flow or player to place")
+    bn = {e[2]["bottleneck"] for e in ends}
+    if len(bn) != 1:
+        raise LiveUnsupported(f"the flows and players cross different bottlenecks ({', '.join(sorted(bn))})")
+    bn_name = bn.pop()
+
+    def path_of(hops: list[str]) -> tuple[int, float]:
+        keep = 1.0
+        for h in hops:
+            keep *= 1.0 - dirs[h]["loss"]
+        return sum(dirs[h]["delay_ns"] for h in hops), 1.0 - keep
+
+    fwd = {path_of(e[2]["hops"]) for e in ends}
+    rev = set()
+    for e in ends:
+        back = [_rev(h) for h in reversed(e[2]["hops"])]
+        if any(h not in dirs for h in back):
+            raise LiveUnsupported(f"{e[0]} -> {e[1]}: the way back is not the reverse path")
+        rev.add(path_of(back))
+    if len(fwd) != 1 or len(rev) != 1:
+        raise LiveUnsupported("the paths differ in delay or loss (live mode gives every pair the same)")
+    (fd, fl), (rd, rl) = fwd.pop(), rev.pop()
+    pairs: list[tuple[str, str]] = []
+    for s_, c, _ in ends:
+        if (s_, c) not in pairs:
+            pairs.append((s_, c))
+    rename = {}
+    for i, (s_, c) in enumerate(pairs):
+        for old, new in ((s_, f"left{i}"), (c, f"right{i}")):
+            if rename.get(old, new) != new:
+                raise LiveUnsupported(f"node {old} is in more than one sender/receiver pair")
+            rename[old] = new
+    notes = [f"preset {plan['preset']['name']!r} reduced to a dumbbell: its bottleneck {bn_name} "
+             f"({dirs[bn_name]['rate_bps'] / 1e6:g} Mbit/s) and the paths' delay and loss; nodes "
+             + ", ".join(f"{a} = {b}" for a, b in rename.items())]
+    kept_traffic = []
+    for t in plan.get("traffic") or []:
+        hops = (t.get("path") or {}).get("hops") or []
+        if bn_name in hops or _rev(bn_name) in hops:
+            kept_traffic.append(t)
+        else:
+            notes.append(f"traffic {t['name']} ({t['kind']}) left out: it does not cross the bottleneck {bn_name}")
+    def link(name, kind, rate, delay, loss, queue):
+        return {"name": name, "link": kind, "rate_bps": rate, "delay_ns": delay, "loss": loss, "queue": queue,
+                "capacity": None}
+    big = {"kind": "droptail", "limit_packets": 1000}
+    links = [link("r1->r2", "bottleneck", dirs[bn_name]["rate_bps"], fd, fl, dirs[bn_name]["queue"]),
+             link("r2->r1", "bottleneck", dirs[_rev(bn_name)]["rate_bps"], rd, rl, dirs[_rev(bn_name)]["queue"])]
+    for i in range(len(pairs)):
+        for a, b in ((f"left{i}", "r1"), (f"right{i}", "r2")):
+            kind = a.rstrip("0123456789") + str(i)
+            links += [link(f"{a}->{b}", kind, 10**11, 0, 0.0, big), link(f"{b}->{a}", kind, 10**11, 0, 0.0, big)]
+    new = dict(plan)
+    new["nodes"] = [f"left{i}" for i in range(len(pairs))] + [f"right{i}" for i in range(len(pairs))] + ["r1", "r2"]
+    new["links"] = links
+    new["flows"] = [dict(f, src=rename[f["src"]], dst=rename[f["dst"]]) for f in plan["flows"]]
+    new["players"] = [dict(p, server=rename[p["server"]], client=rename[p["client"]])
+                      for p in plan.get("players") or []]
+    new["traffic"] = kept_traffic
+    qmap = {bn_name: "r1->r2", _rev(bn_name): "r2->r1"}
+    new["trace"] = dict(plan["trace"], queues=[qmap[q] for q in plan["trace"].get("queues", []) if q in qmap])
+    events = []
+    for e in plan.get("loss_events") or []:
+        if e["at"] not in qmap:
+            raise LiveUnsupported(f"loss event at {e['at']}: not on the bottleneck")
+        events.append(dict(e, at=qmap[e["at"]]))
+    new["loss_events"] = events
+    new["reduced_from"] = {"preset": plan["preset"]["name"], "bottleneck": bn_name, "nodes": rename}
+    return new, notes
 
 
 def from_plan(plan: dict) -> LiveConfig:
     """The live configuration of a validated plan; raises :class:`LiveUnsupported`."""
-    if plan.get("players"):
-        raise LiveUnsupported("[[player]] is not yet supported in live mode (bulk and chunk flows only)")
-    n = _pairs(plan)
+    preset = plan.get("preset")
+    reduced_notes: list[str] = []
+    try:
+        n = _pairs(plan)
+    except LiveUnsupported as e:
+        if not preset:
+            raise
+        try:
+            plan, reduced_notes = reduce_to_dumbbell(plan)
+        except LiveUnsupported as why:
+            raise LiveUnsupported(
+                f"preset {preset.get('name')!r}: its topology is not a dumbbell and cannot be reduced to one: {why}. "
+                "Write the bottleneck as [dumbbell] (examples/live-has.toml does it for tcphas-home)"
+            ) from None
+        n = _pairs(plan)
+    _unsupported_parts(plan)
     fwd = _path(plan, ["left0->r1", "r1->r2", "r2->right0"])
     rev = _path(plan, ["right0->r2", "r2->r1", "r1->left0"])
     _check_uniform(plan, n, fwd, rev)
-    notes: set[str] = {
+    notes: set[str] = set(reduced_notes) | {
         "access links are not shaped (veth line rate); their delay and loss are added to the bottleneck's",
         "bottleneck rates count IP bytes (a tc size table removes the 14-byte Ethernet header)",
     }
@@ -307,42 +474,10 @@ def from_plan(plan: dict) -> LiveConfig:
         tcp = f.get("tcp")
         if tcp is None:
             raise LiveUnsupported("this haslab build does not describe flow TCP options; rebuild it (make install)")
-        kcc = KERNEL_CC.get(cc)
-        if kcc is None:
-            raise LiveUnsupported(
-                f"flow {f['name']}: cc {cc!r} has no live counterpart (supported: {', '.join(KERNEL_CC)})"
-            )
-        cfg = dict(f.get("cc_config") or {})
-        cfg.pop("algorithm", None)
-        want = CC_DEFAULTS.get(cc)
-        if want is None and cc in ("cubic", "bbr"):
-            notes.add(f"{cc}: the kernel's own algorithm with its own constants, not the simulator's")
-        elif cfg and {k2: v for k2, v in cfg.items()} != want:
-            diff = {k2: v for k2, v in cfg.items() if want.get(k2, object()) != v}
-            if diff:
-                raise LiveUnsupported(
-                    f"flow {f['name']}: cc {cc!r} parameters {diff} differ from the defaults; "
-                    "the kernel version implements the defaults only"
-                )
-        if tcp["idle_restart"] == "newcwv":
-            if cc != "newreno":
-                raise LiveUnsupported(
-                    f"flow {f['name']}: tcp.idle_restart = \"newcwv\" exists in live mode only with cc = \"newreno\" "
-                    "(the BPF algorithm haslab_newcwv is Reno + RFC 7661)"
-                )
-            kcc = "haslab_newcwv"
+        kcc = _kernel_cc(f"flow {f['name']}", cc, f.get("cc_config"), tcp, notes)
         snd, rcv, route = _host_settings(f, tcp, notes)
-        for host, settings, r in ((f["src"], snd, route), (f["dst"], rcv, {})):
-            h = hosts[host]
-            for key, v in list(settings.items()) + [(f"route:{a}", b) for a, b in r.items()]:
-                store = h.route if key.startswith("route:") else h.sysctls
-                kk = key.removeprefix("route:")
-                if kk in store and store[kk] != v:
-                    raise LiveUnsupported(
-                        f"flow {f['name']}: host {host} is shared with another flow that needs {kk} = {store[kk]}, "
-                        f"this one needs {v} (the kernel setting is per host)"
-                    )
-                store[kk] = v
+        _apply_host(hosts, f"flow {f['name']}", f["src"], snd, route)
+        _apply_host(hosts, f"flow {f['name']}", f["dst"], rcv, {})
         pace = tcp.get("max_pacing_rate")
         flows.append(
             LiveFlow(
@@ -357,7 +492,51 @@ def from_plan(plan: dict) -> LiveConfig:
                 linux_pacing=tcp["pacing"] == "linux",
             )
         )
+    players: list[LivePlayer] = []
+    for k, p in enumerate(plan.get("players") or []):
+        what = f"player {p['name']}"
+        for role in ("client", "server"):
+            if p[role] not in hosts:
+                raise LiveUnsupported(f"{what}: {role} = {p[role]!r}: live players run between hosts (left{{i}}, right{{i}})")
+        tcp = p.get("tcp")
+        if tcp is None:
+            raise LiveUnsupported("this haslab build does not describe player TCP options; rebuild it (make install)")
+        kcc = _kernel_cc(what, p["cc"], p.get("cc_config"), tcp, notes)
+        snd, rcv, route = _host_settings(p, tcp, notes)
+        _apply_host(hosts, what, p["server"], snd, route)
+        _apply_host(hosts, what, p["client"], rcv, {})
+        c = p["connection"]
+        conn = {"kind": c["kind"], "n": int(c.get("connections") or c.get("renew_every") or 1)}
+        pace = tcp.get("max_pacing_rate")
+        forward = p["server"].startswith("left")
+        players.append(
+            LivePlayer(
+                name=p["name"],
+                index=k,
+                client=p["client"],
+                server=p["server"],
+                kernel_cc=kcc,
+                connection=conn,
+                start_ns=p["start_ns"],
+                stop_ns=p.get("stop_ns"),
+                port=ORIGIN_PORT + k,
+                max_pacing_rate_Bps=None if pace is None else _rate_Bps(pace),
+                linux_pacing=tcp["pacing"] == "linux",
+                path=("r1->r2", fwd.rate_bps) if forward else ("r2->r1", rev.rate_bps),
+            )
+        )
+    loss_events = []
+    for e in plan.get("loss_events") or []:
+        at = e["at"]
+        if at not in ("r1->r2", "r2->r1"):
+            raise LiveUnsupported(f"loss event at {at}: live mode changes loss on the bottleneck (r1->r2, r2->r1) only")
+        d = fwd if at == "r1->r2" else rev
+        if d.delay_ns == 0 and d.loss == 0:
+            raise LiveUnsupported(f"loss event at {at}: needs a delay on that path (the delay box applies it)")
+        loss_events.append(("forward" if at == "r1->r2" else "reverse", e["start_ns"], e.get("stop_ns"), e["loss"]))
     return LiveConfig(
+        players=players,
+        loss_events=loss_events,
         pairs=n,
         seed=plan["seed"],
         duration_ns=plan["duration_ns"],

@@ -128,7 +128,31 @@ def our_struct_ops() -> list[dict]:
     except json.JSONDecodeError:
         # bpftool prints one JSON object per map in some versions
         items = [json.loads(l) for l in p.stdout.splitlines() if l.strip().startswith("{")]
-    return [i for i in items if str(i.get("name", "")).startswith("haslab_")]
+    ours = [i for i in items if str(i.get("name", "")).startswith("haslab_")]
+    # An unregistered struct_ops whose last socket has not gone yet stays listed (state TOBEFREE,
+    # `unregister` answers "Operation now in progress") until the kernel drops its last
+    # reference: it is no longer a congestion control anyone can select, so it is not ours to
+    # remove (it is listed as `freeing` by `status`).
+    try:
+        avail = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+    except OSError:
+        return ours
+    return [i for i in ours if i["name"] in avail]
+
+
+def freeing_struct_ops() -> list[str]:
+    """Our struct_ops that are unregistered but not yet freed by the kernel."""
+    tool = bpftool()
+    if tool is None:
+        return []
+    p = run([tool, "-j", "struct_ops", "show"], check=False)
+    try:
+        items = json.loads(p.stdout or "[]")
+    except json.JSONDecodeError:
+        items = [json.loads(l) for l in p.stdout.splitlines() if l.strip().startswith("{")]
+    registered = {i["name"] for i in our_struct_ops()}
+    return sorted(f"{i['name']} (id {i['id']})" for i in items
+                  if str(i.get("name", "")).startswith("haslab_") and i["name"] not in registered)
 
 
 def unregister_struct_ops() -> list[str]:

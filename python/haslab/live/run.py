@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -28,7 +29,7 @@ from . import netns
 from .bpf import BpfCCs
 from .config import LiveConfig, LiveUnsupported, from_plan
 from .netns import LiveError, state_dir
-from .testbed import Testbed, delaybox_path, host_addr, queue_stats
+from .testbed import BN_IF, Testbed, delaybox_path, host_addr, queue_stats
 
 BASE_PORT = 5001
 MIN_CWND_INTERVAL_NS = 10_000_000
@@ -72,6 +73,8 @@ def run_live(
     keep: bool = False,
     rate_steps: Optional[list[tuple[int, int]]] = None,
     log=None,
+    dashjs: Optional[str] = None,
+    dashjs_host: int = 0,
 ):
     """Runs a scenario on the live testbed and returns a :class:`haslab.Result`.
 
@@ -85,8 +88,18 @@ def run_live(
 
     reject_players(scenario)
     plan = validate(scenario)
+    scenario_text, scenario_fmt, base_dir = _scenario_source(scenario)
     cfg = from_plan(plan)
     missing = missing_requirements(bpf=bool(cfg.bpf_ccs))
+    if dashjs is not None:
+        from . import dashjs as dj
+
+        if dashjs not in dj.ABR:
+            raise LiveUnsupported(f"--dashjs {dashjs!r}: the dash.js ABR rules are {', '.join(dj.ABR)}")
+        if not 0 <= dashjs_host < cfg.pairs:
+            raise LiveUnsupported(f"dash.js host right{dashjs_host}: the dumbbell has {cfg.pairs} pairs")
+        missing += dj.missing()
+        cfg.dashjs = {"abr": dashjs, "host": dashjs_host}
     if missing:
         raise LiveError("live mode needs: " + "; ".join(missing))
     say = log or (lambda msg: None)
@@ -98,7 +111,10 @@ def run_live(
             say(f"testbed up: {cfg.pairs} pairs, {cfg.forward.rate_bps / 1e6:g} Mbit/s, "
                 f"RTT {(cfg.forward.delay_ns + cfg.reverse.delay_ns) / 1e6:g} ms"
                 + (f"; BPF algorithms {', '.join(cfg.bpf_ccs)} registered" if cfg.bpf_ccs else ""))
-            raw = _run_flows(tb, cfg, ladder_bps, say, sorted(rate_steps or []))
+            if getattr(cfg, "dashjs", None):
+                _prepare_dashjs(cfg, plan, say)
+            raw = _run_flows(tb, cfg, ladder_bps, say, sorted(rate_steps or []), out_dir=work,
+                             source=(scenario_text, scenario_fmt, base_dir))
             tb.keep = ccs.keep = keep
     summary, tables = _results(cfg, raw, tb.delaybox_stats)
     result = Result(summary, tables, plan)
@@ -107,7 +123,20 @@ def run_live(
     return result
 
 
-def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps) -> dict:
+def _scenario_source(scenario) -> tuple[str, str, Optional[str]]:
+    """(text, format, base directory) of a scenario given as a path, TOML text or a dict, for the
+    player process (it builds the same plan with ``haslab._core.LivePlayers``)."""
+    if isinstance(scenario, dict):
+        return json.dumps(scenario), "json", os.getcwd()
+    if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario
+                                             and os.path.isfile(scenario)):
+        path = Path(scenario)
+        fmt = "json" if path.suffix.lower() == ".json" else "toml"
+        return path.read_text(encoding="utf-8"), fmt, str(path.resolve().parent)
+    return str(scenario), "toml", os.getcwd()
+
+
+def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps, out_dir=None, source=None) -> dict:
     trace = cfg.plan["trace"]
     cwnd_every = trace["cwnd_interval_ns"] or DEFAULT_CWND_INTERVAL_NS
     cwnd_every = max(cwnd_every, MIN_CWND_INTERVAL_NS)
@@ -116,7 +145,9 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps) -> dic
     work = state_dir() / "flows"
     work.mkdir(parents=True, exist_ok=True)
     duration = cfg.duration_ns
-    t0 = time.monotonic_ns() + 1_000_000_000 + 150_000_000 * len(cfg.flows)
+    t0 = time.monotonic_ns() + 1_000_000_000 + 150_000_000 * len(cfg.flows) + (3_000_000_000 if cfg.players else 0)
+    pcap = _start_pcap(tb, out_dir, cfg)
+    has_procs = _start_has(tb, cfg, t0, cwnd_every, work_dir=out_dir, state=state_dir() / "has", source=source)
     senders, receivers = {}, {}
     for f in cfg.flows:
         spec = {
@@ -160,7 +191,12 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps) -> dic
         )
     tb.procs.update({f"send-{k}": v for k, v in senders.items()})
     tb.procs.update({f"recv-{k}": v for k, v in receivers.items()})
+    tb.procs.update({k: v for k, v in has_procs.items() if isinstance(v, subprocess.Popen)})
     tb._write_state()
+    for direction in ("forward", "reverse"):
+        events = [(a, b, p) for d, a, b, p in cfg.loss_events if d == direction]
+        if events:
+            tb.set_loss_schedule(direction, t0, events)
     if time.monotonic_ns() > t0:
         say("warning: the flows' processes started after the scenario's time 0")
     # sample the traced bottleneck queues while the flows run
@@ -185,10 +221,17 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps) -> dic
         if now - last_say > 5_000_000_000 and now > t0:
             say(f"running: {(now - t0) / 1e9:.0f}/{duration / 1e9:g} s")
             last_say = now
-        if all(p.poll() is not None for p in list(senders.values()) + list(receivers.values())):
+        if not has_procs.get("chromium") and all(
+                p.poll() is not None for p in list(senders.values()) + list(receivers.values())
+                + ([has_procs["players"]] if "players" in has_procs else [])):
             break
         time.sleep(0.01)
-    out: dict = {"flows": {}, "queue_samples": qsamples, "rate_changes": applied}
+    out: dict = {"flows": {}, "queue_samples": qsamples, "rate_changes": applied,
+                 "t0_wall_ns": t0 - time.monotonic_ns() + time.time_ns()}
+    if has_procs:
+        out["has"] = _collect_has(tb, has_procs, state_dir() / "has")
+    if pcap is not None:
+        out["pcap"] = _stop_pcap(tb, pcap)
     for f in cfg.flows:
         for role, procs in (("send", senders), ("recv", receivers)):
             p = procs[f.name]
@@ -208,6 +251,300 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps) -> dic
     for router, name in (("r1", "r1->r2"), ("r2", "r2->r1")):
         out.setdefault("queues", {})[name] = queue_stats(router)
     return out
+
+
+ORIGIN_SCRIPT = Path(__file__).with_name("origin.py")
+PLAYER_SCRIPT = Path(__file__).with_name("player.py")
+PCAP_SNAPLEN = 96
+
+
+def _start_pcap(tb: Testbed, work, cfg: LiveConfig):
+    """tcpdump on the router's bottleneck interface (r1: the video's direction after the
+    bottleneck queue, and the ACKs coming back), headers only, into the run's directory."""
+    tool = shutil.which("tcpdump") or ("/usr/bin/tcpdump" if os.path.exists("/usr/bin/tcpdump") else None)
+    if tool is None or work is None:
+        return None
+    Path(work).mkdir(parents=True, exist_ok=True)
+    path = Path(work).resolve() / "router.pcap"
+    log = state_dir() / "tcpdump.log"
+    p = subprocess.Popen(
+        tb.exec_argv("r1", [tool, "-i", BN_IF, "-s", str(PCAP_SNAPLEN), "-n", "-B", "8192", "-Z", "root",
+                            "-w", str(path), "tcp"]),
+        stdout=subprocess.DEVNULL, stderr=open(log, "w"), start_new_session=True,
+    )
+    tb.procs["tcpdump"] = p
+    deadline = time.monotonic() + 5
+    while "listening on" not in log.read_text():
+        if p.poll() is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    return {"proc": p, "path": str(path), "log": log}
+
+
+def _stop_pcap(tb: Testbed, pcap: dict) -> dict:
+    p = pcap["proc"]
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    tb.procs.pop("tcpdump", None)
+    text = pcap["log"].read_text()
+    out = {"file": Path(pcap["path"]).name, "interface": f"r1/{BN_IF}", "snaplen": PCAP_SNAPLEN}
+    for line in text.splitlines():
+        if "packets captured" in line:
+            out["captured"] = int(line.split()[0])
+        if "dropped by kernel" in line:
+            out["dropped_by_kernel"] = int(line.split()[0])
+    return out
+
+
+def _start_has(tb: Testbed, cfg: LiveConfig, t0: int, sample_every: int, *, work_dir, state: Path, source) -> dict:
+    """Starts the origin (every player's listener in its server's namespace) and the player
+    process (every player in its client's namespace); returns their Popen objects."""
+    dj = getattr(cfg, "dashjs", None)
+    if not cfg.players and not dj:
+        return {}
+    from haslab._core import LivePlayers
+
+    from .netns import ns_name
+
+    text, fmt, base_dir = source
+    state.mkdir(parents=True, exist_ok=True)
+    lp = LivePlayers(text, fmt, base_dir)
+    videos = {f"v{p.index}": lp.video(p.index) for p in cfg.players}
+    duration = cfg.duration_ns
+    listeners = [
+        {"addr": host_addr(p.server), "port": p.port, "netns": ns_name(p.server), "cc": p.kernel_cc,
+         "ladder_bps": videos[f"v{p.index}"]["bitrates_bps"] if p.kernel_cc == "haslab_tcphas" else None,
+         "max_pacing_rate_Bps": p.max_pacing_rate_Bps, "linux_pacing": p.linux_pacing, "name": p.name}
+        for p in cfg.players
+    ]
+    run_dir = Path(work_dir) if work_dir else state
+    if dj:
+        from . import dashjs as djm
+
+        dj_port = 8000 + len(cfg.players)
+        host = dj["host"]
+        listeners.append({"addr": host_addr(f"left{host}"), "port": dj_port, "netns": ns_name(f"left{host}"),
+                          "cc": dj["kernel_cc"], "name": "dashjs"})
+        static = djm.site(state, dj["media"])
+    ospec = {"videos": videos, "listeners": listeners,
+             "static_dir": str(static) if dj else None, "metrics": str(run_dir / "dashjs.jsonl") if dj else None, "t0_ns": t0, "end_ns": duration + 2_000_000_000,
+             "log": str((Path(work_dir) if work_dir else state) / "requests.jsonl"),
+             "sample_interval_ns": sample_every, "out": str(state / "origin.json"),
+             "limits": {"idle_timeout_s": 3600.0, "send_timeout_s": 120.0}}
+    if work_dir:
+        Path(work_dir).mkdir(parents=True, exist_ok=True)
+        Path(ospec["log"]).unlink(missing_ok=True)
+        if dj:
+            Path(ospec["metrics"]).unlink(missing_ok=True)
+    (state / "origin-spec.json").write_text(json.dumps(ospec))
+    origin = subprocess.Popen([sys.executable, str(ORIGIN_SCRIPT), str(state / "origin-spec.json")],
+                              stdout=subprocess.PIPE, stderr=open(state / "origin.log", "w"), text=True,
+                              start_new_session=True)
+    tb.procs["origin"] = origin
+    tb._write_state()
+    if origin.stdout.readline().strip() != "ready":
+        origin.wait(timeout=5)
+        raise LiveError(f"the origin did not start: {(state / 'origin.log').read_text()[-2000:]}")
+    pspec = {
+        "scenario": text, "fmt": fmt, "base_dir": base_dir, "t0_ns": t0, "end_ns": duration,
+        "flow_base": len(cfg.flows), "out": str(state / "players.json"),
+        "players": [
+            {"netns": ns_name(p.client), "server": host_addr(p.server), "port": p.port, "vid": f"v{p.index}",
+             "connection": p.connection, "start_ns": p.start_ns, "stop_ns": p.stop_ns, "path": list(p.path),
+             "sizes_bytes": videos[f"v{p.index}"]["sizes_bytes"]}
+            for p in cfg.players
+        ],
+    }
+    procs = {"origin": origin}
+    if dj:
+        from . import dashjs as djm
+
+        url = (f"http://{host_addr(f'left{host}')}:{dj_port}/static/player.html?"
+               f"mpd=/static/media/manifest.mpd&abr={djm.ABR[dj['abr']]}")
+        profile = state / "chromium-profile"
+        profile.mkdir(exist_ok=True)
+        # Chromium starts at the scenario's time 0 (its start-up takes about 2 s)
+        delay = max((t0 - time.monotonic_ns()) / 1e9, 0)
+        chrome = subprocess.Popen(
+            tb.exec_argv(f"right{host}", ["sh", "-c", f"sleep {delay:.3f}; exec \"$@\"", "haslab/live/chromium",
+                                          *djm.chromium_argv(url, profile)]),
+            stdout=subprocess.DEVNULL, stderr=open(state / "chromium.log", "w"), start_new_session=True)
+        tb.procs["chromium"] = chrome
+        procs["chromium"] = chrome
+        procs["dashjs_metrics"] = ospec["metrics"]
+        tb._write_state()
+    if not cfg.players:
+        return procs
+    (state / "players-spec.json").write_text(json.dumps(pspec))
+    players = subprocess.Popen([sys.executable, str(PLAYER_SCRIPT), str(state / "players-spec.json")],
+                               stdout=subprocess.PIPE, stderr=open(state / "players.log", "w"), text=True,
+                               start_new_session=True)
+    tb.procs["players"] = players
+    tb._write_state()
+    if players.stdout.readline().strip() != "ready":
+        players.wait(timeout=5)
+        raise LiveError(f"the players did not start: {(state / 'players.log').read_text()[-2000:]}")
+    procs["players"] = players
+    return procs
+
+
+def _prepare_dashjs(cfg: LiveConfig, plan: dict, say) -> None:
+    """The dash.js video (ffmpeg, cached) with the first player's ladder (or the TcpHas paper's)
+    and the scenario's length, and the congestion control of its connection (the scenario's
+    default: the first flow's or player's, else cubic, Linux's default)."""
+    from . import dashjs as djm
+
+    ladder = plan["players"][0]["bitrates_bps"] if plan.get("players") else [248_000, 456_000, 928_000,
+                                                                              1_632_000, 4_256_000]
+    seg_s = max(int(plan["players"][0]["segment_ns"] // 1_000_000_000), 1) if plan.get("players") else 2
+    duration_s = max(int(cfg.duration_ns // 1_000_000_000), seg_s)
+    cfg.dashjs["media"] = djm.make_media(ladder, duration_s, seg_s, log=say)
+    cfg.dashjs["ladder"] = ladder
+    ccs = [f.kernel_cc for f in cfg.flows] + [p.kernel_cc for p in cfg.players]
+    cfg.dashjs["kernel_cc"] = ccs[0] if ccs else "cubic"
+
+
+def _collect_has(tb: Testbed, procs: dict, state: Path) -> dict:
+    from .netns import stop_pids
+
+    pl = procs.get("players")
+    if pl is not None:
+        try:
+            pl.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pl.kill()
+            pl.wait()
+    ch = procs.get("chromium")
+    if ch is not None:
+        stop_pids([ch.pid], grace=5)
+        ch.wait()
+        tb.procs.pop("chromium", None)
+    org = procs["origin"]
+    if org.poll() is None:
+        org.send_signal(signal.SIGTERM)
+    try:
+        org.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        org.kill()
+        org.wait()
+    tb.procs.pop("players", None)
+    tb.procs.pop("origin", None)
+    out = {}
+    for name in ("players", "origin"):
+        if name not in procs:
+            continue
+        path = state / f"{name}.json"
+        if not path.exists():
+            raise LiveError(f"the {name} process wrote no result: {(state / (name + '.log')).read_text()[-3000:]}")
+        out[name] = json.loads(path.read_text())
+    if procs.get("dashjs_metrics"):
+        path = Path(procs["dashjs_metrics"])
+        out["dashjs_lines"] = [json.loads(l) for l in path.read_text().splitlines() if l.strip()] if path.exists() else []
+        out["chromium_log"] = (state / "chromium.log").read_text()[-3000:]
+    return out
+
+
+#: dtypes of the player tables (as the simulator's metrics/qoe.rs writes them)
+_PLAYER_DTYPES = {
+    "time_ns": "uint64", "player": "uint32", "level": "uint32", "bitrate_bps": "uint64",
+    "played_bitrate_bps": "float64", "buffer_ns": "uint64", "phase": "uint32", "estimate_bps": "float64",
+    "optimal_level": "uint32", "fair_share_bps": "float64", "index": "uint32", "bytes": "uint64",
+    "media_ns": "uint64", "request_ns": "uint64", "done_ns": "uint64", "download_ns": "uint64",
+    "throughput_bps": "float64", "buffer_before_ns": "uint64", "buffer_after_ns": "uint64", "flow": "uint32",
+}
+
+
+def _has_results(cfg: LiveConfig, has: dict) -> tuple[list[dict], list[tuple], dict, dict]:
+    """(flows of the players' connections, their cwnd rows, summary additions, tables)."""
+    import numpy as np
+
+    pl = has.get("players") or {"connections": [], "tables": {}, "players": [], "has": None}
+    org = has["origin"]
+    by_port = {}
+    for c in org["connections"]:
+        if c.get("peer"):
+            by_port[c["peer"][1]] = c
+    flows, rows = [], []
+    names = {p.index: p for p in cfg.players}
+    counts: dict[int, int] = {}
+    for c in pl["connections"]:
+        p = names[c["player"]]
+        k = counts.get(p.index, 0)
+        counts[p.index] = k + 1
+        o = by_port.get(c["local_port"], {})
+        info = o.get("final", {})
+        est, done = c.get("opened_ns"), c.get("closed_ns")
+        span = ((done if done is not None else cfg.duration_ns) - est) if est is not None else 0
+        acked = info.get("bytes_acked") or 0
+        srtts = [s[3] for s in o.get("samples", []) if s[3] > 0]
+        flows.append({
+            "name": f"{p.name}.c{k}", "src": p.server, "dst": p.client,
+            "cc": next(q["cc"] for q in cfg.plan["players"] if q["name"] == p.name),
+            "kernel_cc": o.get("cc", p.kernel_cc), "player": p.name,
+            "bytes_written": None, "bytes_sent": info.get("bytes_sent"), "bytes_acked": info.get("bytes_acked"),
+            "bytes_received": acked, "messages_received": o.get("requests", 0),
+            "segments_sent": info.get("data_segs_out"), "retransmitted_segments": info.get("total_retrans"),
+            "rto_count": info.get("total_rto"), "fast_recovery_count": None, "tlp_probes": None,
+            "tlp_recoveries": None, "dsacks_received": info.get("dsack_dups"),
+            "established_ns": est, "completed_ns": done,
+            "goodput_bps": acked * 8e9 / span if span > 0 else 0.0,
+            "final_cwnd_pkts": info.get("snd_cwnd"), "final_ssthresh_pkts": info.get("snd_ssthresh"),
+            "min_rtt_ns": info["min_rtt_us"] * 1000 if info.get("min_rtt_us") else None,
+            "mean_srtt_ns": float(np.mean(srtts)) if srtts else None,
+            "bpf_stats": o.get("bpf_stats"), "error": o.get("error"),
+        })
+        for t, cwnd, ssth, srtt, _st, _pace in o.get("samples", []):
+            if t >= 0:
+                rows.append((t, c["flow"], cwnd, ssth, srtt))
+    # dash.js's connections (Chromium opens its own) are flows too
+    dj_flow0 = len(cfg.flows) + len(flows)
+    for k, o in enumerate(c for c in org["connections"] if c.get("listener") == "dashjs"):
+        info = o.get("final", {})
+        est, done = o.get("opened_ns"), o.get("closed_ns")
+        span = ((done if done is not None else cfg.duration_ns) - est) if est is not None else 0
+        acked = info.get("bytes_acked") or 0
+        flows.append({
+            "name": f"dashjs.c{k}", "src": f"left{cfg.dashjs['host']}", "dst": f"right{cfg.dashjs['host']}",
+            "cc": o.get("cc"), "kernel_cc": o.get("cc"), "player": "dashjs",
+            "bytes_sent": info.get("bytes_sent"), "bytes_acked": info.get("bytes_acked"), "bytes_received": acked,
+            "messages_received": o.get("requests", 0), "segments_sent": info.get("data_segs_out"),
+            "retransmitted_segments": info.get("total_retrans"), "rto_count": info.get("total_rto"),
+            "established_ns": est, "completed_ns": done, "goodput_bps": acked * 8e9 / span if span > 0 else 0.0,
+            "final_cwnd_pkts": info.get("snd_cwnd"), "final_ssthresh_pkts": info.get("snd_ssthresh"),
+            "min_rtt_ns": info["min_rtt_us"] * 1000 if info.get("min_rtt_us") else None, "error": o.get("error"),
+        })
+        for t, cwnd, ssth, srtt, _st, _pace in o.get("samples", []):
+            if t >= 0:
+                rows.append((t, dj_flow0 + k, cwnd, ssth, srtt))
+    tables = {}
+    for name, cols in pl["tables"].items():
+        tables[name] = {k: np.asarray(v, dtype=_PLAYER_DTYPES.get(k, None)) for k, v in cols.items()}
+    dj_summary = None
+    if cfg.dashjs and "dashjs_lines" in has:
+        from .dashjs import segments_from_log
+
+        cols, dj_summary = segments_from_log(has["dashjs_lines"], cfg.dashjs["ladder"], len(cfg.players))
+        cols["flow"] = [dj_flow0] * len(cols["flow"])
+        dj_summary.update({"name": "dashjs", "algorithm": f"dashjs-{cfg.dashjs['abr']}",
+                           "client": f"right{cfg.dashjs['host']}", "server": f"left{cfg.dashjs['host']}",
+                           "log": "dashjs.jsonl"})
+        seg = tables.get("segments")
+        for k, v in cols.items():
+            arr = np.asarray(v, dtype=_PLAYER_DTYPES.get(k, None))
+            if seg is None:
+                continue
+            seg[k] = np.concatenate([seg[k], arr]) if k in seg else arr
+        if seg is None:
+            tables["segments"] = {k: np.asarray(v, dtype=_PLAYER_DTYPES.get(k, None)) for k, v in cols.items()}
+    extra = {"players": pl["players"] + ([dj_summary] if dj_summary else []), "has": pl["has"],
+             "live_players": {"errors": pl.get("errors", []), "bytes_mismatch": pl.get("bytes_mismatch", 0),
+                              "requests_logged": "requests.jsonl"}}
+    return flows, rows, extra, tables
 
 
 def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]:
@@ -260,11 +597,18 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
         for b, nbytes in rcv.get("bins", {}).items():
             end_t = (int(b) + 1) * cfg.plan["trace"]["goodput_window_ns"]
             gp_rows.append((end_t, f.index, nbytes))
+    has_extra, has_tables = {}, {}
+    if raw.get("has"):
+        pflows, prow, has_extra, has_tables = _has_results(cfg, raw["has"])
+        flows += pflows
+        cwnd_rows += prow
     links = []
     bottleneck = {l["name"]: l for l in cfg.plan["links"] if l["link"] == "bottleneck"}
     qs_by_link: dict[str, list[int]] = {}
-    for _t, name, pk, _b in raw["queue_samples"]:
+    qb_by_link: dict[str, list[int]] = {}
+    for _t, name, pk, b in raw["queue_samples"]:
         qs_by_link.setdefault(name, []).append(pk)
+        qb_by_link.setdefault(name, []).append(b)
     for name, d in (("r1->r2", cfg.forward), ("r2->r1", cfg.reverse)):
         q = raw["queues"][name]
         box = delay_stats.get("fwd" if name == "r1->r2" else "rev", {})
@@ -282,7 +626,10 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
             "dropped_bytes": None,
             "lost_packets": box.get("dropped_loss", 0),
             "max_queue_packets": max(qs_by_link.get(name, [0])),
-            "max_queue_bytes": None,
+            "max_queue_bytes": max(qb_by_link.get(name, [0])),
+            "mean_queue_bytes": float(np.mean(qb_by_link[name])) if qb_by_link.get(name) else None,
+            "mean_queue_delay_ns": (float(np.mean(qb_by_link[name])) * 8e9 / d.rate_bps
+                                    if qb_by_link.get(name) else None),
             "sojourn_mean_ns": None,
             "sojourn_p50_ns": None,
             "sojourn_p95_ns": None,
@@ -305,8 +652,16 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
             "notes": cfg.notes,
             "delay_box": {k: v.get("lateness_ns") for k, v in delay_stats.items()},
             "rate_changes": [{"time_ns": t, "rate_bps": b} for t, b in raw.get("rate_changes", [])],
+            "loss_events": [{"direction": d, "start_ns": a, "stop_ns": b, "loss": p} for d, a, b, p in cfg.loss_events],
+            "pcap": raw.get("pcap"),
+            "t0_wall_ns": raw.get("t0_wall_ns"),
+            "reduced_from": cfg.plan.get("reduced_from"),
+            "load": os.getloadavg(),
         },
     }
+    summary.update({k: v for k, v in has_extra.items() if k != "live_players"})
+    if "live_players" in has_extra:
+        summary["live"]["players"] = has_extra["live_players"]
     win = cfg.plan["trace"]["goodput_window_ns"]
     tables = {}
     if cwnd_rows:
@@ -334,6 +689,7 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
             "packets": np.array([r[2] for r in rows], dtype=np.uint32),
             "bytes": np.array([r[3] for r in rows], dtype=np.uint64),
         }
+    tables.update(has_tables)
     return summary, tables
 
 

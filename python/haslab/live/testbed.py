@@ -213,7 +213,8 @@ class Testbed:
                 p = subprocess.Popen(
                     ["ip", "netns", "exec", self.ns(router), exe, "--queue", str(q),
                      "--delay-us", str(d.delay_ns // 1000), "--loss", repr(d.loss),
-                     "--seed", str(self.cfg.seed), "--stats", str(stats)],
+                     "--seed", str(self.cfg.seed), "--stats", str(stats),
+                     "--schedule", str(state_dir() / f"delaybox-{name}.schedule")],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
                 )
             self.procs[f"delaybox-{name}"] = p
@@ -249,6 +250,21 @@ class Testbed:
         router = "r1" if direction == "forward" else "r2"
         run(["tc", "-n", self.ns(router), "class", "change", "dev", BN_IF, "parent", "1:", "classid", "1:10",
              "htb", "rate", _tc_rate(rate_bps), "ceil", _tc_rate(rate_bps), "quantum", "3000"])
+
+    def set_loss_schedule(self, direction: str, t0_ns: int, events: list[tuple[int, int, float]]) -> None:
+        """Timed loss changes of one direction: (start_ns, stop_ns, probability) on the run's clock
+        (CLOCK_MONOTONIC − t0). The delay box reads them on SIGUSR1 and applies them per packet."""
+        name = "fwd" if direction == "forward" else "rev"
+        p = self.procs.get(f"delaybox-{name}")
+        if p is None or p.poll() is not None:
+            raise LiveError(f"timed loss on the {direction} direction needs its delay box (a delay or a loss)")
+        lines = []
+        for start, stop, prob in sorted(events):
+            lines.append(f"{t0_ns + start} {prob!r}")
+            if stop is not None:
+                lines.append(f"{t0_ns + stop} -")
+        (state_dir() / f"delaybox-{name}.schedule").write_text("\n".join(lines) + "\n")
+        p.send_signal(signal.SIGUSR1)
 
     def queue_stats(self, direction: str = "forward") -> dict:
         """The drop-tail queue's counters: packets/bytes sent, drops, backlog now."""
@@ -301,7 +317,8 @@ def queue_stats(router: str) -> dict:
 
 def status() -> dict:
     """What exists now: our namespaces, processes, the bottleneck queues, registered BPF CCs."""
-    out: dict = {"namespaces": netns.our_namespaces(), "struct_ops": [i["name"] for i in netns.our_struct_ops()]}
+    out: dict = {"namespaces": netns.our_namespaces(), "struct_ops": [i["name"] for i in netns.our_struct_ops()],
+                 "struct_ops_freeing": netns.freeing_struct_ops()}
     st = state_dir() / "state.json"
     if st.exists():
         try:

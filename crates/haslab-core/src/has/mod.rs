@@ -5,10 +5,13 @@
 //! - [`mpd`]: a video from a DASH MPD (parsed with the `dash-mpd-core` crate).
 //! - [`playback`]: the common playback model (startup, stalls, conservation).
 //! - [`players`]: the ABR decision logic, one file per player, independent of the transport.
+//! - [`driver`]: a session driven from outside (live mode's real HTTP client): the same
+//!   players, playback model and scheduler, without a network.
 //! - [`http`]: the HTTP messages (GET request, response header + body) and the server.
 //! - [`session`]: one player session as a simulator application: the HTTP client with its
 //!   connection policy, the server side of its connections, the playback and the logs.
 
+pub mod driver;
 pub mod http;
 pub mod mpd;
 pub mod playback;

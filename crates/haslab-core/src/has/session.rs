@@ -18,6 +18,7 @@
 //! when configured: requests back to back until the buffer is full, then nothing until it has
 //! drained to the low mark.
 
+use super::driver::cap_wait_ns;
 use super::http::{self, HttpServer, HTTP_PORT, REQUEST_BYTES};
 use super::playback::{Phase, Playback, Stall};
 use super::players::{BufferState, Player, PlayerContext, SegmentResult, When};
@@ -227,21 +228,21 @@ impl HasSession {
         let buffer = self.playback.buffer_ns();
         let dur = self.video.durations_ns[self.next_segment];
         let cap = self.plan.buffer_ns;
-        if let Some(low) = self.plan.refill_low_ns {
-            if buffer + dur > cap {
-                self.refill_waiting = true;
-            }
-            if self.refill_waiting && buffer > low {
-                if self.playback.is_playing() {
-                    self.timer_request(api, now + (buffer - low));
-                }
+        match cap_wait_ns(
+            buffer,
+            dur,
+            cap,
+            self.plan.refill_low_ns,
+            &mut self.refill_waiting,
+            self.playback.is_playing(),
+        ) {
+            // not playing under the refill scheduler: nothing drains; a completion wakes it
+            Some(u64::MAX) => return,
+            Some(wait) => {
+                self.timer_request(api, now + wait);
                 return;
             }
-            self.refill_waiting = false;
-        }
-        if buffer + dur > cap && self.playback.is_playing() {
-            self.timer_request(api, now + (buffer + dur - cap));
-            return;
+            None => {}
         }
         self.issue(api);
     }
