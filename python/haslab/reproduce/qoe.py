@@ -329,7 +329,7 @@ def _experiment(env: int) -> Experiment:
         analyze=partial(analyze, env),
         plot=partial(plot, env),
         claims=partial(claims, env),
-        forms=("12 runs of 600 s", "the same (the scenario is deterministic: seeds do not matter)"),
+        forms=("12 runs of 600 s", "the same (deterministic: no seed changes a run)"),
         notes=(
             "4 TCP variants × 3 players on the `household` preset (environment "
             f"{env}), 20 Mbps, video `qoe` (Table I ladder), 30 s buffer; the players' connections use the "

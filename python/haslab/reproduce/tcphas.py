@@ -57,9 +57,24 @@ def fig2_build(quick: bool) -> dict:
     }
 
 
-def _steady(ctx_duration_s: float) -> float:
-    """Start of the steady state for the claims: after the 30 s buffer could have filled."""
-    return min(30.0, ctx_duration_s / 3)
+#: Start of the steady state (s), as in crates/haslab-core/tests/paper_checks.rs: the first minute
+#: holds the convergence (players climb from level 0 while TcpHas's B̂we comes down from the top
+#: bitrate, docs/algorithms/tcphas.md).
+STEADY_S = 60.0
+
+
+def _steady(duration_s: float) -> float:
+    """Start of the steady state for a run of ``duration_s`` (a third of it for short runs)."""
+    return min(STEADY_S, duration_s / 3)
+
+
+def steady_instability(trace, start_s: float):
+    """Per player: 100 × share of consecutive seconds (from ``start_s``) whose requested level
+    changed — the TcpHas paper's instability (docs/has.md, C2) over the steady state only."""
+    g = trace[trace["time_s"] >= start_s].sort_values("time_s")
+    return g.groupby("player_name", observed=True)["level"].apply(
+        lambda x: 100.0 * float((x.diff().dropna() != 0).mean()) if len(x) > 1 else float("nan")
+    )
 
 
 def fig2_analyze(ctx: Context) -> dict:
@@ -179,8 +194,7 @@ def fig2_claims(ctx: Context, tables: dict) -> list[Claim]:
                 f"our TcpHas players spend {below['TcpHas']:.0f} % of the steady state below level 2 and "
                 f"{above['TcpHas']:.0f} % above it; the bottleneck queue averages {qd['TcpHas']:.0f} ms "
                 f"(Westwood+ {qd['Westwood+']:.0f} ms), so TcpHas's shaping does not keep the 8 flows below "
-                "8 Mbps (see tcphas-fig3's TcpHas diagnosis; TcpHas fidelity is under investigation on "
-                "branch paper6, issue 6)"
+                "8 Mbps and levels lock per player (docs/algorithms/tcphas.md; tcphas-fig3's TcpHas diagnosis)"
             ),
         ),
     ]
@@ -226,7 +240,7 @@ FIG2 = Experiment(
     forms=("4 runs of 180 s", "the same"),
     notes=(
         "8 RBB players on `tcphas-home`, one run per method (seed 1); the figure shows player 0. "
-        "The claims use all 8 players; the steady state starts at 30 s. Instability here is the per-second share of level changes over the steady state."
+        "The claims use all 8 players; the steady state starts at 60 s (as tests/paper_checks.rs). Instability here is the per-second share of level changes over the steady state."
     ),
 )
 
@@ -252,7 +266,7 @@ def fig3_build(quick: bool) -> dict:
             grid={"preset.clients": counts},
             variants=method_variants(),
             seeds=seeds,
-            traces=False,
+            traces=True,  # the players' per-second levels, for the steady-state instability
             name="tcphas-fig3",
         )
     }
@@ -277,6 +291,11 @@ def fig3_analyze(ctx: Context) -> dict:
         drops_per_s=links["dropped_packets"].to_numpy() / k_s.to_numpy(),
         drop_pct=100.0 * links["dropped_packets"] / (links["enqueued_packets"] + links["dropped_packets"]).clip(lower=1),
     )
+    steady = []
+    for r in summary[summary["status"] == "ok"].itertuples():
+        per = steady_instability(res.trace(r.run_hash, "players"), _steady(r.duration_ns / 1e9))
+        steady += [{"run_hash": r.run_hash, "name": str(n), "steady_instability_pct": v} for n, v in per.items()]
+    players = players.merge(pd.DataFrame(steady), on=["run_hash", "name"], how="left")
     by = ["method", "clients"]
     # diagnostics: how far the players' levels sit from the optimal level (C/N, docs/has.md)
     players = players.assign(
@@ -284,6 +303,7 @@ def fig3_analyze(ctx: Context) -> dict:
         bitrate_mbps=players["avg_bitrate_bps"] / 1e6,
     )
     inst = unfairness(players, "instability_pct", by=by)
+    inst = inst.merge(unfairness(players, "steady_instability_pct", by=by).drop(columns=["runs", "players"]), on=by)
     diag = aggregate(players, ["level_excess", "infidelity_pct", "bitrate_mbps"], by=by)
     diag = diag[by + ["level_excess_mean", "infidelity_pct_mean", "bitrate_mbps_mean"]]
     q = aggregate(links, ["queue_delay_ms", "drop_pkt", "drops_per_s", "drop_pct"], by=by)
@@ -355,17 +375,18 @@ def _tcphas_diag(t, ns) -> str:
     if full:
         text += (
             "; at N = " + ", ".join(str(n) for n in full) + " it is as full as the unshaped methods' ("
-            + ", ".join(f"{g.loc[n, 'queue_delay_ms_mean']:.0f}" for n in full) + " ms), with the players' mean "
-            "level " + ", ".join(f"{g.loc[n, 'level_excess_mean']:+.2f}" for n in full) + " from the optimal level"
+            + ", ".join(f"{g.loc[n, 'queue_delay_ms_mean']:.0f}" for n in full) + " ms), the players' mean "
+            "level being " + ", ".join(f"{g.loc[n, 'level_excess_mean']:+.2f}" for n in full) + " from the optimal level"
         )
     return text + (
-        ". Where we looked in detail (N = 5, docs/reproduce.md), TcpHas's QLevel, from its own Bwe "
-        "estimate, was above the fair-share level for 4 of 5 flows, so the flows shaped at "
-        "1.2 × EncodingRate[QLevel] (Algorithm 7) together asked for more than 8 Mbps and the one-BDP "
-        "queue filled. Root cause (issue 6, docs/algorithms/tcphas.md): B̂we, from the ACK spacing of a "
-        "flow in a mostly busy FIFO, measures the flow's own shaped rate, so each server's QLevel stays "
-        "where it started to fall; and Algorithm 7 restores cwnd = shaping rate × RTT̂ one ACK after a "
-        "loss, so the queue is never drained."
+        ". Two mechanisms, found on branch paper6 (docs/algorithms/tcphas.md): (1) Algorithm 7 sets "
+        "cwnd = 1.2 × EncodingRate[QLevel] × RTT̂ on every ACK, and RTT̂ includes the queuing delay, so a "
+        "standing queue is never drained — whenever the N shaped rates together exceed 8 Mbps while the "
+        "flows are ON (8 × 1.2 × 928 kbps = 8.9 Mbps at the paper's optimal level), the queue stays full; "
+        "(2) levels lock per player: in a busy FIFO a flow's ACK rate is its own shaped rate, so B̂we tracks "
+        "it and Algorithm 3 returns the level the flow already has, above the fair share for some flows "
+        "(in a 5-player run, QLevel 3 = 1632 kbps for 4 of 5 flows against a 1.6 Mbps fair share, "
+        "docs/reproduce.md). We implement the algorithms as written and tune nothing."
     )
 
 
@@ -383,23 +404,33 @@ def fig3_claims(ctx: Context, tables: dict) -> list[Claim]:
     spread = {m: series(m, "instability_pct_spread")[1] for m in METHODS}
     nmax = max(ns)
     ctx.notes.append("**TcpHas diagnosis** (the reasons above refer to it). " + _tcphas_diag(t, ns))
-    why_tcphas = "TcpHas's queue fills at most N: see the TcpHas diagnosis below the figure."
+    why_tcphas = "See the TcpHas diagnosis below the figure (levels lock per player; Algorithm 7 keeps a standing queue)."
     claims = []
 
     def at(values: dict, i: int) -> str:
         return ", ".join(f"{m} {values[m][i]:.1f}" for m in METHODS)
 
     worst = max(tcphas_inst)
+    steady = series("TcpHas", "steady_instability_pct_mean")[1]
+    start = _steady(ctx.main.summary()["duration_ns"].max() / 1e9)
     claims.append(
         Claim(
             "TcpHas yields an instability below 4 % for 1–9 players",
             "Fig. 3a, §IV-D",
-            "< 4 %",
+            "< 4 % (over the K = 180 s)",
             worst,
             worst < 4,
-            ours_text=f"max over N of the mean: {worst:.1f} % (at N = {ns[tcphas_inst.index(worst)]}); "
-            f"at N = 1: {tcphas_inst[0]:.1f} %",
-            reason="" if worst < 4 else why_tcphas,
+            ours_text=f"over the whole run, max over N of the mean: {worst:.1f} % (at N = "
+            f"{ns[tcphas_inst.index(worst)]}); over the steady state (from {start:g} s): max {max(steady):.1f} % "
+            f"(at N = {ns[steady.index(max(steady))]})",
+            reason="" if worst < 4 else (
+                "the first minute holds the convergence: TcpHas's B̂we starts at the top bitrate (§IV-B) and "
+                "comes down while the players climb from level 0, so the whole-run instability counts those "
+                "changes; the paper does not say whether its K seconds include them "
+                f"(docs/algorithms/tcphas.md). Over the steady state TcpHas's instability is {max(steady):.1f} % "
+                + ("at worst, within the paper's bound" if max(steady) < 4 else "at worst, still above the bound: "
+                   "at some N the players' levels do not settle (TcpHas diagnosis below)")
+            ),
         )
     )
     not_lowest = [i for i in range(len(ns)) if inst["TcpHas"][i] > min(inst[m][i] for m in METHODS)]
@@ -582,7 +613,8 @@ FIG3 = Experiment(
     forms=("N = 1, 3, 5, 7, 9; 4 runs; K = 90 s (80 runs)", "N = 1…9; 16 runs; K = 180 s (576 runs)"),
     notes=(
         "Instability: the TcpHas paper's metric (docs/has.md, reconstructed: share of seconds whose "
-        "requested level differs from the previous second's), mean over players and runs; error bars "
+        "requested level differs from the previous second's) over the whole run, mean over players and "
+        "runs (the CSV also has it over the steady state, from 60 s, as tests/paper_checks.rs); error bars "
         "in (a) are the paper's \"unfairness\": the run-averaged lowest and highest player "
         "(`haslab.aggregate.unfairness`). Queuing delay: mean sojourn in the DSLAM→HG queue. Drop "
         "rate: §IV-D's DropPkt(K) = dropped packets at the bottleneck during K s / K × 100 (the CSV "
