@@ -510,6 +510,11 @@ def execute(spec: RunSpec) -> dict:
             for p in sorted(Path(tmp).rglob("*")):
                 if p.is_file():
                     files[p.relative_to(tmp).as_posix()] = p.read_bytes()
+            # what was recorded, so that a later sweep wanting more runs the run again
+            if spec.traces:
+                files[TRACES_MARK] = b""
+            if spec.pcap:
+                files[PCAP_MARK] = b""
         return {"status": "ok", "summary": result.summary, "files": files, "wall_s": wall}
     except ScenarioError as e:
         # the scenario went to the simulator as generated JSON: a position in that text means nothing
@@ -655,6 +660,23 @@ class _Progress:
             self.bar.stop()
 
 
+#: Empty files in a run's directory: the run was stored with its traces / its pcap files.
+TRACES_MARK = "traces.stored"
+PCAP_MARK = "pcap.stored"
+
+
+def _has_files(store: Store, spec: RunSpec) -> bool:
+    """A stored run has what ``spec`` asks for: its traces (Parquet) and pcap files. A run stored
+    by a sweep without traces (the hash covers the scenario and seed, not what is recorded) is
+    run again when a sweep wants them."""
+    d = store.run_dir(spec.run_hash)
+    if spec.traces and not ((d / TRACES_MARK).exists() or any(d.glob("*.parquet"))):
+        return False
+    if spec.pcap and not ((d / PCAP_MARK).exists() or any(d.rglob("*.pcap"))):
+        return False
+    return True
+
+
 def run_sweep(
     sweep: Sweep,
     out: str | os.PathLike,
@@ -693,7 +715,11 @@ def run_sweep(
         store.write_plan(sweep.describe(), runs)
         status = store.statuses()
         todo = [
-            r for r in runs if r.run_hash not in status or (retry_failed and status[r.run_hash] != "ok")
+            r
+            for r in runs
+            if r.run_hash not in status
+            or (retry_failed and status[r.run_hash] != "ok")
+            or (status[r.run_hash] == "ok" and not _has_files(store, r))
         ]
         outcome = SweepOutcome(total=len(runs), skipped=len(runs) - len(todo), store=store)
         if not todo:

@@ -292,10 +292,29 @@ def test_traces_off_keeps_the_summary_and_no_trace_files(tmp_path):
     store = Store(tmp_path / "out")
     for r in s.runs():
         files = sorted(p.name for p in store.run_dir(r.run_hash).iterdir())
-        assert files == ["scenario.json", "summary.json"]
+        assert files == ["scenario.json", "summary.json"]  # no traces, no marker
         summary = json.loads((store.run_dir(r.run_hash) / "summary.json").read_text())
         assert len(summary["flows"]) == r.params["flow.0.count"]
     assert len(store.flows()) == 1 + 2
+
+
+def test_runs_stored_without_traces_run_again_when_a_sweep_wants_them(tmp_path):
+    # the run hash covers the scenario and seed, not what is recorded
+    out = tmp_path / "out"
+    first = Sweep(tiny(), grid={"flow.0.count": [1, 2]}, traces=False).run(out, jobs=1, progress=False)
+    assert first.skipped == 0
+    s = Sweep(tiny(), grid={"flow.0.count": [1, 2]}, traces=True)
+    again = s.run(out, jobs=1, progress=False)
+    assert again.skipped == 0, "stored without traces: run again"
+    store = Store(out)
+    for r in s.runs():
+        assert len(store.trace(r.run_hash, "goodput")) > 0
+    assert len(store.summary()) == 2, "one row per run, the new one replacing the old"
+    third = s.run(out, jobs=1, progress=False)
+    assert third.skipped == 2, "now stored with traces: nothing to do"
+    # a sweep that wants less reuses what is stored
+    fourth = Sweep(tiny(), grid={"flow.0.count": [1, 2]}, traces=False).run(out, jobs=1, progress=False)
+    assert fourth.skipped == 2
 
 
 def test_progress_bar_shows_runs_done_over_total(tmp_path, capfd):
