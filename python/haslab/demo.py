@@ -18,26 +18,21 @@ if TYPE_CHECKING:
 
     from .api import Result
 
+from .reproduce.tcphas import BOTTLENECK
+from .reproduce.tcphas import scenario as tcphas_home
+
 #: The two server congestion controls compared, in table order.
 CCS = ("westwood+", "tcphas")
-BOTTLENECK = "DSLAM->HG"
 
 
-def scenario(cc: str, duration_s: int = 180, seed: int = 1) -> str:
-    """The demo scenario for one server congestion control, as TOML."""
-    return f"""# 8 RBB players on the TcpHas paper's home network; servers run {cc}.
-seed = {seed}
-duration = "{duration_s}s"
-
-[preset]
-name = "tcphas-home"
-clients = 8
-player = {{ abr = "rbb", video = "tcphas", cc = "{cc}" }}
-
-[trace]
-cwnd = false
-queues = ["{BOTTLENECK}"]
-"""
+def scenario(cc: str, duration_s: int = 180, seed: int = 1) -> dict:
+    """The demo scenario for one server congestion control: the setting of
+    ``haslab reproduce tcphas-fig2`` (8 RBB players on tcphas-home) with the queue traced."""
+    s = tcphas_home(8, duration_s)
+    s["seed"] = seed
+    s["preset"]["player"]["cc"] = cc
+    s["trace"]["queues"] = [BOTTLENECK]
+    return s
 
 
 def summarize(cc: str, r: "Result") -> dict:
