@@ -281,15 +281,19 @@ def _start_pcap(tb: Testbed, work, cfg: LiveConfig):
     return {"proc": p, "path": str(path), "log": log}
 
 
-def _stop_pcap(tb: Testbed, pcap: dict) -> dict:
-    p = pcap["proc"]
+def _terminate(p: subprocess.Popen, grace_s: float) -> None:
+    """SIGTERM a child we started, SIGKILL it after ``grace_s`` seconds, and reap it."""
     if p.poll() is None:
         p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    try:
+        p.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def _stop_pcap(tb: Testbed, pcap: dict) -> dict:
+    _terminate(pcap["proc"], grace_s=5)
     tb.procs.pop("tcpdump", None)
     text = pcap["log"].read_text()
     out = {"file": Path(pcap["path"]).name, "interface": f"r1/{BN_IF}", "snaplen": PCAP_SNAPLEN}
@@ -424,14 +428,7 @@ def _collect_has(tb: Testbed, procs: dict, state: Path) -> dict:
         stop_pids([ch.pid], grace=5)
         ch.wait()
         tb.procs.pop("chromium", None)
-    org = procs["origin"]
-    if org.poll() is None:
-        org.send_signal(signal.SIGTERM)
-    try:
-        org.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        org.kill()
-        org.wait()
+    _terminate(procs["origin"], grace_s=15)
     tb.procs.pop("players", None)
     tb.procs.pop("origin", None)
     out = {}
