@@ -33,6 +33,8 @@ pub struct Transport {
     pub description: &'static str,
     /// Congestion-control algorithm name (a `cc` value).
     pub cc: &'static str,
+    /// The algorithm's parameters, as (key, value) (empty: its defaults).
+    pub cc_params: &'static [(&'static str, TcpValue)],
     /// `[flow.tcp]` options, as (key, TOML/JSON value).
     pub tcp: &'static [(&'static str, TcpValue)],
 }
@@ -42,6 +44,7 @@ pub struct Transport {
 pub enum TcpValue {
     Str(&'static str),
     Bool(bool),
+    Int(u64),
 }
 
 impl TcpValue {
@@ -49,19 +52,55 @@ impl TcpValue {
         match self {
             TcpValue::Str(s) => Value::String(s.into()),
             TcpValue::Bool(b) => Value::Bool(b),
+            TcpValue::Int(i) => Value::from(i),
         }
     }
 }
 
-use TcpValue::{Bool, Str};
+use TcpValue::{Bool, Int, Str};
 
 /// Every named transport, in the order `haslab cc list` prints them.
 pub const TRANSPORTS: &[Transport] = &[
+    Transport {
+        name: "ns3-newreno",
+        source: "ns-3.37 TcpNewReno over TcpSocketBase with its default attributes \
+                 (src/internet/model/tcp-congestion-ops.cc, tcp-socket-base.cc, tcp-socket.cc, \
+                 tcp-prr-recovery.cc, rtt-estimator.cc)",
+        description: "ns-3's default-configured NewReno sender: per-ACK growth (also when \
+                      application-limited), ssthresh = max(2, flight/2), PRR, impatient \
+                      partial-ACK timer, 536-byte segments, IW 10, SACK and timestamps, \
+                      min RTO 1 s (RFC 6298 formula), max RTO 60 s, 200 ms delayed ACKs, \
+                      128 KiB receive buffer, no restart after idle",
+        cc: "newreno",
+        cc_params: &[
+            ("grow_when_app_limited", Bool(true)),
+            ("ssthresh", Str("flight")),
+        ],
+        tcp: &[
+            ("mss", Int(536)),
+            ("initial_cwnd", Int(10)),
+            ("timestamps", Bool(true)),
+            ("sack", Bool(true)),
+            ("tlp", Bool(false)),
+            ("delayed_ack", Str("on")),
+            ("delayed_ack_timeout", Str("200ms")),
+            ("min_rto", Str("1s")),
+            ("max_rto", Str("60s")),
+            ("rto_formula", Str("rfc6298")),
+            ("rwnd", Int(131_072)),
+            ("recovery", Str("prr")),
+            ("cwnd_growth", Str("per-ack")),
+            ("partial_ack_rto", Str("impatient")),
+            ("idle_restart", Str("off")),
+            ("pacing", Str("off")),
+        ],
+    },
     Transport {
         name: "newreno-rfc5681",
         source: "RFC 5681 §4.1; newCWV paper §2.1 (\"the current TCP standard\")",
         description: "NewReno; after an idle period longer than the RTO, cwnd = min(IW, cwnd)",
         cc: "newreno",
+        cc_params: &[],
         tcp: &[("idle_restart", Str("rfc5681"))],
     },
     Transport {
@@ -69,6 +108,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "newCWV paper §3 (default Linux TCP New Reno); Linux tcp_cwnd_restart",
         description: "NewReno with Linux's restart after idle (ssthresh = max(ssthresh, 3/4 cwnd), cwnd halved per idle RTO)",
         cc: "newreno",
+        cc_params: &[],
         tcp: &[("idle_restart", Str("linux"))],
     },
     Transport {
@@ -76,6 +116,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "newCWV paper §2.3, §4 (\"newCWV\" line); RFC 7661",
         description: "NewReno + newCWV: cwnd kept through idle and rate-limited periods, no pacing",
         cc: "newreno",
+        cc_params: &[],
         tcp: &[("idle_restart", Str("newcwv")), ("pacing", Str("off"))],
     },
     Transport {
@@ -83,6 +124,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "newCWV paper §2.4, §3 (\"newCWV-pacing\": Linux 3.12 FQ pacing over one RTT)",
         description: "NewReno + newCWV + pacing at cwnd/RTT, the combination the paper evaluates",
         cc: "newreno",
+        cc_params: &[],
         tcp: &[
             ("idle_restart", Str("newcwv")),
             ("pacing", Str("cwnd-per-rtt")),
@@ -93,6 +135,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "Enhancing-TCP paper §4.1 (\"standard TCP\": CUBIC in NS2)",
         description: "CUBIC, no SACK, no restart after idle (NS2's TCP-Linux agent)",
         cc: "cubic",
+        cc_params: &[],
         tcp: &[
             ("idle_restart", Str("off")),
             ("sack", Bool(false)),
@@ -106,6 +149,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "Enhancing-TCP paper §3 (\"enhanced TCP\")",
         description: "cubic-standard + novel pacing of each chunk's initial burst + Reducing Tail Loss dummies",
         cc: "cubic",
+        cc_params: &[],
         tcp: &[
             ("idle_restart", Str("off")),
             ("sack", Bool(false)),
@@ -119,6 +163,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "RFC 8985 (RACK-TLP), the standard tail-loss answer, against the Enhancing-TCP paper's RTL",
         description: "cubic-standard + SACK + RACK-TLP tail-loss probes",
         cc: "cubic",
+        cc_params: &[],
         tcp: &[
             ("idle_restart", Str("off")),
             ("sack", Bool(true)),
@@ -152,13 +197,28 @@ impl Transport {
             .collect()
     }
 
-    /// `{ name, source, description, cc, tcp }` for catalogs.
+    /// The congestion control's parameters as a table.
+    pub fn cc_params_table(&self) -> Map<String, Value> {
+        self.cc_params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.json()))
+            .collect()
+    }
+
+    /// The congestion control with its parameters.
+    pub fn cc_config(&self) -> crate::tcp::cc::CcConfig {
+        crate::tcp::cc::CcConfig::with_params(self.cc, Value::Object(self.cc_params_table()))
+            .expect("the transport table names a known cc with valid parameters (tested)")
+    }
+
+    /// `{ name, source, description, cc, cc_params, tcp }` for catalogs.
     pub fn json(&self) -> Value {
         json!({
             "name": self.name,
             "source": self.source,
             "description": self.description,
             "cc": self.cc,
+            "cc_params": Value::Object(self.cc_params_table()),
             "tcp": Value::Object(self.tcp_table()),
         })
     }
@@ -183,6 +243,8 @@ mod tests {
     fn every_transport_is_a_valid_cc_and_tcp_table() {
         for t in TRANSPORTS {
             assert!(CcConfig::by_name(t.cc).is_some(), "{}: cc {}", t.name, t.cc);
+            CcConfig::with_params(t.cc, Value::Object(t.cc_params_table()))
+                .unwrap_or_else(|e| panic!("{}: cc_params: {e}", t.name));
             let cfg = validate_tcp_table(&t.tcp_table(), t.name)
                 .unwrap_or_else(|e| panic!("{}: {e}", t.name));
             cfg.check().unwrap();
