@@ -69,10 +69,7 @@ def ns3(
 
     def progress(r) -> None:
         n[0] += 1
-        tag = r.status
-        if r.status == "compared":
-            tag = "ok" if all(x.within for x in r.rows) else ("UNEXPLAINED" if r.unexplained else "known")
-        err.print(f"[{n[0]}/{len(cells)}] {r.cell.name}: {tag}", highlight=False)
+        err.print(f"[{n[0]}/{len(cells)}] {r.cell.name}: {r.verdict}", highlight=False)
 
     try:
         results = xc.run_cells(cells, jobs=jobs, known=known, on_result=progress)
@@ -84,7 +81,7 @@ def ns3(
     counts = xc.summary_counts(results)
     out.print(
         f"{counts['cells']} cells in {time.monotonic() - t0:.0f} s: {counts['within']} within tolerance, "
-        f"{counts['explained']} outside with a known explanation, {counts['unexplained']} unexplained, "
+        f"{counts['explained']} explained, {counts['unexplained']} unexplained, "
         f"{counts['excluded']} excluded, {counts['skipped']} skipped, {counts['error']} failed"
     )
     for r in results:

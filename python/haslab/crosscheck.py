@@ -104,6 +104,8 @@ class Cell:
     ns3_cc: str
     haslab_cc: Optional[str] = None
     haslab_transport: Optional[str] = None
+    #: extra [flow.tcp] options of the haslab side, as (name, value) pairs
+    haslab_tcp: tuple[tuple[str, Any], ...] = ()
 
     @property
     def name(self) -> str:
@@ -116,16 +118,23 @@ class Cell:
         return [rng.randrange(0, 1000) * 1_000_000 for _ in self.flows]
 
 
-#: (label, haslab cc or None, haslab transport or None, ns-3 congestion control). Like with like:
-#: haslab's Linux-style NewReno against ns-3's TcpLinuxReno (per-packet growth as Linux
-#: tcp_cong_avoid_ai), haslab's ns3-newreno transport against ns-3's TcpNewReno.
+#: (label, haslab cc or None, haslab transport or None, ns-3 congestion control, extra haslab
+#: [flow.tcp] options). Like with like: haslab's Linux-style NewReno against ns-3's TcpLinuxReno
+#: (per-delivered-packet growth, as Linux tcp_cong_avoid_ai), haslab's ns3-newreno transport
+#: against ns-3's TcpNewReno (per-ACK growth); the other algorithms by name, and — for the three
+#: whose ns-3 class derives from TcpNewReno and so grows per ACK (tcp-westwood.cc, tcp-yeah.cc,
+#: tcp-illinois.cc) — also with haslab's cwnd_growth = "per-ack" (skipped while a build lacks it).
+PER_ACK = (("cwnd_growth", "per-ack"),)
 CCS = [
-    ("newreno", "newreno", None, "TcpLinuxReno"),
-    ("ns3-newreno", None, "ns3-newreno", "TcpNewReno"),
-    ("cubic", "cubic", None, "TcpCubic"),
-    ("westwood+", "westwood+", None, "TcpWestwoodPlus"),
-    ("yeah", "yeah", None, "TcpYeah"),
-    ("illinois", "illinois", None, "TcpIllinois"),
+    ("newreno", "newreno", None, "TcpLinuxReno", ()),
+    ("ns3-newreno", None, "ns3-newreno", "TcpNewReno", ()),
+    ("cubic", "cubic", None, "TcpCubic", ()),
+    ("westwood+", "westwood+", None, "TcpWestwoodPlus", ()),
+    ("westwood+-per-ack", "westwood+", None, "TcpWestwoodPlus", PER_ACK),
+    ("yeah", "yeah", None, "TcpYeah", ()),
+    ("yeah-per-ack", "yeah", None, "TcpYeah", PER_ACK),
+    ("illinois", "illinois", None, "TcpIllinois", ()),
+    ("illinois-per-ack", "illinois", None, "TcpIllinois", PER_ACK),
 ]
 FLOW_COUNTS = [1, 2, 4, 8]
 SEEDS = [1, 2, 3]
@@ -133,30 +142,32 @@ SEEDS = [1, 2, 3]
 #: fetching 4 Mbps segments of 2 s.
 CHUNK = FlowDef("chunks", chunk_bytes=1_000_000, interval_ns=2_000_000_000)
 BULK = FlowDef("bulk")
-#: The cells of `--quick` (and of the test): names of full-matrix cells.
+#: The cells of `--quick` (and of the test): full-matrix cells that agree with ns-3 or whose
+#: differences are explained, one excluded cell and one that needs the ns3-newreno transport.
 QUICK = [
-    "bulk1-newreno-sack-s1",
-    "bulk2-cubic-sack-s1",
-    "bulk4-newreno-nosack-s1",
-    "chunk+bulk-newreno-sack-s1",
+    "bulk2-newreno-sack-s1",
+    "bulk8-newreno-sack-s1",
+    "bulk4-cubic-sack-s1",
+    "bulk1-illinois-sack-s1",
+    "bulk1-ns3-newreno-sack-s1",
 ]
 
 
 def matrix(quick: bool = False) -> list[Cell]:
     """The full matrix, or the quick subset."""
     cells: list[Cell] = []
-    for label, cc, transport, ns3 in CCS:
+    for label, cc, transport, ns3, tcp in CCS:
         for n in FLOW_COUNTS:
             for sack in (True, False):
                 for seed in SEEDS:
                     group = f"bulk{n}-{label}-{'sack' if sack else 'nosack'}"
-                    cells.append(Cell(group, seed, (BULK,) * n, sack, ns3, cc, transport))
-    for label, cc, transport, ns3 in CCS[:2]:
+                    cells.append(Cell(group, seed, (BULK,) * n, sack, ns3, cc, transport, tcp))
+    for label, cc, transport, ns3, tcp in CCS[:2]:
         for kind, flows in (("chunk", (CHUNK,)), ("chunk+bulk", (CHUNK, BULK))):
             for sack in (True, False):
                 for seed in SEEDS:
                     group = f"{kind}-{label}-{'sack' if sack else 'nosack'}"
-                    cells.append(Cell(group, seed, flows, sack, ns3, cc, transport))
+                    cells.append(Cell(group, seed, flows, sack, ns3, cc, transport, tcp))
     if quick:
         by_name = {c.name: c for c in cells}
         return [by_name[n] for n in QUICK]
@@ -181,6 +192,7 @@ def haslab_scenario(cell: Cell) -> dict:
         "sack": cell.sack,
         "tlp": c["tlp"],
         "pacing": c["pacing"],
+        **dict(cell.haslab_tcp),
     }
     flows = []
     for i, (f, start) in enumerate(zip(cell.flows, cell.starts_ns())):
@@ -289,16 +301,22 @@ def metrics_from_flows(cell: Cell, flows: list[dict], drops: int, sojourn_mean_n
 
 
 def haslab_available(cell: Cell, catalog: Optional[dict] = None) -> Optional[str]:
-    """None when this build of haslab can run the cell, else why not."""
-    if cell.haslab_transport is None:
+    """None when this build of haslab can run the cell, else why not (a named transport or a
+    [flow.tcp] option it does not know)."""
+    if cell.haslab_transport is None and not cell.haslab_tcp:
         return None
     if catalog is None:
         from .api import catalog as _catalog
 
         catalog = _catalog()
-    names = {t["name"] for t in catalog.get("transports", [])}
-    if cell.haslab_transport not in names:
-        return f"transport not available: {cell.haslab_transport}"
+    if cell.haslab_transport is not None:
+        names = {t["name"] for t in catalog.get("transports", [])}
+        if cell.haslab_transport not in names:
+            return f"transport not available: {cell.haslab_transport}"
+    options = {o["name"]: o for o in catalog.get("tcp_options", [])}
+    for name, value in cell.haslab_tcp:
+        if name not in options:
+            return f"[flow.tcp] option not available: {name}"
     return None
 
 
@@ -432,7 +450,10 @@ def tolerance_for(metric: str) -> Tolerance:
 
 @dataclass
 class Known:
-    """One known difference: cells (fnmatch patterns on cell names) × metrics (patterns)."""
+    """One known difference: cells (fnmatch patterns on cell names) × metrics (patterns),
+    optionally only when one side is higher (``when``). ``exclude``: those metrics of those
+    cells are not compared at all (the whole cell when ``metrics`` is ``["*"]``) — a known ns-3
+    defect, named, not tuned around; otherwise a metric outside tolerance is *explained*."""
 
     cells: list[str]
     metrics: list[str]
@@ -440,14 +461,25 @@ class Known:
     explanation: str
     source: str = ""
     exclude: bool = False
+    when: str = ""  # "", "haslab higher" or "ns-3 higher"
 
-    def matches(self, cell: str, metric: Optional[str] = None) -> bool:
+    def matches(self, cell: str, metric: Optional[str] = None, haslab: Optional[float] = None,
+                ns3: Optional[float] = None) -> bool:
         if not any(fnmatch.fnmatchcase(cell, p) for p in self.cells):
             return False
-        return metric is None or any(fnmatch.fnmatchcase(metric, p) for p in self.metrics)
+        if metric is not None and not any(fnmatch.fnmatchcase(metric, p) for p in self.metrics):
+            return False
+        if self.when and haslab is not None and ns3 is not None:
+            return (haslab > ns3) == (self.when == "haslab higher")
+        return True
+
+    @property
+    def whole_cell(self) -> bool:
+        return self.exclude and "*" in self.metrics
 
 
 KINDS = ("haslab defect", "ns-3 defect", "design difference")
+WHENS = ("", "haslab higher", "ns-3 higher")
 
 
 def load_known(path: Path = KNOWN_FILE) -> list[Known]:
@@ -462,21 +494,26 @@ def load_known(path: Path = KNOWN_FILE) -> list[Known]:
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise CrosscheckError(f"{path}: {e}") from None
     out = []
+    fields = {"cells", "metrics", "kind", "explanation", "source", "exclude", "when"}
     for i, d in enumerate(doc.get("difference", [])):
         where = f"{path}: difference[{i}]"
-        unknown = set(d) - {"cells", "metrics", "kind", "explanation", "source", "exclude"}
+        unknown = set(d) - fields
         if unknown:
-            raise CrosscheckError(f"{where}: unknown field(s) {sorted(unknown)}")
+            raise CrosscheckError(f"{where}: unknown field(s) {sorted(unknown)}; accepted: {sorted(fields)}")
         for key in ("cells", "kind", "explanation"):
             if key not in d:
                 raise CrosscheckError(f"{where}.{key}: required")
         if d["kind"] not in KINDS:
             raise CrosscheckError(f"{where}.kind: one of {', '.join(KINDS)}, not {d['kind']!r}")
+        when = d.get("when", "")
+        if when not in WHENS:
+            raise CrosscheckError(f"{where}.when: \"haslab higher\" or \"ns-3 higher\", not {when!r}")
         cells = [d["cells"]] if isinstance(d["cells"], str) else list(d["cells"])
         metrics = d.get("metrics", ["*"])
         metrics = [metrics] if isinstance(metrics, str) else list(metrics)
         out.append(
-            Known(cells, metrics, d["kind"], d["explanation"].strip(), d.get("source", ""), bool(d.get("exclude", False)))
+            Known(cells, metrics, d["kind"], d["explanation"].strip(), d.get("source", ""),
+                  bool(d.get("exclude", False)), when)
         )
     return out
 
@@ -487,7 +524,8 @@ class MetricRow:
     haslab: float
     ns3: float
     within: bool
-    known: Optional[int] = None  # index into the known differences explaining it
+    known: Optional[int] = None  # index into the known differences explaining or excluding it
+    excluded: bool = False  # not compared (a known ns-3 defect)
 
 
 @dataclass
@@ -501,15 +539,26 @@ class CellResult:
 
     @property
     def unexplained(self) -> list[MetricRow]:
-        return [r for r in self.rows if not r.within and r.known is None]
+        if self.status != "compared":
+            return []
+        return [r for r in self.rows if not r.within and r.known is None and not r.excluded]
+
+    @property
+    def verdict(self) -> str:
+        """"within", "explained", "unexplained", or the status when not compared."""
+        if self.status != "compared":
+            return self.status
+        if self.unexplained:
+            return "unexplained"
+        if all(r.within or r.excluded for r in self.rows) and not any(r.excluded for r in self.rows):
+            return "within"
+        return "explained"
 
 
 def compare(cell: Cell, haslab: dict, ns3: dict, known: list[Known]) -> CellResult:
-    """Marks each metric within or outside tolerance, and each outside one with the known
-    difference that explains it (the first that matches)."""
-    for i, k in enumerate(known):
-        if k.exclude and k.matches(cell.name):
-            return CellResult(cell, "excluded", f"known[{i}] {k.kind}: {k.explanation}", haslab=haslab, ns3=ns3)
+    """Marks each metric within or outside tolerance; a metric outside is marked with the first
+    known difference that explains it. Metrics (or whole cells) a known ns-3 defect excludes are
+    shown but not compared."""
     for side, r in (("haslab", haslab), ("ns-3", ns3)):
         if "skipped" in r:
             return CellResult(cell, "skipped", f"{side}: {r['skipped']}", haslab=haslab, ns3=ns3)
@@ -519,10 +568,19 @@ def compare(cell: Cell, haslab: dict, ns3: dict, known: list[Known]) -> CellResu
     for metric, n in ns3["metrics"].items():
         h = haslab["metrics"][metric]
         ok = tolerance_for(metric).within(h, n)
-        k = None
-        if not ok:
-            k = next((i for i, kd in enumerate(known) if not kd.exclude and kd.matches(cell.name, metric)), None)
-        rows.append(MetricRow(metric, h, n, ok, k))
+        row = MetricRow(metric, h, n, ok)
+        ex = next((i for i, kd in enumerate(known) if kd.exclude and kd.matches(cell.name, metric, h, n)), None)
+        if ex is not None:
+            row.known, row.excluded = ex, True
+        elif not ok:
+            row.known = next(
+                (i for i, kd in enumerate(known) if not kd.exclude and kd.matches(cell.name, metric, h, n)), None
+            )
+        rows.append(row)
+    whole = next((i for i, kd in enumerate(known) if kd.whole_cell and kd.matches(cell.name)), None)
+    if whole is not None:
+        k = known[whole]
+        return CellResult(cell, "excluded", f"known {whole + 1} ({k.kind})", rows=rows, haslab=haslab, ns3=ns3)
     return CellResult(cell, "compared", rows=rows, haslab=haslab, ns3=ns3)
 
 
@@ -549,9 +607,19 @@ def run_cells(
     results: dict[str, dict[str, dict]] = {c.name: {} for c in cells}
     done: list[CellResult] = []
     order = {c.name: i for i, c in enumerate(cells)}
+    from .api import catalog
+
+    cat = catalog()
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {}
         for c in cells:
+            why_not = haslab_available(c, cat)
+            if why_not:  # not run on either side
+                r = compare(c, {"skipped": why_not}, {"skipped": why_not}, known)
+                done.append(r)
+                if on_result:
+                    on_result(r)
+                continue
             for side in ("haslab", "ns3"):
                 futures[pool.submit(_run_side, side, c, str(binary))] = (c, side)
         from concurrent.futures import as_completed
@@ -599,19 +667,24 @@ def fmt(metric: str, v: float) -> str:
     return f"{v:.3f}"
 
 
-def group_means(results: list[CellResult]) -> dict[str, dict[str, tuple[float, float]]]:
-    """Per group, per metric: (haslab mean, ns-3 mean) over the compared seeds."""
-    acc: dict[str, dict[str, list[tuple[float, float]]]] = {}
+def group_means(results: list[CellResult]) -> dict[str, dict[str, tuple[float, float, bool]]]:
+    """Per group, per metric: (haslab mean, ns-3 mean, excluded) over the seeds that ran."""
+    acc: dict[str, dict[str, list[MetricRow]]] = {}
     for r in results:
-        if r.status != "compared":
+        if not r.rows:
             continue
         g = acc.setdefault(r.cell.group, {})
         for row in r.rows:
-            g.setdefault(row.metric, []).append((row.haslab, row.ns3))
-    return {
-        g: {m: (sum(a for a, _ in v) / len(v), sum(b for _, b in v) / len(v)) for m, v in ms.items()}
-        for g, ms in acc.items()
-    }
+            g.setdefault(row.metric, []).append(row)
+    out: dict[str, dict[str, tuple[float, float, bool]]] = {}
+    for g, ms in acc.items():
+        out[g] = {}
+        for m, rows in ms.items():
+            excluded = all(x.excluded for x in rows) or all(
+                rr.status == "excluded" for rr in results if rr.cell.group == g and rr.rows
+            )
+            out[g][m] = (sum(x.haslab for x in rows) / len(rows), sum(x.ns3 for x in rows) / len(rows), excluded)
+    return out
 
 
 def summary_counts(results: list[CellResult]) -> dict[str, int]:
@@ -620,13 +693,19 @@ def summary_counts(results: list[CellResult]) -> dict[str, int]:
     for r in results:
         c[r.status] += 1
         if r.status == "compared":
-            if all(x.within for x in r.rows):
-                c["within"] += 1
-            elif r.unexplained:
-                c["unexplained"] += 1
-            else:
-                c["explained"] += 1
+            c[r.verdict] += 1
     return c
+
+
+def _cell_text(x: MetricRow, markdown: bool = True) -> str:
+    s = f"{fmt(x.metric, x.haslab)} / {fmt(x.metric, x.ns3)}"
+    if x.excluded:
+        return f"({s})" if markdown else f"[dim]({s})[/]"
+    if x.within:
+        return s
+    if x.known is not None:
+        return f"{s} k{x.known + 1}" if markdown else f"[yellow]{s} k{x.known + 1}[/]"
+    return f"**{s}** !" if markdown else f"[red]{s} ![/]"
 
 
 def write_report(results: list[CellResult], known: list[Known], path: str | os.PathLike, quick: bool = False) -> None:
@@ -638,24 +717,30 @@ def write_report(results: list[CellResult], known: list[Known], path: str | os.P
     counts = summary_counts(results)
     w("# Fidelity: haslab's TCP against ns-3 3.37")
     w("")
-    w(f"Generated by `{cmd}` (`make install` builds the ns-3 program; ns-3 from Debian's")
-    w("`libns3-dev` 3.37). Do not edit by hand: change the code, the matrix")
-    w("(`python/haslab/crosscheck.py`) or the known differences (`python/haslab/crosscheck_known.toml`),")
-    w("then regenerate.")
+    w(f"Generated by `{cmd}` (`make install` installs ns-3 3.37 from Debian's `libns3-dev` and")
+    w("builds the ns-3 program). Do not edit by hand: change the code, the matrix")
+    w("(`python/haslab/crosscheck.py`) or the known differences")
+    w("(`python/haslab/crosscheck_known.toml`), then regenerate. `haslab crosscheck ns3 --quick`")
+    w("runs a few cells (the same as `python/tests/test_crosscheck.py`); `--cells PATTERN` selects")
+    w("cells by name; the exit code is 1 when a cell is outside tolerance without a known explanation.")
     w("")
     w("## What is compared")
     w("")
     w("Each cell is one scenario run twice: as a haslab scenario and by `validation/ns3/dumbbell.cc`")
     w("linked against ns-3 3.37. The dumbbell: 8 Mbps bottleneck, 40 ms one way, 67-packet drop-tail")
-    w("queue (one BDP) each direction; 100 Mbps / 5 ms access links (100 ms base RTT); 60 s. Bulk")
-    w("flows, or a chunked on/off flow (1 MB every 2 s) alone or against one bulk flow. Flow start")
-    w("times are drawn from the seed (uniform in [0, 1 s)) and given to both sides: both simulators")
-    w("are deterministic, so the seed only moves the starts. Like with like: haslab's `newreno`")
-    w("(Linux-style, per-delivered-packet growth) against ns-3's `TcpLinuxReno`; haslab's transport")
-    w("`ns3-newreno` against ns-3's `TcpNewReno`; CUBIC, Westwood+ (ns-3: `TcpWestwood` with")
-    w("`ProtocolType=WestwoodPlus`), YeAH and Illinois by name.")
+    w("queue (one BDP) in each direction; 100 Mbps / 5 ms access links with 1000-packet queues (100 ms")
+    w("base RTT); 60 s. Bulk flows, or a chunked on/off flow (1 MB every 2 s) alone or against one")
+    w("bulk flow. Flow start times are drawn from the seed (uniform in [0, 1 s)) and given to both")
+    w("sides: both simulators are deterministic, so the seed only moves the starts (one flow: the")
+    w("seeds give the same result). Like with like: haslab's `newreno` (Linux-style, growth per")
+    w("delivered packet) against ns-3's `TcpLinuxReno`; haslab's transport `ns3-newreno` against")
+    w("ns-3's `TcpNewReno`; CUBIC, Westwood+ (ns-3: `TcpWestwood` with `ProtocolType=WestwoodPlus`),")
+    w("YeAH and Illinois by name, and the last three also with haslab's `cwnd_growth = \"per-ack\"`")
+    w("(their ns-3 classes derive from `TcpNewReno` and grow per ACK). A cell whose haslab side needs a")
+    w("transport or option this build lacks is *skipped*.")
     w("")
-    w("Settings given explicitly to both sides, because the ns-3 3.37 defaults differ from haslab's:")
+    w("Settings given explicitly to both sides, because the ns-3 3.37 defaults differ from haslab's")
+    w("(ns-3 files under `src/internet/`):")
     w("")
     w("| setting | both sides | ns-3 3.37 default (file) | haslab default |")
     w("|---|---|---|---|")
@@ -669,8 +754,8 @@ def write_report(results: list[CellResult], known: list[Known], path: str | os.P
     w("transmission) of the packets it sent; retransmitted segments and RTO expirations, summed over")
     w("the flows. haslab: `FlowSummary` (bytes_received, established_ns, retransmitted_segments,")
     w("rto_count), the `goodput` trace, `LinkDirSummary` (dropped_packets, sojourn_mean_ns). ns-3:")
-    w("trace sources (PacketSink `Rx`; the socket's `Tx` (a data segment below the highest sequence")
-    w("sent is a retransmission), `RTO` (a doubling is a timeout) and `CongState`; the bottleneck")
+    w("trace sources (PacketSink `Rx`; the socket's `Tx` — a data segment below the highest sequence")
+    w("sent is a retransmission —, `RTO` — a doubling is a timeout — and `CongState`; the bottleneck")
     w("device queue's `Enqueue`/`Dequeue`/`Drop`).")
     w("")
     w("Tolerances (relative to ns-3): " + "; ".join(f"{k} {t.describe()}" for k, t in TOLERANCES.items()) + ".")
@@ -678,87 +763,80 @@ def write_report(results: list[CellResult], known: list[Known], path: str | os.P
     w("## Summary")
     w("")
     w(f"{counts['cells']} cells: {counts['compared']} compared ({counts['within']} entirely within tolerance, "
-      f"{counts['explained']} outside with a known explanation, {counts['unexplained']} outside unexplained), "
-      f"{counts['excluded']} excluded (known ns-3 defects), {counts['skipped']} skipped, {counts['error']} failed.")
+      f"{counts['explained']} outside or partly excluded with a known explanation, {counts['unexplained']} "
+      f"outside without one), {counts['excluded']} excluded (known ns-3 defects; numbers shown in parentheses), "
+      f"{counts['skipped']} skipped, {counts['error']} failed.")
+    w("")
+    w("In the tables: haslab / ns-3; `kN` outside tolerance, explained by known difference N; **bold !**")
+    w("outside tolerance without an explanation; (parentheses) not compared (a known ns-3 defect).")
     w("")
     means = group_means(results)
     groups: list[str] = []
     for r in results:
         if r.cell.group not in groups:
             groups.append(r.cell.group)
+    metrics = list(METRIC_LABELS)
     w("## Means over the seeds")
     w("")
-    w("haslab / ns-3 per group (mean over the compared seeds); **bold**: outside tolerance.")
-    w("")
-    metrics = list(METRIC_LABELS)
     w("| group | " + " | ".join(METRIC_LABELS[m] for m in metrics) + " |")
     w("|---|" + "---|" * len(metrics))
     for g in groups:
         if g not in means:
-            w(f"| {g} | " + " | ".join(["—"] * len(metrics)) + " |")
+            why = next(r.reason for r in results if r.cell.group == g)
+            w(f"| {g} | " + " | ".join(["—"] * (len(metrics) - 1)) + f" | {why} |")
             continue
         cells = []
         for m in metrics:
-            h, n = means[g][m]
+            h, n, excluded = means[g][m]
             s = f"{fmt(m, h)} / {fmt(m, n)}"
-            cells.append(s if tolerance_for(m).within(h, n) else f"**{s}**")
+            if excluded:
+                s = f"({s})"
+            elif not tolerance_for(m).within(h, n):
+                s = f"*{s}*"
+            cells.append(s)
         w(f"| {g} | " + " | ".join(cells) + " |")
     w("")
-    w("Groups shown with — are skipped or excluded in every seed (see below).")
+    w("*Italics*: the means differ by more than the tolerance (each seed is judged on its own below).")
     w("")
     w("## Every cell")
     w("")
-    w("| cell | status | " + " | ".join(METRIC_LABELS[m] for m in metrics) + " | outside tolerance |")
-    w("|---|---|" + "---|" * len(metrics) + "---|")
+    w("| cell | verdict | " + " | ".join(METRIC_LABELS[m] for m in metrics) + " |")
+    w("|---|---|" + "---|" * len(metrics))
     for r in results:
-        if r.status != "compared":
-            w(f"| {r.cell.name} | {r.status} | " + " | ".join(["—"] * len(metrics)) + f" | {r.reason} |")
+        if not r.rows:
+            w(f"| {r.cell.name} | {r.status} | " + " | ".join(["—"] * (len(metrics) - 1)) + f" | {r.reason} |")
             continue
         by = {x.metric: x for x in r.rows}
-        cells = []
-        for m in metrics:
-            x = by[m]
-            s = f"{fmt(m, x.haslab)} / {fmt(m, x.ns3)}"
-            cells.append(s if x.within else f"**{s}**")
-        out = [x for x in r.rows if not x.within]
-        note = ", ".join(
-            f"{label(x.metric)}" + (f" (known {x.known + 1})" if x.known is not None else " (UNEXPLAINED)") for x in out
-        )
-        status = "within" if not out else ("explained" if not r.unexplained else "unexplained")
-        w(f"| {r.cell.name} | {status} | " + " | ".join(cells) + f" | {note} |")
-    mixed = [r for r in results if r.status == "compared" and any(x.metric not in METRIC_LABELS for x in r.rows)]
+        w(f"| {r.cell.name} | {r.verdict} | " + " | ".join(_cell_text(by[m]) for m in metrics) + " |")
+    mixed = [r for r in results if r.rows and any(x.metric not in METRIC_LABELS for x in r.rows)]
     if mixed:
         w("")
         w("Per-application last-half goodput (Mbps) in the cells mixing a chunked and a bulk flow:")
         w("")
-        w("| cell | chunks haslab / ns-3 | bulk haslab / ns-3 |")
+        w("| cell | chunks | bulk |")
         w("|---|---|---|")
         for r in mixed:
             by = {x.metric: x for x in r.rows}
-            cells = []
-            for app in ("chunks", "bulk"):
-                x = by[f"goodput_last_half_mbps[{app}]"]
-                s = f"{fmt(x.metric, x.haslab)} / {fmt(x.metric, x.ns3)}"
-                cells.append(s if x.within else f"**{s}**")
-            w(f"| {r.cell.name} | " + " | ".join(cells) + " |")
+            w(f"| {r.cell.name} | " + " | ".join(
+                _cell_text(by[f"goodput_last_half_mbps[{app}]"]) for app in ("chunks", "bulk")) + " |")
     w("")
     w("## Known differences")
     w("")
-    w("Each cell or metric outside tolerance that one of these explains is marked `known N`; the")
-    w("list is `python/haslab/crosscheck_known.toml`. Excluded cells are not compared at all (a")
-    w("known ns-3 defect, named, not tuned around).")
+    w("From `python/haslab/crosscheck_known.toml`. An *excluded* entry is a known ns-3 defect: its")
+    w("metrics (or whole cells) are shown but not compared.")
     w("")
     for i, k in enumerate(known):
-        used = sum(
-            1 for r in results
-            if (r.status == "excluded" and k.matches(r.cell.name))
-            or any(x.known == i for x in r.rows)
-        )
-        w(f"{i + 1}. **{k.kind}** — cells `{'`, `'.join(k.cells)}`; metrics `{'`, `'.join(k.metrics)}`"
-          + (" (excluded)" if k.exclude else "") + f"; applies to {used} cell(s) in this run.")
-        w(f"   {k.explanation}" + (f" Source: {k.source}." if k.source else ""))
-    unexplained = [r for r in results if r.status == "compared" and r.unexplained]
-    w("")
+        used = sum(1 for r in results if any(x.known == i for x in r.rows))
+        scope = "all metrics" if "*" in k.metrics else "metrics `" + "`, `".join(k.metrics) + "`"
+        w(f"{i + 1}. **{k.kind}**{' (excluded)' if k.exclude else ''} — cells `{'`, `'.join(k.cells)}`; {scope}"
+          + (f", when {k.when}" if k.when else "") + f"; marks {used} cell(s) of this run.")
+        w("")
+        w(f"   {k.explanation}")
+        if k.source:
+            w("")
+            w(f"   Source: {k.source}")
+        w("")
+    unexplained = [r for r in results if r.unexplained]
     w("## Outside tolerance without an explanation")
     w("")
     if not unexplained:
@@ -766,6 +844,13 @@ def write_report(results: list[CellResult], known: list[Known], path: str | os.P
     for r in unexplained:
         w(f"- {r.cell.name}: " + ", ".join(
             f"{label(x.metric)} {fmt(x.metric, x.haslab)} vs {fmt(x.metric, x.ns3)}" for x in r.unexplained))
+    errors = [r for r in results if r.status == "error"]
+    if errors:
+        w("")
+        w("## Failed cells")
+        w("")
+        for r in errors:
+            w(f"- {r.cell.name}: {r.reason}")
     w("")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text("\n".join(lines), encoding="utf-8")
@@ -791,35 +876,31 @@ SETTINGS_TABLE = [
 
 
 def print_results(results: list[CellResult], console) -> None:
-    """One table per cell group: per seed, haslab / ns-3 per metric, outside tolerance in red."""
+    """One table per cell group: per seed, haslab / ns-3 per metric; yellow kN: outside, known
+    difference N; red !: outside without an explanation; dim (…): not compared."""
     from rich.table import Table
 
     groups: dict[str, list[CellResult]] = {}
     for r in results:
         groups.setdefault(r.cell.group, []).append(r)
     for g, rs in groups.items():
-        metrics = []
+        metrics: list[str] = []
         for r in rs:
             for x in r.rows:
                 if x.metric not in metrics:
                     metrics.append(x.metric)
+        if not metrics:
+            console.print(f"{g}: {rs[0].status} ({rs[0].reason})")
+            continue
         t = Table(title=g, title_justify="left")
         t.add_column("seed")
         for m in metrics:
             t.add_column(label(m) + "\nhaslab / ns-3", justify="right")
         t.add_column("")
         for r in rs:
-            if r.status != "compared":
+            if not r.rows:
                 t.add_row(str(r.cell.seed), *([""] * len(metrics)), f"{r.status}: {r.reason}"[:80])
                 continue
             by = {x.metric: x for x in r.rows}
-            cells = []
-            for m in metrics:
-                x = by[m]
-                s = f"{fmt(m, x.haslab)} / {fmt(m, x.ns3)}"
-                if not x.within:
-                    s = f"[red]{s}[/]" if x.known is None else f"[yellow]{s} k{x.known + 1}[/]"
-                cells.append(s)
-            note = "ok" if all(x.within for x in r.rows) else ("UNEXPLAINED" if r.unexplained else "known")
-            t.add_row(str(r.cell.seed), *cells, note)
+            t.add_row(str(r.cell.seed), *(_cell_text(by[m], markdown=False) for m in metrics), r.verdict)
         console.print(t)

@@ -75,6 +75,35 @@ struct FlowStats
 
 std::vector<FlowStats> g_flows;
 uint64_t g_durationNs = 0;
+// --trace=PATH: one CSV line per sender event (time_ns,flow,event,value): cwnd and ssthresh in
+// bytes, congestion state, each data segment sent (its sequence number, "tx" or "retx"), RTOs.
+std::FILE* g_trace = nullptr;
+
+void
+TraceLine(size_t i, const char* event, int64_t value)
+{
+    if (g_trace)
+    {
+        std::fprintf(g_trace,
+                     "%lld,%zu,%s,%lld\n",
+                     static_cast<long long>(Simulator::Now().GetNanoSeconds()),
+                     i,
+                     event,
+                     static_cast<long long>(value));
+    }
+}
+
+void
+OnCwnd(size_t i, uint32_t, uint32_t v)
+{
+    TraceLine(i, "cwnd", v);
+}
+
+void
+OnSsthresh(size_t i, uint32_t, uint32_t v)
+{
+    TraceLine(i, "ssthresh", v);
+}
 
 struct QueueStats
 {
@@ -107,10 +136,12 @@ OnTx(size_t i, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>
     FlowStats& f = g_flows[i];
     f.segmentsSent++;
     SequenceNumber32 end = h.GetSequenceNumber() + p->GetSize();
-    if (f.highSet && h.GetSequenceNumber() < f.highEnd)
+    bool retx = f.highSet && h.GetSequenceNumber() < f.highEnd;
+    if (retx)
     {
         f.retransmittedSegments++;
     }
+    TraceLine(i, retx ? "retx" : "tx", h.GetSequenceNumber().GetValue());
     if (!f.highSet || end > f.highEnd)
     {
         f.highEnd = end;
@@ -128,12 +159,14 @@ OnRto(size_t i, Time oldValue, Time newValue)
          (newValue == Seconds(60) && oldValue >= Seconds(30) && newValue > oldValue)))
     {
         g_flows[i].rtoCount++;
+        TraceLine(i, "rto", newValue.GetNanoSeconds());
     }
 }
 
 void
 OnCongState(size_t i, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t s)
 {
+    TraceLine(i, "state", s);
     if (s == TcpSocketState::CA_LOSS)
     {
         g_flows[i].lossEpisodes++;
@@ -195,6 +228,12 @@ class Sender : public Application
         tcp->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTx, i));
         tcp->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, i));
         tcp->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, i));
+        if (g_trace)
+        {
+            tcp->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, i));
+            tcp->TraceConnectWithoutContext("SlowStartThreshold",
+                                            MakeBoundCallback(&OnSsthresh, i));
+        }
         m_socket->Bind();
         m_socket->SetConnectCallback(MakeCallback(&Sender::Connected, this),
                                      MakeCallback(&Sender::ConnectFailed, this));
@@ -333,6 +372,7 @@ main(int argc, char* argv[])
     std::string recovery = "TcpPrrRecovery";
     uint32_t seed = 1;
     uint64_t durationNs = 60000000000ULL;
+    std::string tracePath;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("pairs", "sender/receiver pairs (at least the number of flows)", pairs);
@@ -361,6 +401,8 @@ main(int argc, char* argv[])
                  recovery);
     cmd.AddValue("seed", "RngSeedManager seed", seed);
     cmd.AddValue("durationNs", "run length, ns", durationNs);
+    cmd.AddValue("trace", "write sender events as CSV (time_ns,flow,event,value) to this file",
+                 tracePath);
     cmd.Parse(argc, argv);
 
     std::vector<FlowSpec> specs;
@@ -388,6 +430,12 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(specs.empty() || specs.size() > pairs, "need 1..pairs flows");
     g_flows.resize(specs.size());
     g_durationNs = durationNs;
+    if (!tracePath.empty())
+    {
+        g_trace = std::fopen(tracePath.c_str(), "w");
+        NS_ABORT_MSG_IF(!g_trace, "cannot write " << tracePath);
+        std::fprintf(g_trace, "time_ns,flow,event,value\n");
+    }
 
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(1);
@@ -540,5 +588,9 @@ main(int argc, char* argv[])
        << ",\"sojourn_mean_ns\":" << Json(sojourn) << "}}";
     std::cout << js.str() << std::endl;
     Simulator::Destroy();
+    if (g_trace)
+    {
+        std::fclose(g_trace);
+    }
     return 0;
 }
