@@ -224,3 +224,34 @@ def test_quick_cells_agree_with_ns3_or_are_explained(ns3_binary):
         if r.rows:
             for side in (r.ns3, r.haslab):
                 assert 5.0 < side["metrics"]["goodput_mbps"] <= 8.0, (r.cell.name, side["metrics"])
+
+
+# ---------------------------------------------------------------------------------------------
+# `haslab crosscheck linux`: the cells are scenarios live mode accepts
+
+
+def test_linux_cells_are_scenarios_live_mode_reproduces():
+    from haslab import crosscheck_linux as xl
+    from haslab.live.config import from_plan
+
+    cells = xl.matrix()
+    assert {c.name for c in xl.matrix(quick=True)} <= {c.name for c in cells}
+    for c in cells:
+        s = xl.scenario(c)
+        cfg = from_plan(haslab.validate(s))  # raises LiveUnsupported for anything the kernel cannot do
+        assert [f.kernel_cc for f in cfg.flows] == [c.ns3_cc] * len(c.flows)
+        tcp = s["flow"][0]["tcp"]
+        assert tcp["sack"] == tcp["tlp"] == c.sack and tcp["rto_formula"] == "linux"
+    assert xc.load_known(xl.KNOWN_FILE) is not None
+
+
+def test_time_mean_queue_delay_weights_by_time():
+    import pandas as pd
+
+    from haslab import crosscheck_linux as xl
+
+    class R:
+        traces = {"queue": pd.DataFrame({"time_ns": [0, 10, 30], "bytes": [0, 1000, 0]})}
+
+    # 1000 B for 20 of 40 ns at 8 kbit/s (1 ms per byte): mean 500 B = 0.5 s
+    assert xl._time_mean_queue_delay_ns(R(), 8000, 40) == pytest.approx(0.5e9)
