@@ -1,4 +1,5 @@
-"""The ``haslab`` command line: run, validate, describe, schema, demo, bench, cc list, sweep, live, reproduce."""
+"""The ``haslab`` command line: run, validate, describe, schema, demo, bench, cc list, sweep, live, reproduce,
+crosscheck."""
 
 from __future__ import annotations
 
@@ -690,6 +691,7 @@ def cc_list(
 app.add_typer(__import__("haslab.cli_sweep", fromlist=["app"]).app, name="sweep")
 app.add_typer(__import__("haslab.cli_live", fromlist=["app"]).app, name="live")
 app.command("reproduce")(__import__("haslab.cli_reproduce", fromlist=["reproduce"]).reproduce)
+app.add_typer(__import__("haslab.cli_crosscheck", fromlist=["app"]).app, name="crosscheck")
 
 
 def main() -> None:
