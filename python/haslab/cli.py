@@ -19,6 +19,8 @@ app = typer.Typer(
         "same results, byte for byte."
     ),
     no_args_is_help=True,
+    # help texts are plain text: rich markup would eat [[player]], [sweep], [flow.tcp]
+    rich_markup_mode=None,
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -27,6 +29,23 @@ app = typer.Typer(
 # Tables are wider than 80 columns: when stdout is not a terminal (a pipe, a log), use 120.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True, highlight=False)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"haslab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", "-V", help="Print haslab's version and exit.", is_eager=True, callback=_print_version
+    ),
+) -> None:
+    pass
 
 
 class UserError(Exception):
@@ -108,8 +127,27 @@ def shown_links(result) -> list[dict]:
     return sorted(links, key=lambda l: -l["utilization"])[:2]
 
 
+def histogram_ms(ns) -> str:
+    """A queuing-delay percentile in ms, to the precision it has.
+
+    The simulator keeps queuing delays in a histogram of 16 log-spaced buckets per octave and
+    reports a percentile as the upper edge of its bucket (capped at the largest delay seen),
+    so it is exact to about 6 %: two significant digits. Below 1 µs (the first bucket) it
+    prints "<0.001"."""
+    if ns is None:
+        return "-"
+    if ns < 1024:
+        return "0" if ns == 0 else "<0.001"
+    return f"{float(f'{ns / 1e6:.2g}'):g}"
+
+
 def link_table(result) -> Table:
-    t = Table(title="Links", title_justify="left")
+    t = Table(
+        title="Links",
+        title_justify="left",
+        caption="p99: to 2 significant digits (a histogram of 16 buckets per octave)",
+        caption_justify="left",
+    )
     for col, just in [
         ("link\ndirection", "left"),
         ("rate\nMbps", "right"),
@@ -128,7 +166,7 @@ def link_table(result) -> Table:
             str(l["tx_packets"]),
             str(l["dropped_packets"]),
             f"{l['sojourn_mean_ns'] / 1e6:.2f}",
-            f"{l['sojourn_p99_ns'] / 1e6:.2f}",
+            histogram_ms(l["sojourn_p99_ns"]),
         )
     return t
 
@@ -560,6 +598,8 @@ cc_app = typer.Typer(
     name="cc",
     help="Congestion-control algorithms and sender options.",
     no_args_is_help=True,
+    # help texts are plain text: rich markup would eat [[player]], [sweep], [flow.tcp]
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(cc_app, name="cc")

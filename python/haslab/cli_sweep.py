@@ -16,6 +16,8 @@ app = typer.Typer(
     name="sweep",
     help="Run sweeps (a scenario × a grid of parameters × seeds) and summarise their results.",
     no_args_is_help=True,
+    # help texts are plain text: rich markup would eat [[player]], [sweep], [flow.tcp]
+    rich_markup_mode=None,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
