@@ -90,6 +90,19 @@ pub enum PartialAckRto {
     Impatient,
 }
 
+/// When an RTO recomputes ssthresh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoSsthresh {
+    /// Once per loss episode: not when the RTO fires during a fast recovery or repeats one
+    /// (Linux `tcp_enter_loss`: only in Open/Disorder, once snd_una passed the recovery point,
+    /// or on the first RTO of a loss state).
+    OncePerEpisode,
+    /// On every RTO but a repeat in the loss state, also one that ends a fast recovery (ns-3's
+    /// `TcpSocketBase::ReTxTimeout`: unless in CA_LOSS with the head already retransmitted).
+    UnlessRepeated,
+}
+
 fn d_ms(ms: u64) -> Duration {
     Duration(ms * 1_000_000)
 }
@@ -128,6 +141,9 @@ pub struct TcpConfig {
     /// Partial ACKs in fast recovery restart the RTO timer every time (`slow-but-steady`,
     /// default, Linux) or only the first time (`impatient`, ns-3).
     pub partial_ack_rto: PartialAckRto,
+    /// When an RTO recomputes ssthresh: `once-per-episode` (default, Linux) or
+    /// `unless-repeated` (ns-3: also when the RTO ends a fast recovery).
+    pub rto_ssthresh: RtoSsthresh,
     /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets it
     /// delivered) or `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data).
     pub cwnd_growth: CwndGrowth,
@@ -183,6 +199,7 @@ impl Default for TcpConfig {
             recovery: RecoveryMode::Classic,
             cwnd_growth: CwndGrowth::PerPacket,
             partial_ack_rto: PartialAckRto::SlowButSteady,
+            rto_ssthresh: RtoSsthresh::OncePerEpisode,
             idle_restart: IdleRestart::Linux,
             isn: None,
             sack: false,

@@ -4,7 +4,7 @@
 use super::{Endpoint, Notice, NoticeKind, Output, Rack, State, TimerKind, TlpEpisode};
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaEvent, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
-use crate::tcp::config::{CwndGrowth, PartialAckRto, RecoveryMode};
+use crate::tcp::config::{CwndGrowth, PartialAckRto, RecoveryMode, RtoSsthresh};
 use crate::tcp::cwv::Congestion;
 use crate::tcp::pacing;
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
@@ -314,13 +314,25 @@ impl Endpoint {
         if rtl_echo {
             self.rtl_echoes -= 1;
         }
-        let is_dupack = !info.advanced
+        // RFC 5681 §2 (same window), or with SACK RFC 6675 §2: only an ACK whose SACK blocks
+        // name octets not SACKed before counts (an ACK carrying just a D-SACK of a duplicate,
+        // as the go-back-N after an RTO draws, does not; Linux counts SACKed segments, not
+        // duplicate ACKs, and ns-3 counts scoreboard updates)
+        let duplicate = !info.advanced
             && !rtl_echo
             && ack == self.snd_una
             && h.payload_bytes == 0
             && !h.has(flags::FIN)
-            && !self.sb.is_empty()
-            && (self.snd_wnd_bytes == prev_wnd || info.newly_sacked > 0);
+            && !self.sb.is_empty();
+        let same_window = self.snd_wnd_bytes == prev_wnd;
+        let is_dupack = duplicate
+            && if self.sack_ok {
+                info.newly_sacked > 0
+            } else {
+                same_window
+            };
+        // nothing new at all (Linux: no FLAG_SND_UNA_ADVANCED, FLAG_NOT_DUP, FLAG_DATA_SACKED)
+        let pure_dupack = duplicate && same_window && info.newly_sacked == 0;
         if is_dupack {
             self.dupacks += 1;
             if !self.sack_ok {
@@ -334,7 +346,7 @@ impl Endpoint {
         if let Some((xmit, end, rtt)) = rack_newest {
             self.rack_update(xmit, end, rtt);
         }
-        self.process_tlp_ack(ack, &info, is_dupack);
+        self.process_tlp_ack(ack, pure_dupack);
 
         // loss detection
         let mut newly_lost = 0;
@@ -428,7 +440,8 @@ impl Endpoint {
         self.tp.snd_una_bytes = self.snd_una;
         self.tp.snd_nxt_bytes = self.snd_nxt;
         self.tp.in_flight_pkts = self.sb.len();
-        if info.advanced || is_dupack {
+        // every ACK that tells something (Linux calls in_ack_event from tcp_ack)
+        if info.advanced || (duplicate && (same_window || info.newly_sacked > 0)) {
             self.cc.in_ack_event(&mut self.tp, fl);
         }
 
@@ -827,8 +840,13 @@ impl Endpoint {
             };
             self.rto_trailing_cwnd = Some(window);
         }
-        // Linux tcp_enter_loss: reduce ssthresh once per loss episode
-        if self.tp.ca_state <= CaState::Disorder || self.recover <= self.snd_una {
+        // a new loss episode reduces ssthresh (see RtoSsthresh for Linux's and ns-3's rules)
+        let episode_over = self.recover <= self.snd_una;
+        let reduce = match self.cfg.rto_ssthresh {
+            RtoSsthresh::OncePerEpisode => self.tp.ca_state <= CaState::Disorder || episode_over,
+            RtoSsthresh::UnlessRepeated => self.tp.ca_state != CaState::Loss || episode_over,
+        };
+        if reduce {
             self.tp.pipe_pkts = self.window_pipe();
             self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
             self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
@@ -1027,7 +1045,7 @@ impl Endpoint {
 
     /// RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): ends the episode, and if the probe repaired
     /// a loss (its ACK went beyond the probe without a D-SACK for it), reduces cwnd once.
-    fn process_tlp_ack(&mut self, ack: u64, info: &AckInfo, is_dupack: bool) {
+    fn process_tlp_ack(&mut self, ack: u64, pure_dupack: bool) {
         let Some(ep) = self.tlp else {
             return;
         };
@@ -1048,7 +1066,7 @@ impl Endpoint {
                 self.tp.cwnd_pkts = self.tp.cwnd_pkts.min(self.tp.ssthresh_pkts);
                 self.tp.cwnd_cnt = 0;
             }
-        } else if is_dupack && !info.advanced && info.newly_sacked == 0 {
+        } else if pure_dupack {
             // original and probe both arrived
             self.tlp = None;
         }
@@ -1407,6 +1425,53 @@ mod tests {
         // second hole, whose ACK ends the recovery (it is not passed to PRR)
         assert_eq!(c.prr_delivered, 20 - sacked_before_recovery - 1);
         c.sb.check().unwrap();
+    }
+
+    /// RFC 6675 §2: with SACK, a duplicate ACK counts toward DupThresh only if its SACK blocks
+    /// name octets not SACKed before. Three ACKs that carry only a D-SACK of a duplicated
+    /// segment (what the go-back-N after an RTO draws from a receiver that held the data) do
+    /// not start a fast recovery; three that SACK new segments do.
+    #[test]
+    fn with_sack_only_acks_that_sack_new_data_are_duplicate_acks() {
+        let (mut c, mut s) = pair(TcpConfig {
+            tlp: false,
+            ..sack_cfg()
+        });
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        for h in &data[..5] {
+            s.on_segment(h, 125 * MS, &mut out);
+        }
+        for h in headers(&mut out) {
+            c.on_segment(&h, 150 * MS, &mut out);
+        }
+        headers(&mut out); // new data the ACKs released
+                           // segment 2 arrives three more times: three ACKs of 5 carrying a D-SACK block only
+        for k in 0..3 {
+            s.on_segment(&data[2], (160 + k) * MS, &mut out);
+        }
+        let dsack_acks = headers(&mut out);
+        assert_eq!(dsack_acks.len(), 3);
+        for h in &dsack_acks {
+            c.on_segment(h, 185 * MS, &mut out);
+        }
+        assert_eq!(c.stats.dsacks_received, 3);
+        assert_eq!(
+            c.stats.fast_recovery_count, 0,
+            "D-SACKs are not duplicate ACKs"
+        );
+        assert_eq!(c.dupacks, 0);
+        // segment 5 is lost; 6, 7 and 8 arrive: three ACKs that SACK new data
+        for h in &data[6..9] {
+            s.on_segment(h, 190 * MS, &mut out);
+        }
+        for h in headers(&mut out) {
+            c.on_segment(&h, 215 * MS, &mut out);
+        }
+        assert_eq!(c.stats.fast_recovery_count, 1);
+        let resent = headers(&mut out);
+        assert_eq!(resent[0].seq, data[5].seq, "the hole is retransmitted");
     }
 
     #[test]
