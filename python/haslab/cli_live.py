@@ -80,13 +80,17 @@ def _load(scenario: Path):
 def up(
     scenario: Path = typer.Argument(..., help="Scenario file: its dumbbell is built.", show_default=False),
     delay_box: bool = typer.Option(True, "--delay-box/--no-delay-box", help="Start the NFQUEUE delay boxes."),
+    wait: Optional[float] = typer.Option(
+        None, "--wait", min=0,
+        help="Seconds to wait while another live run uses this machine before refusing (default $HASLAB_LIVE_WAIT_S or 0).",
+    ),
 ) -> None:
     """Build the testbed of a scenario and leave it up (after removing leftovers of earlier runs)."""
     from .live.testbed import Testbed
 
     def go():
         cfg = _load(scenario)
-        tb = Testbed(cfg, delay_box=delay_box).up()
+        tb = Testbed(cfg, delay_box=delay_box).up(wait_s=wait)
         f, r = cfg.forward, cfg.reverse
         out.print(
             f"up: {cfg.pairs} pairs; left→right {f.rate_bps / 1e6:g} Mbit/s, {f.delay_ns / 1e6:g} ms, loss {f.loss:g}; "
@@ -197,6 +201,10 @@ def run_cmd(
     ),
     dashjs_host: int = typer.Option(0, "--dashjs-host", help="dash.js runs on right{N} and fetches from left{N}."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    wait: Optional[float] = typer.Option(
+        None, "--wait", min=0,
+        help="Seconds to wait while another live run uses this machine before refusing (default $HASLAB_LIVE_WAIT_S or 0).",
+    ),
 ) -> None:
     """Run a scenario's flows and HAS players on the live testbed.
 
@@ -216,7 +224,7 @@ def run_cmd(
             steps.append((int(secs * 1e9), _rate(what)))
         log = None if quiet else (lambda m: err.print(m))
         result = run_live(scenario, out_dir=out_dir, ladder_bps=ladder_bps, keep=keep, rate_steps=steps, log=log,
-                          dashjs=dashjs, dashjs_host=dashjs_host)
+                          dashjs=dashjs, dashjs_host=dashjs_host, wait_s=wait)
         if not quiet:
             print_live_summary(result)
             if result.summary.get("players"):
@@ -229,11 +237,52 @@ def run_cmd(
 
 
 @app.command()
-def check() -> None:
-    """Say whether this machine has what live mode needs (root, iproute2, iptables, the delay box, BPF tools)."""
+def check(
+    ranking: bool = typer.Option(
+        False, "--ranking",
+        help="Also run the TcpHas/Westwood+/CUBIC player comparison live and simulated and report its numbers "
+             "(3 live runs of --seconds each).",
+    ),
+    seconds: int = typer.Option(180, "--seconds", min=5, help="Length of each run of --ranking."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep the live results of --ranking here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the --ranking numbers as JSON."),
+    wait: Optional[float] = typer.Option(
+        None, "--wait", min=0,
+        help="Seconds to wait while another live run uses this machine before refusing (default $HASLAB_LIVE_WAIT_S or 0).",
+    ),
+) -> None:
+    """Say whether this machine has what live mode needs (root, iproute2, iptables, the delay box, BPF tools).
+
+    With --ranking, also measure how live runs compare with the simulator (numbers that depend on the machine's load;
+    docs/live.md records them): 8 RBB players with CUBIC, Westwood+ and TcpHas servers.
+    """
     from .live.run import missing_requirements
 
     missing = missing_requirements(bpf=True)
     if missing:
         raise _fail("missing: " + "; ".join(missing))
-    out.print("ok: live mode can run here")
+    if not ranking:
+        out.print("ok: live mode can run here")
+        return
+    from .live.checks import ranking as run_ranking
+
+    def go():
+        log = None if as_json else (lambda m: err.print(m))
+        rep = run_ranking(seconds, out_dir=out_dir, say=log or (lambda m: None), wait_s=wait)
+        if as_json:
+            out.print(json.dumps(rep, indent=1), soft_wrap=True)
+            return
+        t = Table(title=f"8 RBB players, {seconds} s (mean per player; queue = mean backlog of r1->r2)",
+                  title_justify="left")
+        for col in ["servers' cc", "mode", "switches", "avg level", "stalls", "queue B", "drops", "load before/after"]:
+            t.add_column(col, justify="left" if col in ("servers' cc", "mode") else "right", no_wrap=True)
+        for cc, n in rep["runs"].items():
+            for mode in ("live", "sim"):
+                v = n[mode]
+                t.add_row(cc, mode, f"{v['switches']:.2f}", f"{v['avg_level']:.2f}", str(v["stalls"]),
+                          f"{v['queue_bytes']:.0f}", str(v["drops"]), " ".join(map(str, n["load"])) if mode == "live" else "")
+        out.print(t)
+        for v in rep["verdicts"]:
+            out.print(f"{'holds' if v['holds'] else 'DOES NOT HOLD'}: {v['claim']} ({v['numbers']})")
+
+    _guarded(go)

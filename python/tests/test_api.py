@@ -262,5 +262,9 @@ def test_run_until_releases_the_gil():
     t.join()
     assert sim.now_ns == sim.duration_ns
     assert elapsed > 0.05, "the run is too short to tell"
-    # with the GIL held for the whole run, this thread could not tick while it ran
-    assert ticks >= 0.3 * elapsed / 0.0011, (ticks, elapsed)
+    # With the GIL held for the whole run this thread could not tick while it ran (one or two
+    # ticks around its start and end). How many it gets otherwise depends on how often a busy
+    # machine wakes it (time.sleep(0.001) measured with two CPU burners on 2 cores at load 10:
+    # median 1.1 ms, p90 4 ms, p99 12 ms, max 58 ms), so the bound is a count, not a rate:
+    # 10 ticks need only 10 wake-ups during a run that takes well over a second.
+    assert ticks >= 10, (ticks, elapsed)

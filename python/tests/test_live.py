@@ -217,27 +217,48 @@ def _need(bpf: bool = False):
         pytest.skip("live mode needs: " + "; ".join(missing))
 
 
+#: Live mode runs one testbed at a time on a machine (BPF names are global); a test waits this
+#: long for another live run (another checkout's tests, a helper's `haslab live run`) to end
+#: rather than fail on a busy machine.
+WAIT_FOR_MACHINE_S = "3600"
+
+
 @pytest.fixture
-def live():
+def live(monkeypatch):
     _need()
     from haslab.live import netns
 
+    monkeypatch.setenv("HASLAB_LIVE_WAIT_S", WAIT_FOR_MACHINE_S)
     yield
     netns.cleanup()
 
 
 @pytest.fixture
-def live_bpf():
+def live_bpf(monkeypatch):
     _need(bpf=True)
     from haslab.live import netns
 
+    monkeypatch.setenv("HASLAB_LIVE_WAIT_S", WAIT_FOR_MACHINE_S)
     yield
     netns.cleanup()
 
 
+#: Tolerances of the live tests, from their spread on this 2-vCPU VM with two CPU burners
+#: (`yes > /dev/null` × 2) alongside and other jobs' builds, load 7-17, 3 runs each (docs/live.md,
+#: "Noise under load"). The RTT of a UDP probe can only grow with load (the delay box releases a
+#: packet at its due time or later): the median was 103.3-105.0 ms (p90 up to 120 ms, max 152 ms),
+#: 107 ms in a CI run at load 4-8, never below 100.5 ms. The bound [100 ms, 115 ms) is twice the
+#: worst excess seen and still catches a path delay counted wrong (80 ms without the access links,
+#: 120 ms with them twice, 200 ms with the round trip per direction).
+RTT_MEDIAN_MAX_NS = 115_000_000
+#: Goodput of one flow at 8 and 4 Mbit/s: within 0.3 % of the rate's payload share under that load.
+RATE_REL = 0.05
+
+
 def test_testbed_rate_rtt_and_clean_teardown(live, tmp_path):
-    """One testbed: the RTT of UDP probes and the goodput of one flow are within 5 % of the scenario's
-    (100 ms; 8 Mbit/s of IP packets), a rate change shows in the goodput, and down leaves nothing."""
+    """One testbed: the RTT of UDP probes is the scenario's 100 ms or more and its median within
+    RTT_MEDIAN_MAX_NS, the goodput of one flow within 5 % of the rate (8 Mbit/s of IP packets), a
+    rate change shows in the goodput, and down leaves nothing."""
     from haslab.live import netns
     from haslab.live.run import run_live
     from haslab.live.testbed import Testbed
@@ -246,7 +267,8 @@ def test_testbed_rate_rtt_and_clean_teardown(live, tmp_path):
     with Testbed(cfg) as tb:
         rtts = tb.measure_rtt(count=30, interval_s=0.03)
         assert len(rtts) == 30
-        assert statistics.median(rtts) == pytest.approx(100e6, rel=0.05)
+        assert min(rtts) >= 100_000_000, rtts
+        assert statistics.median(rtts) < RTT_MEDIAN_MAX_NS, rtts
         assert netns.our_namespaces(), "the namespaces exist while the testbed is up"
     assert netns.leftovers() == []
     assert tb.delaybox_stats["fwd"]["lateness_ns"]["samples"] > 0
@@ -256,8 +278,8 @@ def test_testbed_rate_rtt_and_clean_teardown(live, tmp_path):
     g = r.goodput
     first = g[(g.time_ns > 2_000_000_000) & (g.time_ns <= 7_000_000_000)].goodput_bps.mean()
     second = g[g.time_ns > 9_000_000_000].goodput_bps.mean()
-    assert first == pytest.approx(8 * MBPS * PAYLOAD_SHARE, rel=0.05)
-    assert second == pytest.approx(4 * MBPS * PAYLOAD_SHARE, rel=0.05)
+    assert first == pytest.approx(8 * MBPS * PAYLOAD_SHARE, rel=RATE_REL)
+    assert second == pytest.approx(4 * MBPS * PAYLOAD_SHARE, rel=RATE_REL)
     assert (tmp_path / "summary.json").exists() and (tmp_path / "cwnd.parquet").exists()
     link = r.link("r1->r2")
     assert link["delay_box"]["lateness_ns"]["p50"] < 5_000_000
@@ -274,6 +296,7 @@ def test_four_reno_flows_share_the_bottleneck_fairly(live):
     assert [f["kernel_cc"] for f in flows] == ["reno"] * 4
     goodputs = [f["goodput_bps"] for f in flows]
     total = sum(goodputs)
+    # under two CPU burners (load 7-17): total 0.6-1.1 % under the payload rate, Jain 0.98-0.998
     assert total == pytest.approx(8 * MBPS * PAYLOAD_SHARE, rel=0.08), goodputs
     assert jain(goodputs) >= 0.9, goodputs
     # drop-tail: the queue overflowed at times, and tc counted it
@@ -297,13 +320,17 @@ def test_tcphas_with_a_ladder_shapes_to_its_level(live_bpf):
     assert st["qlevel"] == 4 and st["shaping_bps"] == 4_256_000 * 6 // 5
     g = r.goodput
     steady = g[g.time_ns > 3_000_000_000].goodput_bps.mean()
+    # under two CPU burners (load 7-17): 1.2-1.7 % under 1.2 × 4256 kbps, no drop
     assert steady == pytest.approx(1.2 * 4_256_000, rel=0.08)
     assert r.link("r1->r2")["dropped_packets"] == 0
     assert netns.our_struct_ops() == [], "unregistered after the run"
 
+    # Without a ladder TcpHas is Reno and fills the link: 0.90-0.998 of the payload rate under two
+    # CPU burners (0.90 at load 17, a loss episode in the 5 s measured). The bound, 0.8, lies
+    # between that and the shaped flow above (5.1 Mbit/s, 0.66 of the payload rate).
     plain = run_live(dumbbell(duration="8s", cc="tcphas"))
     g = plain.goodput
-    assert g[g.time_ns > 3_000_000_000].goodput_bps.mean() > 7 * MBPS * PAYLOAD_SHARE
+    assert g[g.time_ns > 3_000_000_000].goodput_bps.mean() > 0.8 * 8 * MBPS * PAYLOAD_SHARE
     assert netns.leftovers() == []
 
 
@@ -335,8 +362,20 @@ tcp = { idle_restart = "newcwv", sack = true }
     got = {f["name"]: f for f in r.summary["flows"]}
     assert [got[n]["kernel_cc"] for n in ("ww", "tibet", "cwv")] == ["haslab_westwood", "haslab_tibet", "haslab_newcwv"]
     total = sum(f["goodput_bps"] for f in got.values())
+    # under two CPU burners (load 7-17): total 1.5-1.8 % under the payload rate, the smallest
+    # flow 0.98-1.98 Mbit/s
     assert total == pytest.approx(8 * MBPS * PAYLOAD_SHARE, rel=0.1)
     assert all(f["goodput_bps"] > 0.5 * MBPS for f in got.values()), {n: f["goodput_bps"] for n, f in got.items()}
+
+
+def assert_repaired_path(tb) -> None:
+    """The path of a testbed rebuilt by `up` works and has its delay box: every probe comes back,
+    and none sooner than the scenario's 100 ms RTT (the box releases a packet no earlier than its
+    due time, so load can only lengthen an RTT). How close to 100 ms is not asserted here: a
+    loaded machine adds its scheduling delay (see test_testbed_rate_rtt_and_clean_teardown)."""
+    rtts = tb.measure_rtt(count=10, interval_s=0.02)
+    assert len(rtts) == 10, rtts
+    assert min(rtts) >= 100_000_000, rtts
 
 
 def test_kill_9_in_a_run_then_up_repairs(live, tmp_path):
@@ -364,8 +403,7 @@ def test_kill_9_in_a_run_then_up_repairs(live, tmp_path):
     from haslab.live.testbed import Testbed
 
     tb = Testbed(from_plan(haslab.validate(scen)))
-    rtts = tb.measure_rtt(count=10, interval_s=0.02)
-    assert statistics.median(rtts) == pytest.approx(100e6, rel=0.05)
+    assert_repaired_path(tb)
     st = cli("live", "status")
     assert netns.ns_name("r1") in st.stdout
     down = cli("live", "down")
@@ -389,8 +427,64 @@ def test_sigterm_cleans_up(live, tmp_path):
     assert netns.leftovers() == []
 
 
+def test_a_second_testbed_is_refused_naming_the_first(live, tmp_path):
+    """BPF congestion-control names are global to the kernel whatever the prefix, so live mode
+    runs one testbed at a time: while a run is going, a second run (another prefix), an `up` and
+    a `down` of the same prefix are refused with a message naming the running one, and nothing
+    of the first is touched; a testbed left up with another prefix also refuses a run, naming
+    that prefix and how to remove it."""
+    from haslab.live import netns
+
+    scen = tmp_path / "s.toml"
+    scen.write_text(dumbbell(duration="40s"))
+    env0 = dict(os.environ, HASLAB_LIVE_WAIT_S="0")
+    other = dict(env0, HASLAB_LIVE_PREFIX="haslabz")
+
+    def run_cli(*args, env):
+        return subprocess.run([sys.executable, "-m", "haslab", "live", *map(str, args)], capture_output=True,
+                              text=True, env=env, timeout=600)
+
+    p = subprocess.Popen([sys.executable, "-m", "haslab", "live", "run", str(scen), "-o", str(tmp_path / "o"), "-q"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env0)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(netns.ns_pids(n) for n in netns.our_namespaces() if "left" in n):
+            assert p.poll() is None, p.stderr.read()
+            time.sleep(0.2)
+        first = sorted(netns.our_namespaces())
+        assert first
+        for args, env in ((("run", scen, "-o", tmp_path / "o2", "-q"), other), (("up", scen), other),
+                          (("up", scen), env0), (("down",), env0)):
+            r = run_cli(*args, env=env)
+            assert r.returncode == 1, (args, r.stdout, r.stderr)
+            msg = " ".join(r.stderr.split())
+            assert "another live run is using this machine" in msg and f"pid {p.pid}" in msg, (args, msg)
+            assert f"prefix {netns.prefix()!r}" in msg and "global to the kernel" in msg, msg
+        r = run_cli("status", env=other)
+        assert "no testbed" in r.stdout
+        assert sorted(netns.our_namespaces()) == first, "the first testbed is untouched"
+        assert p.poll() is None, "and still running"
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=60)
+    assert netns.leftovers() == []
+
+    up = run_cli("up", scen, env=other)
+    assert up.returncode == 0, up.stderr
+    try:
+        r = run_cli("run", scen, "-o", tmp_path / "o3", "-q", env=env0)
+        assert r.returncode == 1
+        msg = " ".join(r.stderr.split())
+        assert "another live testbed is up: prefix 'haslabz'" in msg and "HASLAB_LIVE_PREFIX=haslabz haslab live down" in msg, msg
+        assert netns.our_namespaces() == []
+    finally:
+        down = run_cli("down", env=other)
+    assert down.returncode == 0, down.stderr
+    assert run_cli("status", env=other).stdout.startswith("no testbed")
+
+
 # ---------------------------------------------------------------------------------------------
-# HAS players, the origin, dash.js (issue 8, second half)
+# HAS players, the origin, dash.js
 
 TWO_POLICIES = """
 seed = 5
@@ -478,95 +572,30 @@ def test_players_stream_over_real_http_with_the_simulators_tables(live, tmp_path
                               for n, p in players.items()}, "load", s["live"]["load"])
 
 
-def _live_check_seconds() -> int:
-    return int(os.environ.get("HASLAB_LIVE_CHECK_S", "180"))
+def test_live_check_ranking_reports_every_algorithm_live_and_simulated(live_bpf, tmp_path):
+    """`haslab live check --ranking` (the TcpHas/Westwood+/CUBIC comparison of 8 RBB players,
+    live and simulated; its numbers are in docs/live.md) runs, here short: each algorithm's
+    players stream live over its kernel or BPF congestion control, and the simulated numbers
+    are the simulator's own (deterministic). How the live numbers compare with the simulated
+    ones depends on the machine's load, so the command reports it and the test does not assert it."""
+    import json
 
+    from haslab.live.checks import RANKING_CCS, ranking_numbers, tcphas_home_dumbbell
 
-def tcphas_home_dumbbell(cc: str, duration_s: int) -> str:
-    """The tcphas-home preset's setting on a dumbbell: 8 RBB players (video "tcphas"), 8 Mbit/s,
-    100 ms RTT, a one-BDP drop-tail queue (100 kB), the players' congestion control `cc`."""
-    return f"""
-seed = 1
-duration = "{duration_s}s"
-[dumbbell]
-pairs = 8
-bottleneck_rate = "8Mbps"
-bottleneck_delay = "40ms"
-bottleneck_queue = "100000B"
-access_rate = "100Mbps"
-access_delay = "5ms"
-[defaults]
-cc = "{cc}"
-tcp = {{ sack = true }}
-[[player]]
-name = "p{{i}}"
-count = 8
-client = "right{{i}}"
-server = "left{{i}}"
-abr = "rbb"
-video = "tcphas"
-[trace]
-queues = ["r1->r2"]
-queue_interval = "100ms"
-"""
-
-
-def _ranking_numbers(res) -> dict:
-    import numpy as np
-
-    ps = res.summary["players"]
-    link = next(l for l in res.summary["links"] if l["name"] == "r1->r2")
-    q = res.queue
-    q = q[q["link_name"] == "r1->r2"] if "link_name" in q.columns else q
-    return {
-        "switches": float(np.mean([p["switches"] for p in ps])),
-        "avg_level": float(np.mean([p["avg_level"] for p in ps])),
-        "stalls": int(sum(p["stalls"] for p in ps)),
-        "queue_bytes": float(q["bytes"].mean()),
-        "drops": link["dropped_packets"],
-    }
-
-
-def test_tcphas_players_live_rank_as_in_the_simulator(live_bpf, tmp_path):
-    """8 RBB players on the tcphas-home bottleneck (8 Mbit/s, 100 ms, one-BDP queue, video
-    "tcphas") with CUBIC, Westwood+ and TcpHas (both BPF) on the servers, live and simulated:
-
-    - TcpHas players switch less than Westwood+ players (the TcpHas paper's Fig. 3a comparison),
-      live and in the simulator;
-    - live agrees with the simulator per algorithm: mean switches within max(50 %, 4), mean queue
-      within 25 %.
-
-    Against CUBIC neither the simulator nor the kernel shows fewer switches or a lower queue for
-    TcpHas in this setting (docs/live.md has the numbers): the test prints that comparison and
-    does not assert it. Duration: $HASLAB_LIVE_CHECK_S (default 180 s, the paper's K; the
-    Westwood+ margin needs it)."""
-    from haslab.live.run import run_live
-
-    dur = _live_check_seconds()
-    nums = {}
-    for cc in ("cubic", "westwood+", "tcphas"):
-        text = tcphas_home_dumbbell(cc, dur)
-        scen = tmp_path / f"{cc}.toml"
-        scen.write_text(text)
-        before = os.getloadavg()
-        live = run_live(scen, out_dir=tmp_path / f"live-{cc}")
-        sim = haslab.run(text)
-        nums[cc] = {"live": _ranking_numbers(live), "sim": _ranking_numbers(sim),
-                    "load": [round(x, 1) for x in before + os.getloadavg()]}
-    print(f"\n8 RBB players, {dur} s (mean per player; queue = mean backlog of r1->r2 in bytes):")
-    for cc, n in nums.items():
-        for mode in ("live", "sim"):
-            v = n[mode]
-            print(f"  {cc:9s} {mode:4s} switches {v['switches']:6.2f}  level {v['avg_level']:.2f}  "
-                  f"stalls {v['stalls']:3d}  queue {v['queue_bytes']:8.0f}  drops {v['drops']}")
-        print(f"  {'':9s} load before/after {n['load']}")
-    for mode in ("live", "sim"):
-        t, w = nums["tcphas"][mode], nums["westwood+"][mode]
-        assert t["switches"] < w["switches"], (mode, t, w)
-    for cc, n in nums.items():
-        lv, sm = n["live"], n["sim"]
-        assert abs(lv["switches"] - sm["switches"]) <= max(0.5 * sm["switches"], 4), (cc, lv, sm)
-        assert abs(lv["queue_bytes"] - sm["queue_bytes"]) <= 0.25 * sm["queue_bytes"], (cc, lv, sm)
+    secs = 20
+    r = cli("live", "check", "--ranking", "--seconds", secs, "--json", "-o", tmp_path / "o")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    assert list(rep["runs"]) == list(RANKING_CCS)
+    kernel = {"cubic": "cubic", "westwood+": "haslab_westwood", "tcphas": "haslab_tcphas"}
+    for cc, n in rep["runs"].items():
+        assert n["sim"] == pytest.approx(ranking_numbers(haslab.run(tcphas_home_dumbbell(cc, secs)))), cc
+        assert n["live"]["players"] == 8 and n["live"]["segments"] >= 8, (cc, n["live"])
+        summary = json.loads((tmp_path / "o" / f"live-{cc}" / "summary.json").read_text())
+        conns = [f for f in summary["flows"] if f.get("player")]
+        assert conns and {f["kernel_cc"] for f in conns} == {kernel[cc]}, cc
+    claims = [v["claim"] for v in rep["verdicts"]]
+    assert len(claims) == 2 + 2 * len(RANKING_CCS) and all(isinstance(v["holds"], bool) for v in rep["verdicts"])
 
 
 def test_kill_9_in_a_player_run_then_up_repairs(live, tmp_path):
@@ -595,8 +624,7 @@ def test_kill_9_in_a_player_run_then_up_repairs(live, tmp_path):
     from haslab.live.testbed import Testbed
 
     tb = Testbed(from_plan(haslab.validate(scen)))
-    rtts = tb.measure_rtt(count=10, interval_s=0.02)
-    assert statistics.median(rtts) == pytest.approx(100e6, rel=0.05)
+    assert_repaired_path(tb)
     down = cli("live", "down")
     assert down.returncode == 0, down.stderr
     assert netns.leftovers() == []

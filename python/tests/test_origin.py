@@ -97,6 +97,15 @@ def get(conn: h11.Connection, s: socket.socket, target: str, close: bool = False
             return status, body
 
 
+def wait_for(cond, what: str, limit_s: float = 60.0):
+    """Polls ``cond`` until it is true. The limit only ends a test whose condition never comes
+    true: it is far above what a loaded machine needs, so it cannot make correct code fail."""
+    deadline = time.monotonic() + limit_s
+    while not cond():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
 def test_segments_have_the_video_models_sizes_over_one_persistent_connection(origin):
     s = socket.create_connection(("127.0.0.1", origin.port), timeout=5)
     c = h11.Connection(h11.CLIENT)
@@ -107,7 +116,7 @@ def test_segments_have_the_video_models_sizes_over_one_persistent_connection(ori
     st, n = get(c, s, "/v0/manifest.mpd")
     assert st == 200 and n > 0
     s.close()
-    time.sleep(0.1)
+    wait_for(lambda: len(origin.requests) >= 5, "the origin logged the five requests")
     ok = [r for r in origin.requests if r["status"] == 200]
     assert len(ok) == 5
     assert len({r["conn"] for r in ok}) == 1, "keep-alive: all on one connection"
@@ -143,7 +152,7 @@ def test_connection_close_gives_one_connection_per_request(origin):
         assert st == 200 and n == VIDEO["sizes_bytes"][0][seg]
         assert s.recv(10) == b"", "the server closes after a Connection: close request"
         s.close()
-    time.sleep(0.1)
+    wait_for(lambda: len(origin.requests) >= 2, "the origin logged both requests")
     assert len({r["conn"] for r in origin.requests}) == 2
 
 
@@ -195,11 +204,13 @@ def test_request_size_limits(origin):
 
 def test_a_slowloris_client_is_cut_off(origin):
     s = socket.create_connection(("127.0.0.1", origin.port), timeout=5)
-    t = time.monotonic()
     s.sendall(b"GET /v0/0/0.m4s HTTP/1.1\r\n")
     closed_at = None
     resp = b""
-    for _ in range(40):  # one header byte every 0.1 s, never finishing: bounded at 4 s
+    # one header byte every 0.1 s, never finishing; the server's limit is 0.5 s for the whole
+    # head. The loop's bound (600 bytes, at least 60 s) only ends a test of a server that never
+    # cuts the client off; how soon it does is not asserted (a busy machine delays it).
+    for _ in range(600):
         try:
             s.sendall(b"X")
         except OSError:
@@ -217,7 +228,6 @@ def test_a_slowloris_client_is_cut_off(origin):
     s.close()
     assert closed_at is not None, "the server never cut off the slow request"
     assert resp == b"" or status_of(resp) == 408
-    assert closed_at - t < 3.0
 
 
 def test_a_client_that_stops_reading_is_dropped(origin):
@@ -225,7 +235,7 @@ def test_a_client_that_stops_reading_is_dropped(origin):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.connect(("127.0.0.1", origin.port))
     s.sendall(b"GET /v0/1/2.m4s HTTP/1.1\r\nHost: x\r\n\r\n")  # 32 MB, never read
-    deadline = time.monotonic() + 8
+    deadline = time.monotonic() + 60  # the server's send timeout is 0.5 s; 60 s only bounds a hang
     rec = None
     while time.monotonic() < deadline:
         rec = next((r for r in origin.requests if r.get("target") == "/v0/1/2.m4s"), None)
@@ -248,7 +258,7 @@ def test_too_many_connections_get_503(tmp_path):
         await asyncio.sleep(0.1)
         r, w = await asyncio.open_connection("127.0.0.1", port)
         w.write(b"GET /v0/0/0.m4s HTTP/1.1\r\nHost: x\r\n\r\n")
-        data = await asyncio.wait_for(r.read(), 3)
+        data = await asyncio.wait_for(r.read(), 60)
         for _, hw in held:
             hw.close()
         w.close()

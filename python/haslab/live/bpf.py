@@ -51,17 +51,19 @@ def register() -> list[str]:
     if tool is None:
         raise LiveError("bpftool is needed to load the BPF congestion controls (make install installs it)")
     obj = build()
-    netns.unregister_struct_ops()
-    p = run([tool, "struct_ops", "register", str(obj)], check=False, timeout=60)
-    if p.returncode != 0:
+    with netns.exclusive(check_others=False):
         netns.unregister_struct_ops()
-        log = (p.stderr or p.stdout).strip().splitlines()
-        raise LiveError("bpftool could not register the BPF congestion controls:\n" + "\n".join(log[-15:]))
-    return registered()
+        p = run([tool, "struct_ops", "register", str(obj)], check=False, timeout=60)
+        if p.returncode != 0:
+            netns.unregister_struct_ops()
+            log = (p.stderr or p.stdout).strip().splitlines()
+            raise LiveError("bpftool could not register the BPF congestion controls:\n" + "\n".join(log[-15:]))
+        return registered()
 
 
 def unregister() -> list[str]:
-    return netns.unregister_struct_ops()
+    with netns.exclusive(check_others=False):
+        return netns.unregister_struct_ops()
 
 
 class BpfCCs:

@@ -6,18 +6,33 @@ Every object carries the prefix (``haslab``, or ``$HASLAB_LIVE_PREFIX``, which m
 state directory ``/run/haslab-live``, BPF struct_ops ``haslab_*``. Nothing without the prefix
 is ever touched; processes are ended by PID, and only those that run inside our namespaces or
 that our state file names.
+
+One testbed at a time: the BPF congestion-control names (``haslab_tcphas``, …) and the maps
+live mode finds by name are global to the kernel, whatever the prefix, so two testbeds would
+unregister or read each other's. :func:`exclusive` holds a machine-wide lock
+(``/run/haslab-live.lock``, ``flock``: the kernel releases it when its process dies, ``kill -9``
+included) while a testbed is built and run, and refuses (or waits ``wait_s``) when another
+process holds it or another prefix's testbed is up, naming that one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
+
+#: the machine-wide lock of live mode (one testbed at a time, whatever the prefix)
+LOCK_PATH = Path("/run/haslab-live.lock")
+#: namespace names: PREFIX-NODE with the testbed's nodes
+_NS_RE = re.compile(r"^(haslab[A-Za-z0-9_-]*)-(r1|r2|left\d+|right\d+)$")
 
 
 def prefix() -> str:
@@ -37,6 +52,117 @@ def state_dir() -> Path:
 
 class LiveError(RuntimeError):
     """A command of the testbed failed, or the machine lacks something live mode needs."""
+
+
+class LiveBusy(LiveError):
+    """Another live testbed uses this machine (another run, or another prefix's testbed is up)."""
+
+
+#: depth of :func:`exclusive` in this process (it is re-entrant within a process)
+_held = 0
+
+
+def _lock_holder(text: str) -> str:
+    try:
+        h = json.loads(text)
+        pid = int(h["pid"])
+    except (ValueError, KeyError, TypeError):
+        return "another process (it is starting)"
+    cmd = " ".join(h.get("argv") or [])[:200]
+    since = time.strftime("%H:%M:%S", time.localtime(h.get("since", 0)))
+    return f"pid {pid} (prefix {h.get('prefix')!r}, `{cmd}`, since {since})"
+
+
+def other_testbeds() -> dict[str, list[str]]:
+    """Namespaces of live testbeds with a prefix other than ours: {prefix: [namespaces]}."""
+    p = run(["ip", "netns", "list"], check=False)
+    found: dict[str, list[str]] = {}
+    for line in p.stdout.splitlines():
+        if not line.strip():
+            continue
+        m = _NS_RE.match(line.split()[0])
+        if m and m.group(1) != prefix():
+            found.setdefault(m.group(1), []).append(m.group(0))
+    return found
+
+
+def _busy_message(holder: Optional[str], others: dict[str, list[str]]) -> str:
+    why = ("the BPF congestion-control names (haslab_tcphas, …) are global to the kernel whatever "
+           "the prefix, so live mode runs one testbed at a time")
+    if holder is not None:
+        return (f"another live run is using this machine: {holder}; {why}. Wait for it to end "
+                f"(or give --wait SECONDS / $HASLAB_LIVE_WAIT_S), or stop it by its PID")
+    pre, names = sorted(others.items())[0]
+    return (f"another live testbed is up: prefix {pre!r} ({', '.join(sorted(names)[:4])}"
+            f"{', …' if len(names) > 4 else ''}); {why}. Remove it with "
+            f"`HASLAB_LIVE_PREFIX={pre} haslab live down`")
+
+
+def default_wait_s() -> float:
+    """$HASLAB_LIVE_WAIT_S: how long a run waits for a busy machine before refusing (default 0)."""
+    v = os.environ.get("HASLAB_LIVE_WAIT_S", "0")
+    try:
+        w = float(v)
+    except ValueError:
+        raise ValueError(f"HASLAB_LIVE_WAIT_S={v!r}: expected a number of seconds") from None
+    if not w >= 0:
+        raise ValueError(f"HASLAB_LIVE_WAIT_S={v!r}: must be zero or more seconds")
+    return w
+
+
+@contextlib.contextmanager
+def exclusive(wait_s: Optional[float] = None, *, check_others: bool = True) -> Iterator[None]:
+    """Holds the machine-wide live lock for the block (re-entrant within this process).
+
+    Refuses with :class:`LiveBusy` (after waiting up to ``wait_s``, default
+    $HASLAB_LIVE_WAIT_S or 0) when another process holds it, or, with ``check_others``, when a
+    testbed with another prefix is up."""
+    global _held
+    if _held:
+        _held += 1
+        try:
+            yield
+        finally:
+            _held -= 1
+        return
+    wait = default_wait_s() if wait_s is None else float(wait_s)
+    deadline = time.monotonic() + wait
+    LOCK_PATH.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        while True:
+            holder, others = None, {}
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _lock_holder(os.pread(fd, 4096, 0).decode("utf-8", "replace"))
+            else:
+                others = other_testbeds() if check_others else {}
+                if not others:
+                    break
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            if time.monotonic() >= deadline:
+                raise LiveBusy(_busy_message(holder, others))
+            time.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
+        os.ftruncate(fd, 0)
+        me = {"pid": os.getpid(), "prefix": prefix(), "argv": _argv(), "since": time.time()}
+        os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+        _held = 1
+        try:
+            yield
+        finally:
+            _held = 0
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _argv() -> list[str]:
+    try:
+        return [a.decode("utf-8", "replace") for a in Path("/proc/self/cmdline").read_bytes().split(b"\0") if a]
+    except OSError:
+        return []
 
 
 def run(args: Sequence[str], *, ns: Optional[str] = None, check: bool = True, input: Optional[str] = None,
@@ -60,9 +186,16 @@ def sh(script: str, ns: str) -> None:
 
 
 def our_namespaces() -> list[str]:
+    """Our prefix's namespaces (PREFIX-NODE exactly: prefix ``haslab`` does not claim the
+    namespaces of prefix ``haslab-x``)."""
     p = run(["ip", "netns", "list"], check=False)
     names = [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
-    return sorted(n for n in names if n.startswith(prefix() + "-"))
+    out = []
+    for n in names:
+        m = _NS_RE.match(n)
+        if m and m.group(1) == prefix():
+            out.append(n)
+    return sorted(out)
 
 
 def ns_pids(ns: str) -> list[int]:
@@ -182,7 +315,25 @@ def leftovers() -> list[str]:
 def cleanup() -> list[str]:
     """Removes everything with our prefix: the processes our state file names and those inside our
     namespaces (by PID), the namespaces (and with them their interfaces, qdiscs and iptables rules),
-    our BPF struct_ops, the state directory. Returns what was removed."""
+    our BPF struct_ops, the state directory. Returns what was removed.
+
+    Under the machine-wide lock: while another process runs a testbed with our prefix it refuses
+    (:class:`LiveBusy`, naming that run); while one runs with another prefix it removes our
+    namespaces and state but leaves the BPF algorithms, which are that run's."""
+    try:
+        with exclusive(0, check_others=False):
+            return _cleanup(bpf=True)
+    except LiveBusy:
+        try:
+            h = json.loads(LOCK_PATH.read_text())
+        except (OSError, ValueError):
+            h = {}
+        if not h or h.get("prefix") == prefix():
+            raise
+        return _cleanup(bpf=False)
+
+
+def _cleanup(bpf: bool) -> list[str]:
     removed: list[str] = []
     state = state_dir() / "state.json"
     pids: list[int] = []
@@ -203,7 +354,8 @@ def cleanup() -> list[str]:
     for n in namespaces:
         run(["ip", "netns", "del", n], check=False)
         removed.append(f"netns {n}")
-    removed += unregister_struct_ops()
+    if bpf:
+        removed += unregister_struct_ops()
     if state_dir().exists():
         shutil.rmtree(state_dir(), ignore_errors=True)
         removed.append(f"state {state_dir()}")

@@ -75,6 +75,7 @@ def run_live(
     log=None,
     dashjs: Optional[str] = None,
     dashjs_host: int = 0,
+    wait_s: Optional[float] = None,
 ):
     """Runs a scenario on the live testbed and returns a :class:`haslab.Result`.
 
@@ -82,6 +83,8 @@ def run_live(
     ``haslab_tcphas`` through the BPF socket-storage map, as a HAS server would. ``keep`` leaves
     the testbed up afterwards (``haslab live down`` removes it). ``rate_steps``: (time_ns, bit/s)
     pairs: the left→right bottleneck rate changes to each at its time (``tc class change``).
+    ``wait_s``: how long to wait while another live run uses the machine (default
+    $HASLAB_LIVE_WAIT_S or 0) before refusing with :class:`~haslab.live.netns.LiveBusy`.
     """
     from ..api import Result, validate
     from .config import reject_players
@@ -104,18 +107,18 @@ def run_live(
         raise LiveError("live mode needs: " + "; ".join(missing))
     say = log or (lambda msg: None)
     work = Path(out_dir) if out_dir is not None else None
-    # the testbed first: bringing it up removes leftovers, BPF algorithms included
+    # under the machine-wide lock (one testbed at a time: BPF names are global); the testbed
+    # first: bringing it up removes leftovers, BPF algorithms included
     tb = Testbed(cfg)
-    with tb:
-        with BpfCCs(cfg.bpf_ccs) as ccs:
-            say(f"testbed up: {cfg.pairs} pairs, {cfg.forward.rate_bps / 1e6:g} Mbit/s, "
-                f"RTT {(cfg.forward.delay_ns + cfg.reverse.delay_ns) / 1e6:g} ms"
-                + (f"; BPF algorithms {', '.join(cfg.bpf_ccs)} registered" if cfg.bpf_ccs else ""))
-            if getattr(cfg, "dashjs", None):
-                _prepare_dashjs(cfg, plan, say)
-            raw = _run_flows(tb, cfg, ladder_bps, say, sorted(rate_steps or []), out_dir=work,
-                             source=(scenario_text, scenario_fmt, base_dir))
-            tb.keep = ccs.keep = keep
+    with netns.exclusive(wait_s), tb, BpfCCs(cfg.bpf_ccs) as ccs:
+        say(f"testbed up: {cfg.pairs} pairs, {cfg.forward.rate_bps / 1e6:g} Mbit/s, "
+            f"RTT {(cfg.forward.delay_ns + cfg.reverse.delay_ns) / 1e6:g} ms"
+            + (f"; BPF algorithms {', '.join(cfg.bpf_ccs)} registered" if cfg.bpf_ccs else ""))
+        if getattr(cfg, "dashjs", None):
+            _prepare_dashjs(cfg, plan, say)
+        raw = _run_flows(tb, cfg, ladder_bps, say, sorted(rate_steps or []), out_dir=work,
+                         source=(scenario_text, scenario_fmt, base_dir))
+        tb.keep = ccs.keep = keep
     summary, tables = _results(cfg, raw, tb.delaybox_stats)
     result = Result(summary, tables, plan)
     if work is not None:

@@ -107,18 +107,21 @@ class Testbed:
 
     # ---------------------------------------------------------------------------- up / down
 
-    def up(self) -> "Testbed":
-        netns.cleanup()
-        state_dir().mkdir(parents=True, exist_ok=True)
-        self._write_state()
-        try:
-            self._build()
-            if self.delay_box:
-                self._start_delayboxes()
+    def up(self, wait_s: Optional[float] = None) -> "Testbed":
+        """Builds the testbed under the machine-wide lock (:func:`netns.exclusive`: refuses, after
+        waiting up to ``wait_s``, while another run or another prefix's testbed is up)."""
+        with netns.exclusive(wait_s):
+            netns.cleanup()
+            state_dir().mkdir(parents=True, exist_ok=True)
             self._write_state()
-        except BaseException:
-            self.down()
-            raise
+            try:
+                self._build()
+                if self.delay_box:
+                    self._start_delayboxes()
+                self._write_state()
+            except BaseException:
+                self.down()
+                raise
         return self
 
     def down(self) -> list[str]:
