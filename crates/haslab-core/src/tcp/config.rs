@@ -141,6 +141,9 @@ pub struct TcpConfig {
     /// Partial ACKs in fast recovery restart the RTO timer every time (`slow-but-steady`,
     /// default, Linux) or only the first time (`impatient`, ns-3).
     pub partial_ack_rto: PartialAckRto,
+    /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
+    /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.
+    pub rto_undo: bool,
     /// When an RTO recomputes ssthresh: `once-per-episode` (default, Linux) or
     /// `unless-repeated` (ns-3: also when the RTO ends a fast recovery).
     pub rto_ssthresh: RtoSsthresh,
@@ -200,6 +203,7 @@ impl Default for TcpConfig {
             cwnd_growth: CwndGrowth::PerPacket,
             partial_ack_rto: PartialAckRto::SlowButSteady,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
+            rto_undo: true,
             idle_restart: IdleRestart::Linux,
             isn: None,
             sack: false,

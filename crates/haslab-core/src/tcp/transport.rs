@@ -68,7 +68,7 @@ pub const TRANSPORTS: &[Transport] = &[
                  tcp-prr-recovery.cc, rtt-estimator.cc)",
         description: "ns-3's default-configured NewReno sender: per-ACK growth (also when \
                       application-limited), ssthresh = max(2, flight/2), PRR, impatient \
-                      partial-ACK timer, ssthresh recomputed by an RTO in recovery, 536-byte segments, IW 10, SACK and timestamps, \
+                      partial-ACK timer, ssthresh recomputed by an RTO in recovery, no undo of spurious RTOs, 536-byte segments, IW 10, SACK and timestamps, \
                       min RTO 1 s (RFC 6298 formula), max RTO 60 s, 200 ms delayed ACKs, \
                       128 KiB receive buffer, no restart after idle",
         cc: "newreno",
@@ -92,6 +92,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("cwnd_growth", Str("per-ack")),
             ("partial_ack_rto", Str("impatient")),
             ("rto_ssthresh", Str("unless-repeated")),
+            ("rto_undo", Bool(false)),
             ("idle_restart", Str("off")),
             ("pacing", Str("off")),
         ],

@@ -852,7 +852,8 @@ impl Endpoint {
             self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
             self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
             // the first retransmission of this episode goes out now, stamped with this TSval
-            self.undo_ts = self.cfg.timestamps.then(|| super::ts_now(now_ns));
+            self.undo_ts =
+                (self.cfg.timestamps && self.cfg.rto_undo).then(|| super::ts_now(now_ns));
         }
         self.tp.cwnd_pkts = 1;
         self.tp.cwnd_cnt = 0;
