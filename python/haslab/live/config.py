@@ -33,7 +33,7 @@ BPF_CCS = ("haslab_tcphas", "haslab_westwood", "haslab_tibet", "haslab_newcwv")
 #: Parameters of the simulator's algorithms that our kernel versions implement with their
 #: defaults only (any other value is rejected).
 CC_DEFAULTS = {
-    "newreno": {"grow_when_app_limited": False},
+    "newreno": {"grow_when_app_limited": False, "ssthresh": "cwnd"},
     "cubic": None,  # the kernel's own CUBIC: its parameters are module parameters, not per flow
     "bbr": None,
     "westwood+": {"estimator": "linux", "min_window": "50000000ns"},
@@ -239,6 +239,15 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
             reject(key, "not implemented in live mode")
     if tcp.get("cwnd_clamp_rate") is not None:
         reject("cwnd_clamp_rate", "not implemented in live mode")
+    # the kernel's own rules (the ns-3 sender's alternatives have no sysctl)
+    for key, linux in (
+        ("cwnd_growth", "per-packet"),
+        ("partial_ack_rto", "slow-but-steady"),
+        ("rto_ssthresh", "once-per-episode"),
+        ("rto_undo", True),
+    ):
+        if tcp.get(key, linux) != linux:
+            reject(key, f"the kernel has one rule: {linux!r} (Linux's; the others model ns-3)")
     if tcp["recovery"] == "classic":
         notes.add("fast recovery: the kernel always uses PRR (RFC 6937); the simulator's default is classic")
     if tcp.get("isn") is not None:
