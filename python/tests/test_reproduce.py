@@ -8,7 +8,7 @@ import math
 import pytest
 
 from haslab.reproduce import PLANNED, Claim, experiments, get, missing, run_experiment, write_report
-from haslab.reproduce.base import ENV_DURATION, ENV_SEEDS, ReproduceError, sweeps_for
+from haslab.reproduce.base import ENV_DURATION, ENV_SEEDS, VERDICTS, ReproduceError, sweeps_for
 
 from conftest import cli
 
@@ -69,6 +69,7 @@ def test_smoke_one_tiny_experiment_end_to_end(tmp_path, monkeypatch):
         assert isinstance(c.holds, bool)
         assert isinstance(c.ours, float) and not math.isnan(c.ours), c
         assert c.holds or c.reason, c
+        assert c.verdict in VERDICTS and (c.verdict == "holds") == c.holds, c
         assert c.text and c.paper and c.source
     meta = json.loads((d / "tcphas-fig2.claims.json").read_text())
     assert len(meta["claims"]) == len(outcome.claims)
@@ -86,6 +87,17 @@ def test_smoke_one_tiny_experiment_end_to_end(tmp_path, monkeypatch):
     for name in missing():
         assert f"## `{name}`\n\n_Not yet reproduced._" in text
     assert "registered, not run" in text  # e.g. tcphas-fig3
+
+
+def test_a_claim_failing_by_default_but_holding_under_another_reading_is_named_so():
+    c = Claim("x", "Fig. 1", "1", 0.0, False, reason="r", verdict="model", readings={"loss on the ACKs": True})
+    assert c.verdict == "reading" and c.reading == "loss on the ACKs"
+    d = Claim("x", "Fig. 1", "1", 0.0, False, reason="r", verdict="inconsistent", readings={"b": True})
+    assert d.verdict == "inconsistent"
+    assert Claim("x", "Fig. 1", "1", 0.0, False, reason="r").verdict == "unexplained"
+    assert Claim("x", "Fig. 1", "1", 1.0, True, verdict="model").verdict == "holds"
+    with pytest.raises(ValueError, match="verdict"):
+        Claim("x", "Fig. 1", "1", 0.0, False, reason="r", verdict="maybe")
 
 
 def test_cli_list():
