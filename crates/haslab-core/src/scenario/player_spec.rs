@@ -72,6 +72,7 @@ pub struct PlayerSpec {
     pub stop: Option<Duration>,
     /// A named transport: a congestion control plus `[flow.tcp]` options as one of the papers
     /// configures its server ("newreno-rfc5681", "newreno-linux", "newcwv", "newcwv-paced",
+    /// "newcwv-paced-linux",
     /// "cubic-standard", "cubic-enhanced", "cubic-tlp"; `haslab cc list` shows what each sets).
     /// This entry's own `cc` and `tcp` keys override the transport's, which override
     /// `defaults`. Default: none.

@@ -18,7 +18,8 @@
 //!   restart after idle, so all three keep cwnd across idle periods (`idle_restart = "off"`);
 //!   the two paper lines run without SACK, like NS2's agent, so RTL alone repairs tail losses.
 //!   The novel-pacing flowchart's "decayed cwnd after a long idle" then never triggers; set
-//!   `idle_restart = "linux"` on the flow to see it.
+//!   `idle_restart = "linux"` on the flow to see it. All three carry NS-2's defaults ([`NS2`]):
+//!   1000-byte segments, IW 2, no timestamps, 200 ms minimum RTO, an ACK for every segment.
 
 use serde_json::{json, Map, Value};
 
@@ -42,6 +43,7 @@ pub struct Transport {
 pub enum TcpValue {
     Str(&'static str),
     Bool(bool),
+    Int(u64),
 }
 
 impl TcpValue {
@@ -49,11 +51,24 @@ impl TcpValue {
         match self {
             TcpValue::Str(s) => Value::String(s.into()),
             TcpValue::Bool(b) => Value::Bool(b),
+            TcpValue::Int(n) => Value::from(n),
         }
     }
 }
 
-use TcpValue::{Bool, Str};
+use TcpValue::{Bool, Int, Str};
+
+/// NS-2's TCP defaults that haslab can express (tcl/lib/ns-default.tcl and tcp/tcp-sink.cc):
+/// `packetSize_ 1000` (payload bytes per segment), `windowInit_ 2`, `timestamps_ false`,
+/// `minrto_ 0.2` s, and Agent/TCPSink acknowledging every segment (delayed ACKs are the
+/// separate Agent/TCPSink/DelAck).
+const NS2: [(&str, TcpValue); 5] = [
+    ("mss", Int(1000)),
+    ("initial_cwnd", Int(2)),
+    ("timestamps", Bool(false)),
+    ("min_rto", Str("200ms")),
+    ("delayed_ack", Str("off")),
+];
 
 /// Every named transport, in the order `haslab cc list` prints them.
 pub const TRANSPORTS: &[Transport] = &[
@@ -89,11 +104,23 @@ pub const TRANSPORTS: &[Transport] = &[
         ],
     },
     Transport {
+        name: "newcwv-paced-linux",
+        source: "newCWV paper §3 (Linux 3.12 FQ pacing); Linux net/ipv4/tcp_output.c tcp_update_pacing_rate (tcp_pacing_ss_ratio 200, tcp_pacing_ca_ratio 120)",
+        description: "NewReno + newCWV + Linux's pacing rate: 200 % of cwnd/RTT in slow start, 120 % in congestion avoidance",
+        cc: "newreno",
+        tcp: &[("idle_restart", Str("newcwv")), ("pacing", Str("linux"))],
+    },
+    Transport {
         name: "cubic-standard",
         source: "Enhancing-TCP paper §4.1 (\"standard TCP\": CUBIC in NS2)",
         description: "CUBIC, no SACK, no restart after idle (NS2's TCP-Linux agent)",
         cc: "cubic",
         tcp: &[
+            NS2[0],
+            NS2[1],
+            NS2[2],
+            NS2[3],
+            NS2[4],
             ("idle_restart", Str("off")),
             ("sack", Bool(false)),
             ("tlp", Bool(false)),
@@ -107,6 +134,11 @@ pub const TRANSPORTS: &[Transport] = &[
         description: "cubic-standard + novel pacing of each chunk's initial burst + Reducing Tail Loss dummies",
         cc: "cubic",
         tcp: &[
+            NS2[0],
+            NS2[1],
+            NS2[2],
+            NS2[3],
+            NS2[4],
             ("idle_restart", Str("off")),
             ("sack", Bool(false)),
             ("tlp", Bool(false)),
@@ -120,6 +152,11 @@ pub const TRANSPORTS: &[Transport] = &[
         description: "cubic-standard + SACK + RACK-TLP tail-loss probes",
         cc: "cubic",
         tcp: &[
+            NS2[0],
+            NS2[1],
+            NS2[2],
+            NS2[3],
+            NS2[4],
             ("idle_restart", Str("off")),
             ("sack", Bool(true)),
             ("tlp", Bool(true)),
@@ -220,6 +257,10 @@ mod tests {
         assert!(t.tlp && t.sack && !t.rtl && !t.novel_pacing);
         for c in [&s, &e, &t] {
             assert_eq!(c.idle_restart, IdleRestart::Off);
+            // NS-2's defaults (ns-default.tcl; Agent/TCPSink does not delay ACKs)
+            assert_eq!((c.mss, c.initial_cwnd, c.timestamps), (1000, 2, false));
+            assert_eq!(c.min_rto.0, 200_000_000);
+            assert_eq!(c.delayed_ack, crate::tcp::config::DelayedAckMode::Off);
         }
     }
 }
