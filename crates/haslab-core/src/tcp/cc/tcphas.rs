@@ -395,9 +395,9 @@ mod tests {
         for k in 1..2000 {
             ack(&mut cc, &mut tp, k * 8 * MS, 1, 100 * MS);
         }
-        // a standing queue: the RTT is 150 ms, RTT̂ follows
+        // a standing queue: the RTT is 150 ms (still 1 Mbps of ACKs), RTT̂ follows
         for k in 0..1000 {
-            ack(&mut cc, &mut tp, 16_000 * MS + k * MS, 1, 150 * MS);
+            ack(&mut cc, &mut tp, 16_000 * MS + k * 8 * MS, 1, 150 * MS);
         }
         tp.ssthresh_pkts = cc.ssthresh(&tp);
         tp.cwnd_pkts = tp.ssthresh_pkts;
@@ -413,7 +413,7 @@ mod tests {
         assert!(shaped > tp.cwnd_pkts, "{shaped}");
         // the next ACK in congestion avoidance (cwnd ≥ ssthresh) sets cwnd = rate × RTT̂ × 1.2:
         // the reduction is undone at once, the standing queue's RTT included
-        ack(&mut cc, &mut tp, 18_000 * MS, 1, 150 * MS);
+        ack(&mut cc, &mut tp, 24_008 * MS, 1, 150 * MS);
         cc.cong_avoid(&mut tp, 1);
         assert_eq!(tp.cwnd_pkts, shaped);
     }
@@ -426,7 +426,9 @@ mod tests {
         for w in LADDER.windows(2) {
             let ratio = w[1] as f64 / w[0] as f64;
             assert!(ratio >= 1.75 && ratio > f, "{w:?}: {ratio}");
-            assert!(qlevel(&LADDER, f * w[0] as f64) < LADDER.iter().position(|&r| r == w[1]).unwrap());
+            assert!(
+                qlevel(&LADDER, f * w[0] as f64) < LADDER.iter().position(|&r| r == w[1]).unwrap()
+            );
         }
     }
 
