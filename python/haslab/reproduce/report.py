@@ -57,7 +57,8 @@ def write_report(out: str | os.PathLike, path: str | os.PathLike = "docs/reprodu
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         claims = meta.get("claims", [])
         held = sum(bool(c["holds"]) for c in claims)
-        verdicts += [c.get("verdict") or ("holds" if c["holds"] else "unexplained") for c in claims]
+        mine = [c.get("verdict") or ("holds" if c["holds"] else "unexplained") for c in claims]
+        verdicts += mine
         n_done += 1
         n_claims += len(claims)
         n_hold += held
@@ -70,7 +71,7 @@ def write_report(out: str | os.PathLike, path: str | os.PathLike = "docs/reprodu
         sections.append(text)
         exp = exps[name]
         rows.append(
-            f"| [`{name}`](#{_anchor(name, exp)}) | {exp.label} | {held}/{len(claims)} claims hold"
+            f"| [`{name}`](#{_anchor(name, exp)}) | {exp.label} | {len(claims)} claims: {verdict_counts(mine) or 'none'}"
             f" ({'quick' if meta.get('quick') else 'full'} form, {meta.get('runs', '?')} runs) |"
         )
     quick = " --quick" if modes == {"quick"} else ""
