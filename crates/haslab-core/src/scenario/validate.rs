@@ -136,8 +136,7 @@ pub(super) fn resolve_transport(
             ),
         )
     })?;
-    let cc = CcConfig::by_name(t.cc).expect("transport table names a known cc");
-    Ok((Some(cc), t.tcp_table()))
+    Ok((Some(t.cc_config()), t.tcp_table()))
 }
 
 /// Deserialises a TCP table into a [`TcpConfig`]; an error's path is `prefix.<field>`.

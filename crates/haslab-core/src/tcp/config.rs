@@ -61,6 +61,35 @@ pub enum RecoveryMode {
     Classic,
 }
 
+/// How many packets an ACK of new data counts for when cwnd grows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CwndGrowth {
+    /// The packets the ACK newly delivered (Linux `tcp_cong_avoid(sk, ack, acked_sacked)`;
+    /// RFC 3465 byte counting): slow start doubles cwnd per RTT whatever the ACK ratio.
+    PerPacket,
+    /// One packet per ACK that advances snd_una, however many it covers: ns-3's
+    /// `TcpNewReno::SlowStart` (+1 segment when segmentsAcked ≥ 1) and
+    /// `CongestionAvoidance` (+MSS²/cwnd per call), src/internet/model/tcp-congestion-ops.cc;
+    /// RFC 5681 §3.1 without byte counting. With delayed ACKs slow start grows ≈ 1.5× per RTT
+    /// and congestion avoidance half a packet per RTT.
+    PerAck,
+}
+
+/// Whether partial ACKs in fast recovery restart the retransmission timer (RFC 6582 §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartialAckRto {
+    /// Every partial ACK restarts it (RFC 6582 §4 "Slow-but-Steady"; Linux `tcp_ack` rearms
+    /// on every ACK that acknowledges data): a recovery repairs one hole per RTT for as long
+    /// as it takes.
+    SlowButSteady,
+    /// Only the first partial ACK of a recovery restarts it (RFC 6582 §4 "Impatient"; ns-3's
+    /// `TcpSocketBase`, src/internet/model/tcp-socket-base.cc, `m_isFirstPartialAck`): a
+    /// recovery with many holes ends in an RTO.
+    Impatient,
+}
+
 fn d_ms(ms: u64) -> Duration {
     Duration(ms * 1_000_000)
 }
@@ -96,6 +125,12 @@ pub struct TcpConfig {
     /// the default of Linux and ns-3). Without SACK, PRR sends less during a long multi-loss
     /// recovery than classic inflation does (see docs/tcp.md).
     pub recovery: RecoveryMode,
+    /// Partial ACKs in fast recovery restart the RTO timer every time (`slow-but-steady`,
+    /// default, Linux) or only the first time (`impatient`, ns-3).
+    pub partial_ack_rto: PartialAckRto,
+    /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets it
+    /// delivered) or `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data).
+    pub cwnd_growth: CwndGrowth,
     /// Restart after idle: `off`, `rfc5681` or `linux` (default: `linux`, because the papers
     /// that measured real servers ran Linux with tcp_slow_start_after_idle = 1).
     pub idle_restart: IdleRestart,
@@ -146,6 +181,8 @@ impl Default for TcpConfig {
             initial_rto: d_ms(1000),
             rwnd: Size(64 << 20),
             recovery: RecoveryMode::Classic,
+            cwnd_growth: CwndGrowth::PerPacket,
+            partial_ack_rto: PartialAckRto::SlowButSteady,
             idle_restart: IdleRestart::Linux,
             isn: None,
             sack: false,

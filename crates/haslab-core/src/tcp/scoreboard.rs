@@ -59,6 +59,15 @@ impl Seg {
     }
 }
 
+/// What a cumulative ACK removed from the queue ([`Scoreboard::ack_to`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Acked {
+    /// Segments removed (Linux `pkts_acked`, what `pkts_acked` hooks see).
+    pub removed: u32,
+    /// Of those, the segments not SACKed before: delivered by this ACK.
+    pub newly_delivered: u32,
+}
+
 /// RFC 6675 DupThresh.
 pub const DUP_THRESH: u32 = 3;
 
@@ -109,17 +118,21 @@ impl Scoreboard {
 
     /// Removes the segments the cumulative ACK `ack` covers and trims a partly covered one.
     /// `delivered` is called for each removed segment that had not been SACKed before (in
-    /// sequence order); returns the number of segments removed.
-    pub fn ack_to(&mut self, ack: u64, mut delivered: impl FnMut(&Seg)) -> u32 {
-        let mut n = 0;
+    /// sequence order). Returns the number of segments removed and, of those, how many are
+    /// delivered now: a segment SACKed earlier was counted as delivered when its SACK
+    /// arrived, and is not counted again (Linux `tcp_clean_rtx_queue` counts `tp->delivered`
+    /// only for segments without `TCPCB_SACKED_ACKED`; RFC 6937 §3 `DeliveredData`).
+    pub fn ack_to(&mut self, ack: u64, mut delivered: impl FnMut(&Seg)) -> Acked {
+        let mut n = Acked::default();
         while let Some(seg) = self.segs.front_mut() {
             if seg.end <= ack {
                 let seg = self.segs.pop_front().unwrap();
                 self.forget(&seg);
                 if !seg.has(SACKED) {
                     delivered(&seg);
+                    n.newly_delivered += 1;
                 }
-                n += 1;
+                n.removed += 1;
             } else {
                 if seg.start < ack {
                     seg.start = ack;
@@ -376,13 +389,15 @@ mod tests {
         let mut b = board(5);
         b.sack(301, 401, |_| {});
         let mut delivered = vec![];
-        assert_eq!(b.ack_to(250, |s| delivered.push(s.start)), 2);
+        let acked = b.ack_to(250, |s| delivered.push(s.start));
+        assert_eq!((acked.removed, acked.newly_delivered), (2, 2));
         assert_eq!(delivered, vec![1, 101]);
         assert_eq!(b.front().unwrap().start, 250);
-        // the SACKed segment is not delivered twice
+        // the SACKed segment is not delivered twice: removed, but not counted again
         delivered.clear();
-        b.ack_to(401, |s| delivered.push(s.start));
+        let acked = b.ack_to(401, |s| delivered.push(s.start));
         assert_eq!(delivered, vec![250]);
+        assert_eq!((acked.removed, acked.newly_delivered), (2, 1));
         assert_eq!(b.sacked_out, 0);
         b.check().unwrap();
     }

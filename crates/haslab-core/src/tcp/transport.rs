@@ -34,6 +34,8 @@ pub struct Transport {
     pub description: &'static str,
     /// Congestion-control algorithm name (a `cc` value).
     pub cc: &'static str,
+    /// The algorithm's parameters, as (key, value) (empty: its defaults).
+    pub cc_params: &'static [(&'static str, TcpValue)],
     /// `[flow.tcp]` options, as (key, TOML/JSON value).
     pub tcp: &'static [(&'static str, TcpValue)],
 }
@@ -51,7 +53,7 @@ impl TcpValue {
         match self {
             TcpValue::Str(s) => Value::String(s.into()),
             TcpValue::Bool(b) => Value::Bool(b),
-            TcpValue::Int(n) => Value::from(n),
+            TcpValue::Int(i) => Value::from(i),
         }
     }
 }
@@ -73,10 +75,79 @@ const NS2: [(&str, TcpValue); 5] = [
 /// Every named transport, in the order `haslab cc list` prints them.
 pub const TRANSPORTS: &[Transport] = &[
     Transport {
+        name: "ns3-newreno",
+        source: "ns-3.37 TcpNewReno over TcpSocketBase with its default attributes \
+                 (src/internet/model/tcp-congestion-ops.cc, tcp-socket-base.cc, tcp-socket.cc, \
+                 tcp-prr-recovery.cc, rtt-estimator.cc)",
+        description: "ns-3's default-configured NewReno sender: per-ACK growth (also when \
+                      application-limited), ssthresh = max(2, flight/2), PRR, impatient \
+                      partial-ACK timer, 536-byte segments, IW 10, SACK and timestamps, \
+                      min RTO 1 s (RFC 6298 formula), max RTO 60 s, 200 ms delayed ACKs, \
+                      128 KiB receive buffer, no restart after idle",
+        cc: "newreno",
+        cc_params: &[
+            ("grow_when_app_limited", Bool(true)),
+            ("ssthresh", Str("flight")),
+        ],
+        tcp: &[
+            ("mss", Int(536)),
+            ("initial_cwnd", Int(10)),
+            ("timestamps", Bool(true)),
+            ("sack", Bool(true)),
+            ("tlp", Bool(false)),
+            ("delayed_ack", Str("on")),
+            ("delayed_ack_timeout", Str("200ms")),
+            ("min_rto", Str("1s")),
+            ("max_rto", Str("60s")),
+            ("rto_formula", Str("rfc6298")),
+            ("rwnd", Int(131_072)),
+            ("recovery", Str("prr")),
+            ("cwnd_growth", Str("per-ack")),
+            ("partial_ack_rto", Str("impatient")),
+            ("idle_restart", Str("off")),
+            ("pacing", Str("off")),
+        ],
+    },
+    Transport {
+        name: "ns3.17-tcp",
+        source: "ns-3.17, the TcpHas paper's simulator (§IV-A): TcpSocket defaults \
+                 (src/internet/model/tcp-socket.cc: SegmentSize 536, InitialCwnd 1, \
+                 DelAckTimeout 200 ms, DelAckCount 2), TcpSocketBase without TCP options \
+                 (no timestamps, SACK or window scaling: a 65535-byte window), RttEstimator \
+                 MinRTO 200 ms, TcpNewReno (tcp-newreno.cc: +1 segment per ACK in slow start, \
+                 MSS²/cwnd per ACK in congestion avoidance, ssthresh = max(2, flight/2))",
+        description: "the ns-3.17 sender of the TcpHas paper's simulations: 536-byte segments, \
+                      IW 1, no TCP options, 64 KB window, per-ACK growth, 200 ms delayed ACKs, \
+                      min RTO 200 ms, no restart after idle; a player's own cc (Westwood+, \
+                      TIBET, Trickle, TcpHas) replaces NewReno",
+        cc: "newreno",
+        cc_params: &[
+            ("grow_when_app_limited", Bool(true)),
+            ("ssthresh", Str("flight")),
+        ],
+        tcp: &[
+            ("mss", Int(536)),
+            ("initial_cwnd", Int(1)),
+            ("timestamps", Bool(false)),
+            ("sack", Bool(false)),
+            ("tlp", Bool(false)),
+            ("rwnd", Int(65_535)),
+            ("delayed_ack", Str("on")),
+            ("delayed_ack_timeout", Str("200ms")),
+            ("min_rto", Str("200ms")),
+            ("rto_formula", Str("rfc6298")),
+            ("recovery", Str("classic")),
+            ("cwnd_growth", Str("per-ack")),
+            ("idle_restart", Str("off")),
+            ("pacing", Str("off")),
+        ],
+    },
+    Transport {
         name: "newreno-rfc5681",
         source: "RFC 5681 §4.1; newCWV paper §2.1 (\"the current TCP standard\")",
         description: "NewReno; after an idle period longer than the RTO, cwnd = min(IW, cwnd)",
         cc: "newreno",
+        cc_params: &[],
         tcp: &[("idle_restart", Str("rfc5681"))],
     },
     Transport {
@@ -84,6 +155,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "newCWV paper §3 (default Linux TCP New Reno); Linux tcp_cwnd_restart",
         description: "NewReno with Linux's restart after idle (ssthresh = max(ssthresh, 3/4 cwnd), cwnd halved per idle RTO)",
         cc: "newreno",
+        cc_params: &[],
         tcp: &[("idle_restart", Str("linux"))],
     },
     Transport {
@@ -91,6 +163,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "newCWV paper §2.3, §4 (\"newCWV\" line); RFC 7661",
         description: "NewReno + newCWV: cwnd kept through idle and rate-limited periods, no pacing",
         cc: "newreno",
+        cc_params: &[],
         tcp: &[("idle_restart", Str("newcwv")), ("pacing", Str("off"))],
     },
     Transport {
@@ -98,6 +171,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "newCWV paper §2.4, §3 (\"newCWV-pacing\": Linux 3.12 FQ pacing over one RTT)",
         description: "NewReno + newCWV + pacing at cwnd/RTT, the combination the paper evaluates",
         cc: "newreno",
+        cc_params: &[],
         tcp: &[
             ("idle_restart", Str("newcwv")),
             ("pacing", Str("cwnd-per-rtt")),
@@ -108,6 +182,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "newCWV paper §3 (Linux 3.12 FQ pacing); Linux net/ipv4/tcp_output.c tcp_update_pacing_rate (tcp_pacing_ss_ratio 200, tcp_pacing_ca_ratio 120)",
         description: "NewReno + newCWV + Linux's pacing rate: 200 % of cwnd/RTT in slow start, 120 % in congestion avoidance",
         cc: "newreno",
+        cc_params: &[],
         tcp: &[("idle_restart", Str("newcwv")), ("pacing", Str("linux"))],
     },
     Transport {
@@ -115,6 +190,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "Enhancing-TCP paper §4.1 (\"standard TCP\": CUBIC in NS2)",
         description: "CUBIC, no SACK, no restart after idle (NS2's TCP-Linux agent)",
         cc: "cubic",
+        cc_params: &[],
         tcp: &[
             NS2[0],
             NS2[1],
@@ -133,6 +209,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "Enhancing-TCP paper §3 (\"enhanced TCP\")",
         description: "cubic-standard + novel pacing of each chunk's initial burst + Reducing Tail Loss dummies",
         cc: "cubic",
+        cc_params: &[],
         tcp: &[
             NS2[0],
             NS2[1],
@@ -151,6 +228,7 @@ pub const TRANSPORTS: &[Transport] = &[
         source: "RFC 8985 (RACK-TLP), the standard tail-loss answer, against the Enhancing-TCP paper's RTL",
         description: "cubic-standard + SACK + RACK-TLP tail-loss probes",
         cc: "cubic",
+        cc_params: &[],
         tcp: &[
             NS2[0],
             NS2[1],
@@ -189,13 +267,28 @@ impl Transport {
             .collect()
     }
 
-    /// `{ name, source, description, cc, tcp }` for catalogs.
+    /// The congestion control's parameters as a table.
+    pub fn cc_params_table(&self) -> Map<String, Value> {
+        self.cc_params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.json()))
+            .collect()
+    }
+
+    /// The congestion control with its parameters.
+    pub fn cc_config(&self) -> crate::tcp::cc::CcConfig {
+        crate::tcp::cc::CcConfig::with_params(self.cc, Value::Object(self.cc_params_table()))
+            .expect("the transport table names a known cc with valid parameters (tested)")
+    }
+
+    /// `{ name, source, description, cc, cc_params, tcp }` for catalogs.
     pub fn json(&self) -> Value {
         json!({
             "name": self.name,
             "source": self.source,
             "description": self.description,
             "cc": self.cc,
+            "cc_params": Value::Object(self.cc_params_table()),
             "tcp": Value::Object(self.tcp_table()),
         })
     }
@@ -220,6 +313,8 @@ mod tests {
     fn every_transport_is_a_valid_cc_and_tcp_table() {
         for t in TRANSPORTS {
             assert!(CcConfig::by_name(t.cc).is_some(), "{}: cc {}", t.name, t.cc);
+            CcConfig::with_params(t.cc, Value::Object(t.cc_params_table()))
+                .unwrap_or_else(|e| panic!("{}: cc_params: {e}", t.name));
             let cfg = validate_tcp_table(&t.tcp_table(), t.name)
                 .unwrap_or_else(|e| panic!("{}: {e}", t.name));
             cfg.check().unwrap();
@@ -229,6 +324,18 @@ mod tests {
         dedup.sort();
         dedup.dedup();
         assert_eq!(dedup.len(), names.len(), "duplicate names");
+    }
+
+    #[test]
+    fn the_ns3_17_sender_has_no_options_iw_1_and_per_ack_growth() {
+        let t = by_name("ns3.17-tcp").unwrap();
+        let c = validate_tcp_table(&t.tcp_table(), "x").unwrap();
+        assert_eq!((c.mss, c.initial_cwnd), (536, 1));
+        assert!(!c.timestamps && !c.sack && !c.tlp);
+        assert_eq!(c.rwnd.0, 65_535, "no window scaling without options");
+        assert_eq!(c.min_rto.0, 200_000_000);
+        assert_eq!(c.cwnd_growth, crate::tcp::config::CwndGrowth::PerAck);
+        assert_eq!(c.idle_restart, IdleRestart::Off);
     }
 
     #[test]

@@ -144,6 +144,10 @@ pub struct CcState {
     pub rto_ns: u64,
     /// Packets in flight (sent, not cumulatively acknowledged).
     pub in_flight_pkts: u32,
+    /// RFC 6675 pipe when the last ACK arrived (before it was processed): what the sender
+    /// compares with cwnd (Linux `tcp_packets_in_flight`, ns-3 `BytesInFlight`). Set before
+    /// [`CongestionControl::ssthresh`] is called.
+    pub pipe_pkts: u32,
     /// Total bytes cumulatively acknowledged (Linux `delivered`, in bytes).
     pub delivered_bytes: u64,
     /// Time of the last transmission of new data (`lsndtime`).
@@ -188,6 +192,7 @@ impl CcState {
             last_rtt_ns: 0,
             rto_ns: 0,
             in_flight_pkts: 0,
+            pipe_pkts: 0,
             delivered_bytes: 0,
             last_send_ns: 0,
             ca_state: CaState::Open,

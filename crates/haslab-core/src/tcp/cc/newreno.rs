@@ -9,8 +9,12 @@
 //! - Congestion avoidance: +1 packet per cwnd packets acked (RFC 5681 byte counting,
 //!   Linux `tcp_cong_avoid_ai`).
 //! - Growth only when cwnd-limited (Linux `tcp_is_cwnd_limited`); `grow_when_app_limited`
-//!   turns the gate off to model ns-3's TcpNewReno, which grows regardless (algorithms.md A1).
-//! - On loss: ssthresh = max(cwnd / 2, 2) packets (Linux `tcp_reno_ssthresh`; β = 1/2).
+//!   turns the gate off to model ns-3's TcpNewReno, which grows regardless
+//!   (`TcpSocketBase::ProcessAck` calls `IncreaseWindow` on every new ACK).
+//! - On loss: ssthresh = max(cwnd / 2, 2) packets (Linux `tcp_reno_ssthresh`; β = 1/2), or,
+//!   with `ssthresh = "flight"`, max(pipe / 2, 2) packets: ns-3's `TcpNewReno::GetSsThresh`
+//!   (`max(2·MSS, bytesInFlight / 2)`, src/internet/model/tcp-congestion-ops.cc) and RFC 5681
+//!   §3.1 equation (4) (FlightSize / 2).
 
 use super::{CcState, CongestionControl};
 use schemars::JsonSchema;
@@ -23,12 +27,26 @@ pub struct NewRenoConfig {
     /// Grow cwnd even when the sender is application-limited (ns-3 TcpNewReno). Default false
     /// (Linux).
     pub grow_when_app_limited: bool,
+    /// What ssthresh halves on a loss: `cwnd` (default, Linux) or `flight` (the packets in
+    /// flight, RFC 5681 / ns-3).
+    pub ssthresh: SsthreshBase,
+}
+
+/// The quantity NewReno's ssthresh rule halves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SsthreshBase {
+    /// cwnd (Linux `tcp_reno_ssthresh`).
+    Cwnd,
+    /// The RFC 6675 pipe when the loss is detected (RFC 5681 §3.1 FlightSize; ns-3).
+    Flight,
 }
 
 impl Default for NewRenoConfig {
     fn default() -> Self {
         NewRenoConfig {
             grow_when_app_limited: false,
+            ssthresh: SsthreshBase::Cwnd,
         }
     }
 }
@@ -49,7 +67,11 @@ impl CongestionControl for NewReno {
     }
 
     fn ssthresh(&mut self, tp: &CcState) -> u32 {
-        (tp.cwnd_pkts / 2).max(2)
+        let base = match self.cfg.ssthresh {
+            SsthreshBase::Cwnd => tp.cwnd_pkts,
+            SsthreshBase::Flight => tp.pipe_pkts,
+        };
+        (base / 2).max(2)
     }
 
     fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
@@ -104,6 +126,7 @@ mod tests {
         assert_eq!(tp.cwnd_pkts, 40);
         let mut ns3 = NewReno::new(NewRenoConfig {
             grow_when_app_limited: true,
+            ..Default::default()
         });
         for _ in 0..100 {
             ns3.cong_avoid(&mut tp, 1);
@@ -116,5 +139,21 @@ mod tests {
         let mut cc = NewReno::new(Default::default());
         assert_eq!(cc.ssthresh(&limited(41, 100)), 20);
         assert_eq!(cc.ssthresh(&limited(3, 100)), 2);
+    }
+
+    #[test]
+    fn flight_based_ssthresh_halves_the_pipe_not_cwnd() {
+        // an application-limited sender: cwnd 40 but only 12 packets in the pipe
+        let mut tp = limited(40, 100);
+        tp.pipe_pkts = 12;
+        let mut linux = NewReno::new(Default::default());
+        assert_eq!(linux.ssthresh(&tp), 20);
+        let mut rfc = NewReno::new(NewRenoConfig {
+            ssthresh: SsthreshBase::Flight,
+            ..Default::default()
+        });
+        assert_eq!(rfc.ssthresh(&tp), 6);
+        tp.pipe_pkts = 1;
+        assert_eq!(rfc.ssthresh(&tp), 2);
     }
 }

@@ -198,6 +198,8 @@ pub struct Endpoint {
     recover_fs: u32,
     /// segments retransmitted during the current recovery (newCWV's R)
     recovery_retrans: u32,
+    /// a partial ACK of the current fast recovery has already restarted the RTO timer
+    partial_ack_restarted_rto: bool,
     recover: u64,
     has_sent_data: bool,
     pacing_next_ns: u64,
@@ -340,6 +342,7 @@ impl Endpoint {
             prr_out: 0,
             recover_fs: 0,
             recovery_retrans: 0,
+            partial_ack_restarted_rto: false,
             recover: 0,
             has_sent_data: false,
             pacing_next_ns: 0,

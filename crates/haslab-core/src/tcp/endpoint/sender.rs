@@ -4,7 +4,7 @@
 use super::{Endpoint, Notice, NoticeKind, Output, Rack, State, TimerKind, TlpEpisode};
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaEvent, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
-use crate::tcp::config::RecoveryMode;
+use crate::tcp::config::{CwndGrowth, PartialAckRto, RecoveryMode};
 use crate::tcp::cwv::Congestion;
 use crate::tcp::pacing;
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
@@ -20,9 +20,22 @@ const TLP_NO_RTT_NS: u64 = 1_000_000_000;
 #[derive(Default)]
 struct AckInfo {
     advanced: bool,
+    /// Segments the cumulative ACK removed, SACKed before or not (Linux `pkts_acked`).
     pkts_acked: u32,
+    /// Of those, the ones not SACKed before (each segment is delivered once: when first
+    /// SACKed, or else when cumulatively acknowledged).
+    pkts_newly_acked: u32,
     bytes_acked: u64,
     newly_sacked: u32,
+}
+
+impl AckInfo {
+    /// Packets this ACK delivered, each counted once (RFC 6937 §3 `DeliveredData` in
+    /// packets; Linux `tcp_newly_delivered`, the `acked_sacked` that `tcp_cong_avoid` and
+    /// `tcp_cwnd_reduction` receive).
+    fn delivered(&self) -> u32 {
+        self.pkts_newly_acked + self.newly_sacked
+    }
 }
 
 impl Endpoint {
@@ -334,7 +347,7 @@ impl Endpoint {
 
         debug_assert_eq!(self.sb.check(), Ok(()));
         let cc_controls = self.cc.has_cong_control();
-        let acked_sacked = info.pkts_acked + info.newly_sacked;
+        let acked_sacked = info.delivered();
         match prior_state {
             CaState::Open | CaState::Disorder => {
                 if info.advanced {
@@ -357,11 +370,7 @@ impl Endpoint {
                         CaState::Open
                     });
                     if info.advanced {
-                        self.grow(if self.sack_ok {
-                            acked_sacked
-                        } else {
-                            info.pkts_acked
-                        });
+                        self.grow(acked_sacked);
                     }
                 }
             }
@@ -385,7 +394,7 @@ impl Endpoint {
                 self.dupacks = 0;
                 self.reno_sacked = 0;
                 if info.advanced {
-                    self.grow(info.pkts_acked);
+                    self.grow(acked_sacked);
                 }
             }
         }
@@ -425,7 +434,7 @@ impl Endpoint {
             if self.sb.is_empty() {
                 self.rto_timer.cancel();
                 self.tlp_timer.cancel();
-            } else {
+            } else if self.restarts_rto_on_partial_ack(prior_state) {
                 self.arm_rto(now_ns, out);
             }
             self.ack_notices(now_ns, out);
@@ -433,6 +442,19 @@ impl Endpoint {
         if !self.sb.is_empty() {
             self.schedule_loss_probe(now_ns, out);
         }
+    }
+
+    /// Whether an ACK of new data restarts the RTO timer (RFC 6298 §5.3). A partial ACK in
+    /// fast recovery does so every time (RFC 6582 §4's "Slow-but-Steady"; Linux rearms on
+    /// every ACK that acknowledges data), or only the first time with
+    /// `partial_ack_rto = "impatient"` (ns-3's `TcpSocketBase::ProcessAck` passes
+    /// `m_isFirstPartialAck` to `NewAck`), so that a recovery with many holes ends in an RTO.
+    fn restarts_rto_on_partial_ack(&mut self, prior_state: CaState) -> bool {
+        let partial = prior_state == CaState::Recovery && self.tp.ca_state == CaState::Recovery;
+        if !partial || self.cfg.partial_ack_rto == PartialAckRto::SlowButSteady {
+            return true;
+        }
+        !std::mem::replace(&mut self.partial_ack_restarted_rto, true)
     }
 
     /// Applies the SACK blocks of an ACK (RFC 2018) and recognises D-SACK (RFC 2883 §4: a
@@ -491,10 +513,11 @@ impl Endpoint {
         let first = self.sb.front().copied();
         let (tp, rate) = (&mut self.tp, &mut self.rate);
         let min_rtt = tp.min_rtt_ns;
-        let pkts_acked = self.sb.ack_to(ack, |seg| {
+        let acked = self.sb.ack_to(ack, |seg| {
             rate.on_delivered(tp, seg, now_ns);
             rack_candidate(rack_newest, seg, now_ns, min_rtt);
         });
+        let pkts_acked = acked.removed;
         // Karn: the send-time sample only from a never-retransmitted segment
         let mut rtt_ns = match first {
             Some(s) if pkts_acked > 0 && !s.has(segflags::EVER_RETRANS) => Some(now_ns - s.sent_ns),
@@ -527,6 +550,7 @@ impl Endpoint {
         *info = AckInfo {
             advanced: true,
             pkts_acked,
+            pkts_newly_acked: acked.newly_delivered,
             bytes_acked,
             ..*info
         };
@@ -535,19 +559,24 @@ impl Endpoint {
     /// Enters fast recovery (RFC 6582 §3.2 step 2, RFC 6675 §5 step 4).
     fn enter_recovery(&mut self, flight_pkts: u32, _now_ns: u64, _out: &mut Output) {
         self.stats.fast_recovery_count += 1;
+        if self.sb.lost_out == 0 {
+            // entered on the duplicate-ACK count: the hole at snd_una is lost
+            self.sb.mark_head_lost();
+        }
+        // the flight an ssthresh rule may halve: pipe with the head marked lost (without SACK
+        // this equals ns-3's BytesInFlight() + 1 segment in TcpSocketBase::EnterRecovery,
+        // where one duplicate ACK counts as SACKed)
+        self.tp.pipe_pkts = self.sb.pipe();
         self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
         self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
         self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
         self.recover = self.snd_nxt;
         self.recovery_retrans = 0;
+        self.partial_ack_restarted_rto = false;
         self.tlp = None; // Linux tcp_init_cwnd_reduction ends a TLP episode
         self.tlp_timer.cancel();
         self.set_ca_state(CaState::Recovery);
         self.tp.cwnd_cnt = 0;
-        if self.sb.lost_out == 0 {
-            // entered on the duplicate-ACK count: the hole at snd_una is lost
-            self.sb.mark_head_lost();
-        }
         if !self.cc.has_cong_control() {
             match (self.cfg.recovery, self.sack_ok) {
                 (RecoveryMode::Classic, false) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts + 3,
@@ -605,8 +634,7 @@ impl Endpoint {
         // SACK: RFC 6675 keeps cwnd = ssthresh and lets pipe pace the retransmissions; PRR
         // follows the delivered packets
         if self.cfg.recovery == RecoveryMode::Prr {
-            let delivered = info.pkts_acked + info.newly_sacked;
-            self.prr_update(delivered, info.advanced && newly_lost == 0);
+            self.prr_update(info.delivered(), info.advanced && newly_lost == 0);
         }
     }
 
@@ -624,9 +652,15 @@ impl Endpoint {
             .on_recovery_end(&mut self.tp, self.recovery_retrans);
     }
 
+    /// cwnd growth on an ACK that delivered `acked_pkts` packets (see
+    /// [`crate::tcp::config::CwndGrowth`] for what the ACK counts for).
     fn grow(&mut self, acked_pkts: u32) {
         if acked_pkts > 0 && !self.cc.has_cong_control() && self.cwv.allow_cwnd_growth(&self.tp) {
-            self.cc.cong_avoid(&mut self.tp, acked_pkts);
+            let counted = match self.cfg.cwnd_growth {
+                CwndGrowth::PerPacket => acked_pkts,
+                CwndGrowth::PerAck => 1,
+            };
+            self.cc.cong_avoid(&mut self.tp, counted);
         }
     }
 
@@ -782,6 +816,7 @@ impl Endpoint {
         }
         // Linux tcp_enter_loss: reduce ssthresh once per loss episode
         if self.tp.ca_state <= CaState::Disorder || self.recover <= self.snd_una {
+            self.tp.pipe_pkts = self.window_pipe();
             self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
             self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
             self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
@@ -993,6 +1028,7 @@ impl Endpoint {
             self.stats.tlp_recoveries += 1;
             // a reduction as on entering and leaving recovery at once (Linux: CWR)
             if !self.cc.has_cong_control() {
+                self.tp.pipe_pkts = self.window_pipe();
                 self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
                 self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
                 self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
@@ -1293,6 +1329,71 @@ mod tests {
         assert_eq!(rounds, 3, "three holes, three round trips");
         assert_eq!(c.stats.rto_count, 0);
         assert_eq!(s.stats.bytes_received, 10 * MSS);
+    }
+
+    /// RFC 6937 §3 counts each delivered segment once (DeliveredData), as Linux does with
+    /// `tp->delivered`: a segment SACKed during recovery and later covered by the cumulative
+    /// ACK is not delivered a second time. Two holes in 20 segments; the 18 others are
+    /// SACKed, then the retransmissions fill the holes.
+    #[test]
+    fn prr_counts_a_sacked_segment_once_when_the_cumulative_ack_covers_it() {
+        let (mut c, mut s) = pair(TcpConfig {
+            tlp: false,
+            recovery: crate::tcp::config::RecoveryMode::Prr,
+            initial_cwnd: 20,
+            ..sack_cfg()
+        });
+        let mut out = Output::default();
+        c.write(20 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 20);
+        let mut t = 125 * MS;
+        for (i, h) in data.iter().enumerate() {
+            if i != 0 && i != 10 {
+                s.on_segment(h, t, &mut out);
+            }
+        }
+        let mut sacked_before_recovery = 0;
+        let mut in_recovery = false;
+        let mut rounds = 0;
+        while c.unacked_written_bytes() > 0 && rounds < 10 {
+            rounds += 1;
+            t += 25 * MS;
+            for h in headers(&mut out) {
+                let sacked_before = c.sb.sacked_out;
+                c.on_segment(&h, t, &mut out);
+                if !in_recovery && c.tp.ca_state == crate::tcp::cc::CaState::Recovery {
+                    in_recovery = true;
+                    sacked_before_recovery = sacked_before;
+                }
+                if c.tp.ca_state == crate::tcp::cc::CaState::Recovery {
+                    // RFC 6937: what recovery sends is bounded by ssthresh/RecoverFS of what
+                    // was delivered (proportional part) or by what was delivered plus one
+                    // segment (slow-start reduction bound), plus the fast retransmission
+                    let fs = c.recover_fs.max(1) as u64;
+                    let prop = (c.tp.ssthresh_pkts as u64 * c.prr_delivered as u64).div_ceil(fs);
+                    let bound = prop.max(c.prr_delivered as u64) + 1;
+                    assert!(
+                        c.prr_out as u64 <= bound,
+                        "prr_out {} > bound {bound} (delivered {})",
+                        c.prr_out,
+                        c.prr_delivered
+                    );
+                    assert!(c.prr_delivered <= 20, "delivered {}", c.prr_delivered);
+                }
+            }
+            t += 25 * MS;
+            for h in headers(&mut out) {
+                s.on_segment(&h, t, &mut out);
+            }
+        }
+        assert!(in_recovery);
+        assert_eq!(c.unacked_written_bytes(), 0);
+        assert_eq!(c.stats.rto_count, 0);
+        // every segment delivered after recovery began is counted exactly once, except the
+        // second hole, whose ACK ends the recovery (it is not passed to PRR)
+        assert_eq!(c.prr_delivered, 20 - sacked_before_recovery - 1);
+        c.sb.check().unwrap();
     }
 
     #[test]
