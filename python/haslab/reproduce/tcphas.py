@@ -34,27 +34,40 @@ K_S = 180
 #   have by 180 s is what this setting checks).
 # - "estimate": K = 180 s with RBB's other buffering-state reading (the rate rule from the second
 #   segment on).
+# - "ns3": K = 180 s on the ns-3.17 sender the paper simulated with (transport `ns3.17-tcp`: 536-byte
+#   segments, IW 1, no options, 64 KB window, per-ACK growth, 0.2 s minimum RTO) instead of haslab's
+#   Linux-like default; Westwood+ with ns-3's estimator. ns-3.17's TcpWestwood is plain Westwood unless
+#   its ProtocolType is set to WestwoodPlus (src/internet/model/tcp-westwood.cc); the paper names
+#   Westwood+ and says it leaves plain Westwood out (§IV-C).
 
-#: setting -> (run duration s, window start s, window end s, RBB buffering rule)
+#: setting -> (run duration s, window start s, window end s, RBB buffering rule, server stack)
 SETTINGS = {
-    "K": (float(K_S), 60.0, float(K_S), "lowest"),
-    "steady": (600.0, 300.0, 560.0, "lowest"),
-    "estimate": (float(K_S), 60.0, float(K_S), "estimate"),
+    "K": (float(K_S), 60.0, float(K_S), "lowest", "linux"),
+    "steady": (600.0, 300.0, 560.0, "lowest", "linux"),
+    "estimate": (float(K_S), 60.0, float(K_S), "estimate", "linux"),
+    "ns3": (float(K_S), 60.0, float(K_S), "lowest", "ns3.17"),
 }
 #: how the report names the non-default settings
 READING_NAMES = {
     "steady": "the steady-state window ([300, 560) s of 600 s runs)",
     "estimate": "RBB buffering = \"estimate\" (K = 180 s)",
+    "ns3": "the ns-3.17 sender (`ns3.17-tcp`, K = 180 s)",
 }
+#: the server stack of a setting: a named transport (None: haslab's default, Linux-like sender)
+STACKS = {"linux": None, "ns3.17": "ns3.17-tcp"}
 
 
-def scenario(clients: int, duration_s: float, buffering: str = "lowest", cwnd: bool = False) -> dict:
+def scenario(clients: int, duration_s: float, buffering: str = "lowest", cwnd: bool = False,
+             stack: str = "linux") -> dict:
+    player = {"abr": {"algorithm": "rbb", "buffering": buffering}, "video": "tcphas", "buffer": "30s"}
+    if STACKS[stack]:
+        player["transport"] = STACKS[stack]
     return {
         "duration": f"{duration_s:g}s",
         "preset": {
             "name": "tcphas-home",
             "clients": clients,
-            "player": {"abr": {"algorithm": "rbb", "buffering": buffering}, "video": "tcphas", "buffer": "30s"},
+            "player": player,
         },
         "trace": {
             "cwnd": cwnd,
@@ -65,8 +78,11 @@ def scenario(clients: int, duration_s: float, buffering: str = "lowest", cwnd: b
     }
 
 
-def method_variants() -> dict:
-    return {"method": {label: {"preset.player.cc": cc} for label, cc in METHODS.items()}}
+def method_variants(stack: str = "linux") -> dict:
+    def cc(c: str):
+        # on the ns-3 stack, Westwood+ is ns-3's TcpWestwood with ProtocolType WestwoodPlus
+        return {"algorithm": c, "estimator": "ns3"} if (stack != "linux" and c == "westwood+") else c
+    return {"method": {label: {"preset.player.cc": cc(c)} for label, c in METHODS.items()}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,11 +92,11 @@ def method_variants() -> dict:
 def fig2_build(quick: bool) -> dict:
     # a dozen runs take seconds: the quick form is the full one
     out = {}
-    for key, (duration, _, _, buffering) in SETTINGS.items():
+    for key, (duration, _, _, buffering, stack) in SETTINGS.items():
         out[key] = Sweep(
             # the cwnd trace (every 100 ms) of the steady runs shows TcpHas's QLevel through ssthresh
-            scenario(8, duration, buffering, cwnd=key == "steady"),
-            variants=method_variants(),
+            scenario(8, duration, buffering, cwnd=key == "steady", stack=stack),
+            variants=method_variants(stack),
             seeds=[1],
             traces=True,
             name=f"tcphas-fig2/{key}",
@@ -137,7 +153,7 @@ def _bottleneck_queue(res, run_hash: str):
 
 def fig2_window_rows(ctx: Context, key: str) -> tuple[list, list]:
     """Per-player rows over the setting's window, and the level traces."""
-    duration, start, end, buffering = SETTINGS[key]
+    duration, start, end, buffering, _ = SETTINGS[key]
     res = ctx[key]
     summary = res.summary()
     rows, levels = [], []
@@ -219,6 +235,14 @@ def fig2_analyze(ctx: Context) -> dict:
         rows += r
         levels += l
     out = {"": pd.concat(levels, ignore_index=True), "players": pd.DataFrame(rows)}
+    # the servers' loss counters per setting (the stacks differ in them)
+    frames = []
+    for key in SETTINGS:
+        f = ctx[key].table("flows")
+        f = f[f["src"].astype(str).str.startswith("S")]
+        cols = ["fast_recovery_count", "rto_count", "queue_dropped_packets", "retransmitted_segments"]
+        frames.append(f.groupby("method")[cols].mean().reset_index().assign(setting=key))
+    out["servers"] = pd.concat(frames, ignore_index=True)
     q = qlevel_changes(ctx)
     if len(q):
         out["qlevel"] = q
@@ -315,7 +339,8 @@ def _fig2_claims_for(p, where: str) -> list[Claim]:
 
 def fig2_claims(ctx: Context, tables: dict) -> list[Claim]:
     p = tables["players"]
-    where = {"K": "K = 180 s, from 60 s", "steady": "[300, 560) s", "estimate": "K = 180 s, from 60 s"}
+    where = {"K": "K = 180 s, from 60 s", "steady": "[300, 560) s", "estimate": "K = 180 s, from 60 s",
+             "ns3": "ns-3.17 sender, K = 180 s, from 60 s"}
     per = {k: _fig2_claims_for(p[p["setting"] == k], where[k]) for k in SETTINGS if (p["setting"] == k).any()}
     full = p.groupby(["setting", "method"])["full_buffer_pct"].mean()
     ctx.notes.append(
@@ -326,6 +351,18 @@ def fig2_claims(ctx: Context, tables: dict) -> list[Claim]:
         "0.2 s of buffer per second and rarely fills it: the players never reach the ON-OFF steady state of "
         "§IV-C (docs/has.md)."
     )
+    sv = tables.get("servers")
+    if sv is not None and len(sv):
+        ctx.notes.append(
+            "**The servers' losses per flow** (mean over the 8 flows; fast recoveries / RTOs / data segments dropped "
+            "at queues), by setting: " + "; ".join(
+                f"{k} — " + ", ".join(
+                    f"{r.method} {r.fast_recovery_count:.0f} / {r.rto_count:.1f} / {r.queue_dropped_packets:.0f}"
+                    for r in sv[sv["setting"] == k].itertuples()) for k in SETTINGS if (sv["setting"] == k).any())
+            + ". On the ns-3.17 sender (536-byte segments, no SACK, classic recovery) TcpHas and Trickle lose "
+            "several times more than on the Linux-like sender, and their players are as unstable as Westwood+'s; "
+            "why has not been traced yet."
+        )
     q = tables.get("qlevel")
     if q is not None and len(q):
         ctx.notes.append(
@@ -374,12 +411,13 @@ FIG2 = Experiment(
     analyze=fig2_analyze,
     plot=fig2_plot,
     claims=fig2_claims,
-    forms=("12 runs: 4 methods × (K = 180 s, 600 s steady, estimate reading)", "the same"),
+    forms=("16 runs: 4 methods × (K = 180 s, 600 s steady, estimate reading, ns-3.17 sender)", "the same"),
     notes=(
         "8 RBB players on `tcphas-home`, one run per method (seed 1) in each of three settings: `K` (the "
         "paper's K = 180 s, RBB asking for the lowest level while buffering: the default reading, docs/has.md; "
         "claims measured from 60 s, as tests/paper_checks.rs), `steady` (600 s runs measured over [300, 560) s) "
-        "and `estimate` (K = 180 s with RBB's other buffering reading). The figure shows player 0 in `K`. "
+        "`estimate` (K = 180 s with RBB's other buffering reading) and `ns3` (K = 180 s on the ns-3.17 sender, "
+        "transport `ns3.17-tcp`, side by side with haslab's Linux-like default). The figure shows player 0 in `K`. "
         "The claims use all 8 players. Instability here is the per-second share of level changes over the window."
     ),
 )
@@ -394,19 +432,19 @@ EXPERIMENTS = [FIG2]
 def fig3_form(quick: bool) -> dict:
     """setting -> (player counts, seeds)."""
     if quick:
-        return {"K": ([1, 5, 9], 2), "steady": ([1, 5, 9], 1), "estimate": ([1, 5, 9], 1)}
+        return {"K": ([1, 5, 9], 2), "steady": ([1, 5, 9], 1), "estimate": ([1, 5, 9], 1), "ns3": ([1, 5, 9], 2)}
     n = list(range(1, 10))
-    return {"K": (n, 16), "steady": (n, 4), "estimate": (n, 4)}
+    return {"K": (n, 16), "steady": (n, 4), "estimate": (n, 4), "ns3": (n, 16)}
 
 
 def fig3_build(quick: bool) -> dict:
     out = {}
     for key, (counts, seeds) in fig3_form(quick).items():
-        duration, _, _, buffering = SETTINGS[key]
+        duration, _, _, buffering, stack = SETTINGS[key]
         out[key] = Sweep(
-            scenario(8, duration, buffering),
+            scenario(8, duration, buffering, stack=stack),
             grid={"preset.clients": counts},
-            variants=method_variants(),
+            variants=method_variants(stack),
             seeds=seeds,
             traces=True,  # the players' per-second levels, the queue, the per-flow drops
             name=f"tcphas-fig3/{key}",
@@ -420,7 +458,7 @@ def _fig3_window(ctx: Context, key: str):
     [300, 560) s from the traces (the queuing delay then time-averaged from the queue trace)."""
     import pandas as pd
 
-    duration, start, end, _ = SETTINGS[key]
+    duration, start, end, _, _ = SETTINGS[key]
     whole = key != "steady"
     res = ctx[key]
     summary = res.summary()
@@ -804,8 +842,8 @@ FIG3 = Experiment(
     plot=fig3_plot,
     claims=fig3_claims,
     forms=(
-        "N = 1, 5, 9: K = 180 s × 2 seeds, 600 s steady × 1, estimate reading × 1 (48 runs)",
-        "N = 1…9: K = 180 s × 16 seeds, 600 s steady × 4, estimate reading × 4 (864 runs)",
+        "N = 1, 5, 9: K = 180 s × 2 seeds, 600 s steady × 1, estimate reading × 1, ns-3.17 sender × 2 (72 runs)",
+        "N = 1…9: K = 180 s × 16 seeds, 600 s steady × 4, estimate reading × 4, ns-3.17 sender × 16 (1440 runs)",
     ),
     notes=(
         "Instability: the TcpHas paper's metric (docs/has.md, reconstructed: share of seconds whose "
@@ -818,7 +856,8 @@ FIG3 = Experiment(
         "`K`, the paper's K = 180 s with RBB's buffering state asking for the lowest level (the default "
         "reading, docs/has.md); `steady`, 600 s runs measured over [300, 560) s (instability and drops from the "
         "traces, the queuing delay time-averaged from the bottleneck's queue trace); `estimate`, K = 180 s with "
-        "RBB's other buffering reading. The figure shows `K`. The quick form runs N = 1, 5, 9 only; its "
+        "RBB's other buffering reading; `ns3`, K = 180 s on the ns-3.17 sender the paper simulated with "
+        "(transport `ns3.17-tcp`; haslab's default sender is Linux-like). The figure shows `K`. The quick form runs N = 1, 5, 9 only; its "
         "claims are indicative."
     ),
 )
