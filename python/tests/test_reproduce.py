@@ -63,7 +63,7 @@ def test_smoke_one_tiny_experiment_end_to_end(tmp_path, monkeypatch):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     md = (d / "tcphas-fig2.md").read_text()
     assert "| paper's claim |" in md and "tcphas-fig2.png" in md
-    assert outcome.runs == 4 and outcome.failed == 0
+    assert outcome.runs == 16 and outcome.failed == 0  # 4 methods × 4 settings
     assert outcome.claims
     for c in outcome.claims:
         assert isinstance(c.holds, bool)
@@ -116,7 +116,8 @@ def test_smoke_enhancing_and_newcwv_experiments_write_outputs_and_claims(tmp_pat
     for sw in sweeps_for(exp, True).values():
         for r in sw.runs():
             assert r.scenario["preset"]["player"]["transport"] in {
-                "cubic-standard", "cubic-enhanced", "cubic-tlp", "newreno-linux", "newcwv", "newcwv-paced"
+                "cubic-standard", "cubic-enhanced", "cubic-tlp", "newreno-linux", "newcwv", "newcwv-paced",
+                "newcwv-paced-linux",
             }
     outcome = run_experiment(exp, tmp_path, quick=True, jobs=1, progress=False)
     assert outcome.failed == 0

@@ -151,6 +151,13 @@ def _bottleneck_queue(res, run_hash: str):
     return q
 
 
+def _clip(start: float, end: float, duration_s: float) -> tuple[float, float]:
+    """The window within a run of ``duration_s`` (a shortened run: its last two thirds)."""
+    if duration_s >= end:
+        return start, end
+    return min(start, duration_s / 3), duration_s
+
+
 def fig2_window_rows(ctx: Context, key: str) -> tuple[list, list]:
     """Per-player rows over the setting's window, and the level traces."""
     duration, start, end, buffering, _ = SETTINGS[key]
@@ -163,6 +170,7 @@ def fig2_window_rows(ctx: Context, key: str) -> tuple[list, list]:
         levels.append(trace.assign(method=r.method, seed=r.seed, setting=key)[
             ["setting", "method", "seed", "player_name", "time_s", "level", "buffer_s", "phase"]])
         segs = res.trace(r.run_hash, "segments")
+        start, end = _clip(start, end, r.duration_ns / 1e9)
         w = trace[(trace["time_s"] >= start) & (trace["time_s"] < end)]
         qd_ms, empty = queue_in_window(_bottleneck_queue(res, r.run_hash), start, end)
         link = links[(links["run_hash"] == r.run_hash) & (links["name"] == BOTTLENECK)]
@@ -301,7 +309,9 @@ def _fig2_claims_for(p, where: str) -> list[Claim]:
             w_lo <= 1 and w_hi >= 3 and inst["Westwood+"] > inst["TcpHas"],
             ours_text=f"{where}: levels {w_lo}–{w_hi}; mean span per player {span_w:.1f}; "
             f"instability {inst['Westwood+']:.1f} %",
-            reason="" if (w_lo <= 1 and w_hi >= 3) else f"our Westwood+ players stay within levels {w_lo}–{w_hi}",
+            reason=("" if inst["Westwood+"] > inst["TcpHas"] else "our Westwood+ players are not less stable than "
+                    "TcpHas's in this window") if (w_lo <= 1 and w_hi >= 3)
+            else f"our Westwood+ players stay within levels {w_lo}–{w_hi}",
             verdict="model",
         ),
         *[
@@ -469,6 +479,7 @@ def _fig3_window(ctx: Context, key: str):
     run_rows, steady = [], []
     for r in summary[summary["status"] == "ok"].itertuples():
         tr = res.trace(r.run_hash, "players")
+        start, end = _clip(SETTINGS[key][1], SETTINGS[key][2], r.duration_ns / 1e9)
         lo, hi = (0.0, math.inf) if whole else (start, end)
         per = steady_instability(tr, _steady(r.duration_ns / 1e9) if whole else start, hi)
         win = steady_instability(tr, lo, hi)
