@@ -8,7 +8,7 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 CARGO ?= cargo
 
-.PHONY: all install tshark live-deps live-build venv demo test test-rust test-python bench fmt lint
+.PHONY: all install tshark live-deps live-build ns3-deps ns3-build venv demo test test-rust test-python bench fmt lint
 
 all: test
 
@@ -48,6 +48,32 @@ live-build:
 	@if command -v clang >/dev/null 2>&1 && [ -r /sys/kernel/btf/vmlinux ]; then $(MAKE) -s -C bpf; \
 	else echo "warning: clang or kernel BTF missing: the BPF congestion controls are not built" >&2; fi
 
+# ns-3 3.37 (Debian's libns3-dev) for `haslab crosscheck ns3` (docs/fidelity.md): installed with
+# apt-get when root; otherwise a warning, and the crosscheck and its test skip.
+# libns3-dev's pkg-config files link libgsl.so and libsqlite3.so: their -dev packages are needed too.
+NS3_PKGS := libns3-dev libgsl-dev libsqlite3-dev pkg-config g++
+ns3-deps:
+	@missing=""; for p in $(NS3_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing for the ns-3 crosscheck:$$missing (apt-get)"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; } \
+	    || echo "warning: could not install$$missing; the ns-3 crosscheck will be skipped" >&2; \
+	else echo "warning: the ns-3 crosscheck needs$$missing (and root to install them): it will be skipped" >&2; fi
+
+# The crosscheck's ns-3 program (validation/ns3/), built into build/ns3/ (not committed).
+NS3_MODULES := ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications ns3-traffic-control
+NS3_BIN := build/ns3/dumbbell
+ns3-build:
+	@if pkg-config --exists $(NS3_MODULES) 2>/dev/null; then \
+	  $(MAKE) -s $(NS3_BIN); \
+	else echo "warning: ns-3 not found by pkg-config: validation/ns3 is not built" >&2; fi
+
+$(NS3_BIN): validation/ns3/dumbbell.cc
+	@mkdir -p $(dir $@)
+	@echo "g++ $< -> $@ (ns-3 $$(pkg-config --modversion ns3-core))"
+	@$${CXX:-g++} -O2 -std=c++17 -o $@ $< $$(pkg-config --cflags --libs $(NS3_MODULES))
+
 # Debian ships `venv` support in a separate package (python3-venv).
 venv:
 	@if [ ! -x $(VPY) ]; then \
@@ -61,10 +87,11 @@ venv:
 	fi
 
 # Editable install: maturin compiles crates/haslab-py (release profile) into python/haslab/.
-install: tshark live-deps venv
+install: tshark live-deps ns3-deps venv
 	@echo "pip install -e '.[dev]': compiles the simulator (release; a few minutes the first time)"
 	@$(VPY) -m pip install -q -e '.[dev]'
 	@$(MAKE) -s live-build
+	@$(MAKE) -s ns3-build
 
 demo: install
 	$(VENV)/bin/haslab demo --out demo-out

@@ -29,6 +29,24 @@ __all__ = [
 ]
 
 
+#: Submodules reachable as attributes of the package (``haslab.plots.cwnd_and_queue(...)``)
+#: without importing them first. They load on first use, so ``import haslab`` stays light
+#: (no matplotlib until a figure is drawn).
+_LAZY_SUBMODULES = ("aggregate", "compare", "plots", "store")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+
+
 def demo_scenario() -> str:
     """The TOML text of the packaged demo scenario (4 NewReno flows on a dumbbell)."""
     from importlib.resources import files

@@ -196,7 +196,7 @@ class Result:
         source_names = [t["name"] for t in summary.get("traffic", [])]
         self.traces: dict[str, "pd.DataFrame"] = {}
         for name in sorted(tables):
-            df = pd.DataFrame(dict(tables[name]))
+            df = pd.DataFrame({col: _signed(name, col, arr) for col, arr in tables[name].items()})
             if "flow" in df.columns:
                 df["flow_name"] = pd.Categorical.from_codes(df["flow"].astype("int64"), categories=flow_names)
             if "link" in df.columns:
@@ -309,6 +309,23 @@ class Result:
             f"<haslab.Result seed={s.get('seed')} duration={s.get('duration_ns', 0) / 1e9:g}s "
             f"flows={len(self.flows)} traces={sorted(self.traces)}>"
         )
+
+
+def _signed(table: str, column: str, arr: "np.ndarray") -> "np.ndarray":
+    """An unsigned integer column (the simulator counts in u64 / u32) as int64.
+
+    Unsigned columns wrap on subtraction (``buffer_after_ns - buffer_before_ns`` of a buffer that
+    drained gives 1.8e19, ``level.diff()`` of a down-switch 4.3e9): every integer column is
+    signed, as pandas and Parquet users expect. A value beyond int64 (292 years in ns) is an
+    error, never a silent wrap."""
+    import numpy as np
+
+    arr = np.asarray(arr)
+    if arr.dtype.kind != "u":
+        return arr
+    if arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise OverflowError(f"trace {table}.{column}: value {arr.max()} does not fit a signed 64-bit column")
+    return arr.astype(np.int64)
 
 
 def write_parquet(df: "pd.DataFrame", path: str | os.PathLike) -> None:

@@ -1,4 +1,5 @@
-"""The ``haslab`` command line: run, validate, describe, schema, demo, bench, cc list, sweep, live, reproduce."""
+"""The ``haslab`` command line: run, validate, describe, schema, demo, bench, cc list, sweep, live, reproduce,
+crosscheck."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ app = typer.Typer(
         "same results, byte for byte."
     ),
     no_args_is_help=True,
+    # help texts are plain text: rich markup would eat [[player]], [sweep], [flow.tcp]
+    rich_markup_mode=None,
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -27,6 +30,23 @@ app = typer.Typer(
 # Tables are wider than 80 columns: when stdout is not a terminal (a pipe, a log), use 120.
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
 err = Console(stderr=True, highlight=False)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        typer.echo(f"haslab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", "-V", help="Print haslab's version and exit.", is_eager=True, callback=_print_version
+    ),
+) -> None:
+    pass
 
 
 class UserError(Exception):
@@ -108,8 +128,27 @@ def shown_links(result) -> list[dict]:
     return sorted(links, key=lambda l: -l["utilization"])[:2]
 
 
+def histogram_ms(ns) -> str:
+    """A queuing-delay percentile in ms, to the precision it has.
+
+    The simulator keeps queuing delays in a histogram of 16 log-spaced buckets per octave and
+    reports a percentile as the upper edge of its bucket (capped at the largest delay seen),
+    so it is exact to about 6 %: two significant digits. Below 1 µs (the first bucket) it
+    prints "<0.001"."""
+    if ns is None:
+        return "-"
+    if ns < 1024:
+        return "0" if ns == 0 else "<0.001"
+    return f"{float(f'{ns / 1e6:.2g}'):g}"
+
+
 def link_table(result) -> Table:
-    t = Table(title="Links", title_justify="left")
+    t = Table(
+        title="Links",
+        title_justify="left",
+        caption="p99: to 2 significant digits (a histogram of 16 buckets per octave)",
+        caption_justify="left",
+    )
     for col, just in [
         ("link\ndirection", "left"),
         ("rate\nMbps", "right"),
@@ -128,7 +167,7 @@ def link_table(result) -> Table:
             str(l["tx_packets"]),
             str(l["dropped_packets"]),
             f"{l['sojourn_mean_ns'] / 1e6:.2f}",
-            f"{l['sojourn_p99_ns'] / 1e6:.2f}",
+            histogram_ms(l["sojourn_p99_ns"]),
         )
     return t
 
@@ -398,6 +437,49 @@ def describe_tables(plan: dict) -> list:
 # commands
 
 
+#: In a `haslab run` output directory: the files that run wrote, one name per line, so that
+#: `--force` removes exactly those (and nothing a user put there).
+RUN_MANIFEST = ".haslab-run"
+#: What a run writes besides pcap files (for directories written before the manifest existed).
+RUN_FILES = ("summary.json", "players.png") + tuple(
+    f"{t}.parquet" for t in ("cwnd", "goodput", "queue", "players", "segments", "traffic")
+)
+
+
+def _clear_out_dir(out_dir: Path, force: bool) -> list[str]:
+    """Makes ``out_dir`` ready for a run: a missing or empty directory is fine; a non-empty one
+    is refused (results of two runs side by side mislead) unless ``force``, which removes the
+    files the previous haslab run there wrote and nothing else. Returns the names removed."""
+    if not out_dir.exists():
+        return []
+    if not out_dir.is_dir():
+        raise UserError(f"--out {out_dir}: exists and is not a directory")
+    entries = sorted(p.name for p in out_dir.iterdir())
+    if not entries:
+        return []
+    if not force:
+        shown = ", ".join(entries[:4]) + (", …" if len(entries) > 4 else "")
+        raise UserError(
+            f"--out {out_dir}/ is not empty ({shown}): pass --force to replace the results of the previous "
+            "run there (only the files haslab wrote are removed), or choose another directory with --out"
+        )
+    manifest = out_dir / RUN_MANIFEST
+    names = set(RUN_FILES)
+    if manifest.is_file():
+        names |= {n for n in manifest.read_text(encoding="utf-8").splitlines() if n}
+    root = out_dir.resolve()
+    removed = []
+    for name in sorted(names):
+        path = (out_dir / name).resolve()
+        if path.parent != root and root not in path.parents:
+            continue  # a manifest names files inside the directory only
+        if path.is_file():
+            path.unlink()
+            removed.append(name)
+    manifest.unlink(missing_ok=True)
+    return removed
+
+
 @app.command()
 def run(
     scenario: Path = typer.Argument(..., help="Scenario file (.toml, or .json).", show_default=False),
@@ -405,15 +487,23 @@ def run(
         Path("out"), "--out", "-o", help="Directory for summary.json, the Parquet traces and pcap files."
     ),
     pcap: bool = typer.Option(True, "--pcap/--no-pcap", help="Write the pcap captures the scenario asks for."),
+    force: bool = typer.Option(
+        False, "--force", "-f", help="Use a non-empty --out: remove the files of the haslab run there first."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (no table, no progress bar)."),
 ) -> None:
     """Run a scenario and write its results.
 
     Writes OUT/summary.json (all counters), one Parquet file per trace (cwnd.parquet, goodput.parquet, queue.parquet; with [[player]]s also players.parquet, segments.parquet and players.png, the level and buffer of each player over time) and the pcap files that the scenario's trace.pcap list asks for, then prints a table per player, per flow and per traced link direction.
+
+    OUT must be empty or missing; with --force, the files an earlier haslab run wrote there are removed first (other files stay).
     """
     from .api import run as run_scenario
 
     def go():
+        removed = _clear_out_dir(Path(out_dir), force)
+        if removed and not quiet:
+            err.print(f"--force: removed {len(removed)} file(s) of the previous run in {out_dir}/", soft_wrap=True)
         result = run_scenario(scenario, out_dir=out_dir, progress=not quiet, pcap=pcap)
         written = result.save(out_dir)
         if result.summary.get("players"):
@@ -422,10 +512,11 @@ def run(
             png = Path(out_dir) / "players.png"
             level_and_buffer(result, png)
             written.append(png)
+        pcap_files = [p["file"] for p in result.plan["trace"]["pcaps"]] if pcap else []
+        names = [p.name for p in written] + pcap_files
+        (Path(out_dir) / RUN_MANIFEST).write_text("".join(f"{n}\n" for n in names), encoding="utf-8")
         if not quiet:
             print_summary(result)
-            pcaps = [p["file"] for p in result.plan["trace"]["pcaps"]] if pcap else []
-            names = [p.name for p in written] + pcaps
             out.print(f"wrote {', '.join(names)} in {out_dir}/")
 
     _guarded(go, scenario)
@@ -560,6 +651,8 @@ cc_app = typer.Typer(
     name="cc",
     help="Congestion-control algorithms and sender options.",
     no_args_is_help=True,
+    # help texts are plain text: rich markup would eat [[player]], [sweep], [flow.tcp]
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.add_typer(cc_app, name="cc")
@@ -690,6 +783,7 @@ def cc_list(
 app.add_typer(__import__("haslab.cli_sweep", fromlist=["app"]).app, name="sweep")
 app.add_typer(__import__("haslab.cli_live", fromlist=["app"]).app, name="live")
 app.command("reproduce")(__import__("haslab.cli_reproduce", fromlist=["reproduce"]).reproduce)
+app.add_typer(__import__("haslab.cli_crosscheck", fromlist=["app"]).app, name="crosscheck")
 
 
 def main() -> None:

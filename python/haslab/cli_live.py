@@ -20,6 +20,8 @@ app = typer.Typer(
         "BPF congestion controls. Needs root. See docs/live.md."
     ),
     no_args_is_help=True,
+    # help texts are plain text: rich markup would eat [[player]], [sweep], [flow.tcp]
+    rich_markup_mode=None,
     add_completion=False,
     pretty_exceptions_enable=False,
 )

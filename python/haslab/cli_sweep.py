@@ -9,12 +9,15 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(
     name="sweep",
     help="Run sweeps (a scenario × a grid of parameters × seeds) and summarise their results.",
     no_args_is_help=True,
+    # help texts are plain text: rich markup would eat [[player]], [sweep], [flow.tcp]
+    rich_markup_mode=None,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
@@ -62,7 +65,10 @@ def run_cmd(
         None, "--jobs", "-j", help="Local worker processes (default: all cores; 1 = in this process)."
     ),
     dask: Optional[str] = typer.Option(
-        None, "--dask", help="Run on a Dask cluster: the scheduler's address, e.g. tcp://host:8786."
+        None,
+        "--dask",
+        help="Run on a Dask cluster: the scheduler's address (tcp://host:8786), or local / local:N to start a "
+        "LocalCluster of N worker processes for this sweep (default N: all cores).",
     ),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also re-run the runs stored as failed."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (no progress bar)."),
@@ -72,7 +78,7 @@ def run_cmd(
     Results go to OUT (summary.parquet: one row per run; flows.parquet, links.parquet; runs/HASH/ per-run traces). A run is keyed by the hash of its full scenario and seed: running the same sweep again skips what is stored, so a killed sweep resumes where it stopped. A failed run is stored with its error and the others go on; the exit code is 2 when some runs of the sweep are stored as failed.
     """
     from .store import StoreError
-    from .sweep import SweepError, Sweep, default_jobs, run_sweep
+    from .sweep import Sweep, SweepError, SweepInterrupted, default_jobs, run_sweep
 
     if jobs is not None and dask is not None:
         raise _fail("--jobs and --dask exclude each other (the cluster decides how many runs run at once)")
@@ -83,7 +89,10 @@ def run_cmd(
         dest = out_dir or sweep.default_out or Path("out") / file.stem
         runs = sweep.runs()
         if not quiet:
-            where = f"Dask cluster {dask}" if dask else f"{min(jobs or default_jobs(), len(runs))} local process(es)"
+            if dask:
+                where = "a local Dask cluster" if dask.startswith("local") else f"Dask cluster {dask}"
+            else:
+                where = f"{min(jobs or default_jobs(), len(runs))} local process(es)"
             err.print(
                 f"sweep {sweep.name}: {len(sweep.points())} point(s) × {len(sweep.seeds)} seed(s) = "
                 f"{len(runs)} runs, on {where} → {dest}/",
@@ -93,6 +102,10 @@ def run_cmd(
         counts = outcome.store.status_counts()
     except (SweepError, StoreError, OSError, ValueError) as e:
         raise _fail(str(e)) from None
+    except SweepInterrupted as e:
+        # one line, even with --quiet: the sweep did not complete
+        err.print(escape(e.message()), soft_wrap=True)
+        raise typer.Exit(code=128 + e.signum) from None
     except KeyboardInterrupt:
         raise _fail("interrupted (the runs finished so far are stored; run again to resume)") from None
     if not quiet:

@@ -92,7 +92,9 @@ def figure(results: dict[str, "Result"], path: str | os.PathLike) -> None:
     qa.set_xlabel("time (s)")
     qa.grid(alpha=0.3)
     qa.legend(loc="upper right", fontsize="small")
-    fig.savefig(path, dpi=110)
+    from .plots import save_figure
+
+    save_figure(fig, path, dpi=110)
 
 
 def run_demo(out_dir: str | os.PathLike, duration_s: int = 180, progress: bool = False) -> "pd.DataFrame":

@@ -1,8 +1,13 @@
-"""Figures of a run, drawn with matplotlib's Agg backend (no display needed)."""
+"""Figures of a run, drawn with matplotlib's Agg backend (no display needed).
+
+Every figure function writes the format its path's suffix names: ``.png``, ``.svg`` or ``.pdf``
+(see :func:`save_figure`)."""
 
 from __future__ import annotations
 
 import os
+import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import matplotlib
@@ -60,7 +65,40 @@ def cwnd_and_queue(result: "Result", path: str | os.PathLike, queue: str | None 
     bottom.grid(alpha=0.3)
     bottom.set_xlim(0, result.summary.get("duration_ns", 0) / 1e9 or None)
 
-    fig.savefig(os.fspath(path), dpi=110, metadata={"Software": None})
+    save_figure(fig, path, dpi=110)
+
+
+#: What each writer may stamp into a file that changes from one run to the next (a date, the
+#: matplotlib version): left out, so that the same result gives the same bytes. Keys differ per
+#: format (the SVG writer rejects PNG's "Software", for instance).
+_NO_STAMPS = {
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+}
+
+
+def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 100) -> Path:
+    """Writes ``fig`` to ``path`` in the format its suffix names (png, svg or pdf).
+
+    The file is written under a temporary name and renamed, so a failure leaves no partial file.
+    The same figure gives the same bytes (no date or version stamp; SVG element ids are derived
+    from a fixed salt instead of random)."""
+    import matplotlib as mpl
+
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in _NO_STAMPS:
+        raise ValueError(f"{path}: a figure is written as .png, .svg or .pdf, not {path.suffix or 'no suffix'!r}")
+    tmp = path.with_name(f".tmp-{uuid.uuid4().hex}-{path.name}")
+    try:
+        with mpl.rc_context({"svg.hashsalt": "haslab"}):
+            fig.savefig(os.fspath(tmp), format=fmt, dpi=dpi, metadata=_NO_STAMPS[fmt])
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
 
 
 def _queue_limit(result: "Result", link_dir: str) -> dict | None:
@@ -128,4 +166,4 @@ def level_and_buffer(
             ax.legend(h1 + h2, l1 + l2, loc="lower right", fontsize="small", ncols=4, framealpha=0.9)
     axes[-1].set_xlabel("time (s)")
     axes[-1].set_xlim(0, end)
-    fig.savefig(os.fspath(path), dpi=100, metadata={"Software": None})
+    save_figure(fig, path, dpi=100)

@@ -30,6 +30,7 @@ results in the store (:mod:`haslab.store`), so a run whose hash is stored is nev
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import itertools
@@ -37,13 +38,16 @@ import json
 import math
 import os
 import re
+import shutil
+import signal
 import sys
+import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 if TYPE_CHECKING:
     from .store import Store
@@ -484,12 +488,17 @@ class Sweep:
 # one run (in a worker)
 
 
-def execute(spec: RunSpec) -> dict:
+def execute(spec: RunSpec, scratch: str | None = None) -> dict:
     """Runs one sweep run and returns what the store keeps. Never raises for a failed run.
 
     Returns ``{"status": "ok", "summary": dict, "files": {relative path: bytes}, "wall_s"}`` or
     ``{"status": "failed", "error": str, "wall_s"}``. ``files`` holds the run's summary.json,
-    its trace Parquet files (if ``spec.traces``) and pcap files (if ``spec.pcap``)."""
+    its trace Parquet files (if ``spec.traces``) and pcap files (if ``spec.pcap``).
+
+    The run writes its files in a temporary directory under ``scratch`` (default: the system's
+    temporary directory). Local workers get one inside the output directory, which the next
+    sweep there removes (:meth:`haslab.store.Store.recover`): a worker killed mid-run leaves
+    nothing outside it."""
     import tempfile
 
     import pandas  # noqa: F401 - imported before the clock starts: wall_s measures the run only
@@ -499,7 +508,9 @@ def execute(spec: RunSpec) -> dict:
 
     t0 = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory(prefix="haslab-run-") as tmp:
+        if scratch is not None:
+            os.makedirs(scratch, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="haslab-run-", dir=scratch) as tmp:
             result = run(spec.scenario, out_dir=tmp if spec.pcap else None, pcap=spec.pcap)
             wall = time.perf_counter() - t0
             files: dict[str, bytes] = {}
@@ -563,12 +574,150 @@ class _InlineExecutor:
         pass
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by SIGINT (Ctrl-C) or SIGTERM.
+
+    The sweep stopped its workers (the runs they were running are dropped) and the runs finished
+    before are stored: running the sweep again resumes. A subclass of :class:`KeyboardInterrupt`,
+    so code that catches that still does."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        self.signum = int(signum)
+        self.signal_name = signal.Signals(self.signum).name
+        super().__init__(self.signal_name)
+        self.out: Path | None = None  #: the output directory
+        self.total = 0  #: runs in the sweep
+        self.stored = 0  #: runs of the sweep stored (ok or failed), this call's and earlier ones
+        self.dropped = 0  #: runs that were running or queued in the workers when the sweep stopped
+
+    def message(self) -> str:
+        """One line: what stopped the sweep and what is stored."""
+        return (
+            f"interrupted by {self.signal_name}: {self.stored} of {self.total} runs stored in {self.out}/, "
+            f"{self.dropped} run(s) in progress dropped; run the sweep again to resume"
+        )
+
+
+class _Interrupts:
+    """While a sweep runs (in the main thread), SIGINT and SIGTERM raise :class:`SweepInterrupted`.
+
+    The first signal stops the sweep; later ones are ignored while it stops its workers and
+    compacts the store (a few seconds at most; SIGKILL still ends it at once, and the workers
+    follow, see :func:`_die_with_parent`). A signal that arrives while a run is being written
+    to the store (:meth:`hold`) is acted on once the write is complete, so a finished run is
+    never dropped half-written. A handler the program installed itself is left in place, and
+    so is an ignored signal (a sweep started with ``nohup`` or in the background)."""
+
+    def __init__(self) -> None:
+        self.fired: int | None = None
+        self.deferred = False
+        self.holding = 0
+
+    def _handler(self, signum, frame) -> None:
+        if self.fired is not None:
+            return
+        self.fired = signum
+        if self.holding:
+            self.deferred = True
+        else:
+            raise SweepInterrupted(signum)
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        self.holding += 1
+        try:
+            yield
+        finally:
+            self.holding -= 1
+        if self.deferred and not self.holding:
+            self.deferred = False
+            raise SweepInterrupted(self.fired)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator["_Interrupts"]:
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        saved = {}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            current = signal.getsignal(sig)
+            if current in (signal.SIG_DFL, signal.default_int_handler):
+                saved[sig] = current
+                signal.signal(sig, self._handler)
+        try:
+            yield self
+        finally:
+            for sig, previous in saved.items():
+                signal.signal(sig, previous)
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Makes this (worker) process end when its parent, the sweep process, ends however it ends.
+
+    On Linux the kernel sends this process SIGKILL when the parent thread that started it exits
+    (prctl(2), ``PR_SET_PDEATHSIG``; a pool's workers are started by the thread that runs the
+    sweep). SIGKILL, not a signal with a Python handler: the simulator runs a whole run without
+    returning to the interpreter, and a handler would wait for the run to end. If the parent died
+    before the call took effect, the process exits at once. Elsewhere a thread polls the
+    parent's pid and ends the process (the simulator runs without holding the GIL)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1  # linux/prctl.h
+            if libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) == 0:
+                if os.getppid() != parent_pid:
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+    _watch_parent(parent_pid)
+
+
+def _watch_parent(parent_pid: int, interval_s: float = 0.5) -> None:
+    """A daemon thread that ends this process once its parent ``parent_pid`` is gone (the
+    process is then re-parented, so its parent pid changes)."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(interval_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="haslab-watch-parent", daemon=True).start()
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Runs first in every local worker process. Ctrl-C in a terminal signals the whole process
+    group: only the sweep process acts on it (it stops the workers), so workers ignore SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent(parent_pid)
+
+
 def _shutdown_now(executor) -> None:
     """Stops an executor without waiting, cancelling what has not started."""
     try:
         executor.shutdown(wait=False, cancel_futures=True)
     except TypeError:  # dask's ClientExecutor cancels everything with wait=False
         executor.shutdown(wait=False)
+
+
+def _stop_workers(executor) -> None:
+    """Stops a local pool at once: cancels what is queued and ends the worker processes (the
+    runs they are running are lost). ``shutdown(wait=False)`` alone would let each worker finish
+    its run, and the interpreter waits for them when it exits."""
+    procs = list((getattr(executor, "_processes", None) or {}).values())
+    _shutdown_now(executor)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()  # SIGTERM: workers have no handler for it, so it ends them even mid-run
+    for p in procs:
+        p.join(timeout=10)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=10)
+    if procs:
+        executor.shutdown(wait=True)  # joins the pool's manager thread (its workers are gone)
 
 
 def default_jobs() -> int:
@@ -583,6 +732,8 @@ def _local_executor(jobs: int):
     """A pool of ``jobs`` worker processes (started with spawn: the parent may have threads, the
     progress bar's and Arrow's, which fork does not copy safely), or this process for ``jobs=1``.
 
+    Workers end with the sweep process, however it ends (:func:`_worker_init`).
+
     A spawned worker re-imports the main script: a script that starts a sweep without an
     ``if __name__ == "__main__":`` guard would start it again in every worker, which breaks the
     pool. One trivial call through the pool checks that workers start, with a clear error if not."""
@@ -592,7 +743,12 @@ def _local_executor(jobs: int):
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
     try:
         pool.submit(os.getpid).result()
     except BrokenProcessPool:
@@ -601,11 +757,26 @@ def _local_executor(jobs: int):
             "the worker processes died while starting. If the sweep is started from a script, put "
             "that code under `if __name__ == \"__main__\":` (each worker process imports the script)."
         ) from None
+    except BaseException:
+        _stop_workers(pool)
+        raise
     return pool
 
 
+_LOCAL_DASK = re.compile(r"local(?::(\d+))?")
+
+
 def _dask_client(dask: Any):
-    """(client, owned): a Client from an address string, or the Client given."""
+    """(client, cluster or None): a Client for ``dask``.
+
+    ``dask`` is a Client (used as it is, left open), a scheduler address (a Client is connected,
+    and closed at the end; the cluster and its workers belong to whoever started them), or
+    ``"local"`` / ``"local:N"``: a LocalCluster of N single-threaded worker processes (default:
+    all cores) that the sweep starts, and stops at the end, or when it is interrupted. Its
+    workers end with the sweep process however that ends: a LocalCluster's nannies live in
+    the sweep process, and distributed's worker processes exit when the pipe from the process
+    that started them closes (``AsyncProcess`` in distributed/process.py; the simulator runs
+    without holding the GIL, so that thread acts mid-run)."""
     if isinstance(dask, str):
         try:
             from distributed import Client
@@ -613,8 +784,43 @@ def _dask_client(dask: Any):
             raise SweepError(
                 "--dask needs dask.distributed: pip install 'haslab[dask]' (or 'dask[distributed]')"
             ) from None
-        return Client(dask, timeout="20s"), True
-    return dask, False
+        m = _LOCAL_DASK.fullmatch(dask.strip())
+        if m:
+            n = int(m.group(1)) if m.group(1) else default_jobs()
+            if n < 1:
+                raise SweepError(f"--dask local:N needs N >= 1, got {n}")
+            return _local_cluster(n)
+        if dask.startswith("local"):
+            raise SweepError(f"--dask: {dask!r} is neither local, local:N nor a scheduler address")
+        return Client(dask, timeout="20s"), None
+    return dask, None
+
+
+def _local_cluster(n: int):
+    """(client, cluster): a LocalCluster of ``n`` worker processes owned by this sweep."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    # Ctrl-C signals the whole process group: only the sweep process acts on it (it closes the
+    # cluster). Worker processes started while SIGINT is ignored keep ignoring it (signal(7):
+    # an ignored disposition survives fork and execve); otherwise each prints a traceback.
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        # the workers of a stopped sweep log its cancelled tasks at WARNING: noise here
+        cluster = LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+        )
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    try:
+        client = Client(cluster)
+    except BaseException:
+        cluster.close()
+        raise
+    return client, cluster
 
 
 class _Progress:
@@ -692,16 +898,24 @@ def run_sweep(
         out: the output directory (see :class:`haslab.store.Store`).
         jobs: local worker processes (default: all cores; 1 runs in this process).
         dask: a ``dask.distributed.Client``, or a scheduler address (``"tcp://host:8786"``) to
-            connect to; the runs then execute on that cluster's workers (which need haslab
-            installed). Results come back to this process, which alone writes the store.
+            connect to, or ``"local"`` / ``"local:N"`` to start a LocalCluster of N worker
+            processes for this sweep (stopped at the end). The runs then execute on that
+            cluster's workers (which need haslab installed). Results come back to this process,
+            which alone writes the store.
         retry_failed: also re-run the runs stored as failed.
         progress: show a progress bar (runs done / total, ETA) on stderr when it is a
             terminal; ``"always"`` shows it anyway, ``False`` never.
 
     A run that fails (invalid scenario, error in the simulator) is stored with its error and
-    the sweep goes on. Killing the process loses at most the runs in flight.
+    the sweep goes on.
+
+    Stopping: SIGINT (Ctrl-C) or SIGTERM, when this runs in the main thread, stops the local
+    workers (or the LocalCluster the sweep started; an external cluster only loses this sweep's
+    tasks), keeps what finished, and raises :class:`SweepInterrupted` with the counts. A
+    process killed outright (SIGKILL) takes its local workers, and those of a LocalCluster it
+    started, with it (:func:`_die_with_parent`). Either way the runs in flight are lost and
+    nothing else is: running the sweep again resumes.
     """
-    from . import __version__
     from .store import Store
 
     if jobs is not None and jobs < 1:
@@ -710,6 +924,30 @@ def run_sweep(
         raise SweepError("jobs and dask exclude each other (the cluster decides how many runs run at once)")
     runs = sweep.runs()
     store = Store(out)
+    interrupts = _Interrupts()
+    try:
+        with interrupts.installed():
+            return _run_sweep(sweep, runs, store, jobs, dask, retry_failed, progress, interrupts)
+    except KeyboardInterrupt as e:
+        stop = e if isinstance(e, SweepInterrupted) else SweepInterrupted(signal.SIGINT)
+        stop.out, stop.total = store.root, len(runs)
+        if not stop.dropped:
+            stop.dropped = getattr(e, "dropped", 0)
+        try:
+            status = store.statuses()
+            stop.stored = sum(1 for r in runs if r.run_hash in status)
+        except Exception:  # noqa: BLE001 - the count is for the message only
+            stop.stored = -1
+        if stop is e:
+            raise
+        raise stop from None
+
+
+def _run_sweep(
+    sweep: Sweep, runs: list[RunSpec], store: "Store", jobs, dask, retry_failed, progress, interrupts: _Interrupts
+) -> SweepOutcome:
+    from . import __version__
+
     with store.lock():
         store.recover()
         store.write_plan(sweep.describe(), runs)
@@ -725,44 +963,54 @@ def run_sweep(
         if not todo:
             return outcome
 
-        if dask is not None:
-            client, owned = _dask_client(dask)
-            executor = client.get_executor(pure=False)
-
-            def window() -> int:  # workers may join (or leave) while the sweep runs
-                return 2 * max(sum(client.nthreads().values()), 1)
-
-        else:
-            client, owned = None, False
-            jobs = min(jobs or default_jobs(), len(todo))
-            executor = _local_executor(jobs)
-
-            def window() -> int:
-                return 2 * jobs
-
-        want = progress == "always" or (bool(progress) and sys.stderr.isatty())
-        bar = _Progress(want, progress == "always", len(runs), outcome.skipped, sweep.name)
-        crashes: dict[str, int] = {}
-        pending = list(reversed(todo))  # pop() from the end keeps the sweep's order
+        scratch: str | None = None
+        client = cluster = executor = None
+        owned = False
+        bar = _Progress(False, False, 0, 0, "")
         in_flight: dict[Any, RunSpec] = {}
-
-        def record(spec: RunSpec, payload: dict) -> None:
-            store.write(spec, payload, version=__version__)
-            outcome.ran += 1
-            if payload["status"] == "ok":
-                outcome.ok += 1
-            else:
-                outcome.failed += 1
-                outcome.failures.append((spec, payload["error"]))
-            bar.advance(payload["status"] != "ok")
-
         try:
+            if dask is not None:
+                client, cluster = _dask_client(dask)
+                owned = client is not dask
+                executor = client.get_executor(pure=False)
+
+                def window() -> int:  # workers may join (or leave) while the sweep runs
+                    return 2 * max(sum(client.nthreads().values()), 1)
+
+            else:
+                jobs = min(jobs or default_jobs(), len(todo))
+                executor = _local_executor(jobs)
+                if jobs > 1:
+                    scratch = str(store.root.resolve() / ".tmp-work")  # removed by Store.recover
+
+                def window() -> int:
+                    return 2 * jobs
+
+            want = progress == "always" or (bool(progress) and sys.stderr.isatty())
+            bar = _Progress(want, progress == "always", len(runs), outcome.skipped, sweep.name)
+            crashes: dict[str, int] = {}
+            pending = list(reversed(todo))  # pop() from the end keeps the sweep's order
+
+            def record(spec: RunSpec, payload: dict) -> None:
+                with interrupts.hold():
+                    store.write(spec, payload, version=__version__)
+                outcome.ran += 1
+                if payload["status"] == "ok":
+                    outcome.ok += 1
+                else:
+                    outcome.failed += 1
+                    outcome.failures.append((spec, payload["error"]))
+                bar.advance(payload["status"] != "ok")
+
             while pending or in_flight:
                 room = window()
                 while pending and len(in_flight) < room:
                     spec = pending.pop()
-                    in_flight[executor.submit(execute, spec)] = spec
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                    fut = executor.submit(execute, spec) if scratch is None else executor.submit(execute, spec, scratch)
+                    in_flight[fut] = spec
+                # a timeout, so that the main thread wakes up: a signal the kernel delivered to
+                # another thread (Dask's, the pool's) runs its Python handler only then
+                done, _ = wait(list(in_flight), timeout=0.25, return_when=FIRST_COMPLETED)
                 broken = False
                 for fut in done:
                     spec = in_flight.pop(fut)
@@ -788,12 +1036,15 @@ def run_sweep(
                         crashes[spec.run_hash] = crashes.get(spec.run_hash, 0) + 1
                         pending.append(spec)
                     in_flight.clear()
-                    _shutdown_now(executor)
+                    _stop_workers(executor)
                     executor = _local_executor(jobs)
-        except BaseException:
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                e.dropped = len(in_flight)  # type: ignore[attr-defined]
             for fut in in_flight:
                 fut.cancel()
-            _shutdown_now(executor)
+            if executor is not None:
+                _stop_workers(executor)
             raise
         else:
             executor.shutdown(wait=True)
@@ -801,5 +1052,9 @@ def run_sweep(
             bar.close()
             if owned:
                 client.close()
+            if cluster is not None:
+                cluster.close()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
             store.compact()
     return outcome

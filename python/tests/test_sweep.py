@@ -498,6 +498,102 @@ def test_killed_sweep_resumes_without_recomputing_stored_runs(tmp_path):
     assert not list(out.rglob(".tmp-*"))
 
 
+def _session_pids(sid: int) -> list[int]:
+    """The live (not zombie) processes of session ``sid``: a sweep started with
+    start_new_session, its workers, their resource tracker; orphans keep their session."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        state, _ppid, _pgrp, session = stat[stat.rindex(")") + 2 :].split()[:4]
+        if int(session) == sid and state not in ("Z", "X"):
+            pids.append(int(d.name))
+    return pids
+
+
+def _stop_sweep_and_resume(tmp_path: Path, how: str, executor: list[str]) -> None:
+    """Starts `haslab sweep run EXECUTOR` in a session of its own, stops it with ``how`` once
+    two runs are stored (a signal to the sweep process alone, or SIGINT to its process group as
+    Ctrl-C does), and checks that every process of the session ends, that an interrupted sweep
+    says in one line what is stored, and that the resume runs exactly the runs not stored."""
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("needs /proc to find the sweep's processes")
+    # 12 runs of 20 simulated seconds at 100 Mbps with 2 to 8 flows: each takes a while
+    f = _sweep_file(
+        tmp_path,
+        '"flow.0.count" = [1, 2, 3, 4]\n"dumbbell.bottleneck_delay" = ["5ms", "10ms", "20ms"]\n',
+        seeds="[1]",
+        duration="20s",
+        rate="100Mbps",
+    )
+    total = 12
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "haslab", "sweep", "run", str(f), "--out", str(out), *executor, "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    sid = proc.pid
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            marks = [p for p in (out / "parts").glob("*.parquet") if p.name.count(".") == 1]
+            if len(marks) >= 2:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, f"the sweep ended before it could be stopped: {proc.communicate()}"
+        workers = [p for p in _session_pids(sid) if p != proc.pid]
+        assert len(workers) >= 2, "the sweep has no worker processes to leave behind"
+        sig = {"SIGKILL": signal.SIGKILL, "SIGTERM": signal.SIGTERM}.get(how, signal.SIGINT)
+        if how == "SIGINT-group":
+            os.killpg(sid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, sig)
+        _, stderr = proc.communicate(timeout=120)
+        # every process of the sweep ends: workers, the resource tracker, a LocalCluster's workers
+        deadline = time.monotonic() + 60
+        while _session_pids(sid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _session_pids(sid)
+        assert not left, f"processes of the stopped sweep are still running: {left}"
+    finally:
+        if proc.poll() is None:
+            os.killpg(sid, signal.SIGKILL)
+            proc.wait(timeout=60)
+        for pid in _session_pids(sid):  # never leave a stray process behind, even on failure
+            os.kill(pid, signal.SIGKILL)
+
+    stored = _stored(out)
+    assert 2 <= len(stored) < total
+    if how == "SIGKILL":
+        assert proc.returncode == -signal.SIGKILL
+    else:
+        assert proc.returncode == 128 + sig, stderr
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "Traceback" not in stderr, stderr
+        m = re.search(rf"interrupted by {signal.Signals(sig).name}: (\d+) of (\d+) runs stored", lines[0])
+        assert m and (int(m.group(1)), int(m.group(2))) == (len(stored), total), stderr
+    assert not list(out.rglob(".tmp-*")) or how == "SIGKILL"  # a clean stop leaves no scratch files
+
+    p = cli("sweep", "run", f, "--out", out, *executor)
+    assert p.returncode == 0, p.stderr
+    m = _RAN.search(p.stdout)
+    assert m, p.stdout
+    ran, ok, failed, skipped = map(int, m.groups())
+    assert skipped == len(stored) and ran == total - len(stored) and ok == ran and failed == 0
+    after = _stored(out)
+    assert {h: after[h] for h in stored} == stored  # not computed again: same files (inode and mtime)
+    df = Store(out).summary()
+    assert len(df) == total and df["run_hash"].is_unique and set(df["status"]) == {"ok"}
+    assert not list(out.rglob(".tmp-*"))
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT", "SIGINT-group"])
+def test_stopped_sweep_leaves_no_process_and_resumes(tmp_path, how):
+    _stop_sweep_and_resume(tmp_path, how, ["--jobs", "2"])
+
+
 # ---------------------------------------------------------------------------------------------
 # Dask
 
@@ -539,6 +635,12 @@ def test_dask_local_cluster_runs_the_sweep(tmp_path):
     a = a[a["status"] == "ok"][cols].sort_values("run_hash").reset_index(drop=True)
     b = Store(tmp_path / "local").summary()[cols].sort_values("run_hash").reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b, check_dtype=False)
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "SIGINT", "SIGINT-group"])
+def test_stopped_sweep_on_its_own_local_dask_cluster_leaves_no_worker(tmp_path, how):
+    _need_dask()
+    _stop_sweep_and_resume(tmp_path, how, ["--dask", "local:2"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -328,6 +328,9 @@ impl Endpoint {
                 self.reno_sacked = (self.reno_sacked + 1).min(self.sb.len().saturating_sub(1));
             }
         }
+        if info.advanced && !self.sack_ok && info.pkts_acked > 0 {
+            self.remove_reno_sacks(&mut info);
+        }
         if let Some((xmit, end, rtt)) = rack_newest {
             self.rack_update(xmit, end, rtt);
         }
@@ -352,7 +355,6 @@ impl Endpoint {
             CaState::Open | CaState::Disorder => {
                 if info.advanced {
                     self.dupacks = 0;
-                    self.reno_sacked = 0;
                 }
                 let loss_seen =
                     self.dupacks >= DUP_THRESH || (self.sack_ok && self.sb.lost_out > 0);
@@ -442,6 +444,24 @@ impl Endpoint {
         if !self.sb.is_empty() {
             self.schedule_loss_probe(now_ns, out);
         }
+    }
+
+    /// Without SACK, duplicate ACKs stand for segments delivered above snd_una ("reno sacks",
+    /// Linux `tcp_add_reno_sack`). An ACK that advances snd_una over `pkts_acked` segments
+    /// delivered only one of them now, the hole, if duplicate ACKs had already counted the
+    /// others (Linux `tcp_remove_reno_sacks`), so it counts max(pkts_acked − reno_sacked, 1)
+    /// as delivered and the duplicate-ACK count keeps what lies above the new snd_una.
+    ///
+    /// The count is kept when fast recovery ends, as a SACK scoreboard is (RFC 6675 §5 (A):
+    /// information above the new cumulative ACK "SHOULD NOT be cleared when leaving the loss
+    /// recovery phase"). Linux zeroes it there (`tcp_reset_reno_sack`); after a long recovery
+    /// with thousands of segments held out of order at the receiver above a hole sent during
+    /// it, zeroing counts all of them a second time when the next recovery's partial ACK
+    /// covers them: PRR then releases thousands of packets at once (see docs/tcp.md).
+    fn remove_reno_sacks(&mut self, info: &mut AckInfo) {
+        let acked = info.pkts_acked;
+        info.pkts_newly_acked = acked.saturating_sub(self.reno_sacked).max(1);
+        self.reno_sacked -= acked.saturating_sub(1).min(self.reno_sacked);
     }
 
     /// Whether an ACK of new data restarts the RTO timer (RFC 6298 §5.3). A partial ACK in
@@ -612,13 +632,7 @@ impl Endpoint {
                         self.tp.cwnd_pkts =
                             (self.tp.cwnd_pkts.saturating_sub(info.pkts_acked) + add_back).max(1);
                     }
-                    RecoveryMode::Prr => {
-                        // Linux tcp_remove_reno_sacks: one acked packet is the hole, the
-                        // others had already been counted by duplicate ACKs
-                        let delivered = info.pkts_acked.saturating_sub(self.reno_sacked).max(1);
-                        self.reno_sacked -= info.pkts_acked.saturating_sub(1).min(self.reno_sacked);
-                        self.prr_update(delivered, true);
-                    }
+                    RecoveryMode::Prr => self.prr_update(info.delivered(), true),
                 }
                 self.sb.mark_head_lost();
                 self.retransmit_first_lost(now_ns, out);
@@ -646,7 +660,6 @@ impl Endpoint {
         }
         self.tp.cwnd_cnt = 0;
         self.dupacks = 0;
-        self.reno_sacked = 0;
         self.set_ca_state(CaState::Open);
         self.cwv
             .on_recovery_end(&mut self.tp, self.recovery_retrans);

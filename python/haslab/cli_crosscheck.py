@@ -1,0 +1,165 @@
+"""``haslab crosscheck``: haslab's TCP measured against a reference simulator (ns-3 3.37)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False)
+
+app = typer.Typer(
+    help="Compare haslab's TCP with a reference: ns-3 3.37 (`crosscheck ns3`, docs/fidelity.md) or the Linux kernel in live mode (`crosscheck linux`).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _fail(message: str) -> typer.Exit:
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
+    return typer.Exit(code=1)
+
+
+@app.command("ns3")
+def ns3(
+    quick: bool = typer.Option(False, "--quick", help="A few cells of the matrix (about a minute)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (default: one per core).", min=0),
+    only: Optional[str] = typer.Option(
+        None, "--cells", help="Only the cells whose name matches this pattern (fnmatch, e.g. 'bulk4-newreno-*')."
+    ),
+    report: bool = typer.Option(False, "--report", help="Write the report to PATH (default docs/fidelity.md)."),
+    report_path: Optional[str] = typer.Argument(
+        None, metavar="[PATH]", help="With --report: where the report goes.", show_default=False
+    ),
+) -> None:
+    """haslab against ns-3 3.37 over the crosscheck matrix (docs/fidelity.md).
+
+    Runs each cell of the matrix (dumbbell, 1/2/4/8 bulk flows × NewReno, ns3-newreno, CUBIC,
+    Westwood+, YeAH, Illinois × SACK on/off × 3 seeds, and a chunked on/off flow alone and against
+    a bulk flow) in haslab and in ns-3, and prints haslab / ns-3 per metric, marked against the
+    tolerances. Exit code 1 when a cell is outside tolerance without a known explanation
+    (python/haslab/crosscheck_known.toml), 2 when ns-3 is not installed."""
+    import fnmatch
+
+    from . import crosscheck as xc
+
+    if report_path is not None and not report:
+        raise _fail(f"unexpected argument {report_path!r} (a report path goes after --report)")
+    try:
+        known = xc.load_known()
+    except xc.CrosscheckError as e:
+        raise _fail(str(e)) from None
+    cells = xc.matrix(quick=quick)
+    if only:
+        cells = [c for c in cells if fnmatch.fnmatchcase(c.name, only)]
+        if not cells:
+            raise _fail(f"--cells {only!r} matches no cell (names look like bulk4-cubic-sack-s1)")
+    binary, why = xc.ns3_status()
+    if binary is None:
+        err.print(f"[yellow]crosscheck skipped:[/] {why}")
+        raise typer.Exit(code=2)
+    err.print(f"{len(cells)} cells, ns-3 program {binary}")
+    t0 = time.monotonic()
+    n = [0]
+
+    def progress(r) -> None:
+        n[0] += 1
+        err.print(f"[{n[0]}/{len(cells)}] {r.cell.name}: {r.verdict}", highlight=False)
+
+    try:
+        results = xc.run_cells(cells, jobs=jobs, known=known, on_result=progress)
+    except xc.CrosscheckError as e:
+        raise _fail(str(e)) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted") from None
+    xc.print_results(results, out)
+    counts = xc.summary_counts(results)
+    out.print(
+        f"{counts['cells']} cells in {time.monotonic() - t0:.0f} s: {counts['within']} within tolerance, "
+        f"{counts['explained']} explained, {counts['unexplained']} unexplained, "
+        f"{counts['excluded']} excluded, {counts['skipped']} skipped, {counts['error']} failed"
+    )
+    for r in results:
+        if r.status == "error":
+            err.print(f"[red]{r.cell.name}[/]: {r.reason}")
+    if report:
+        path = report_path or xc.DEFAULT_REPORT
+        xc.write_report(results, known, path, quick=quick)
+        out.print(f"report → {path}")
+    if counts["unexplained"] or counts["error"]:
+        raise typer.Exit(code=1)
+
+
+@app.command("linux")
+def linux(
+    quick: bool = typer.Option(False, "--quick", help="Two cells (about three minutes)."),
+    only: Optional[str] = typer.Option(
+        None, "--cells", help="Only the cells whose name matches this pattern (e.g. 'linux-bulk2-*')."
+    ),
+    report: bool = typer.Option(False, "--report", help="Write the report to PATH (default docs/fidelity-linux.md)."),
+    report_path: Optional[str] = typer.Argument(
+        None, metavar="[PATH]", help="With --report: where the report goes.", show_default=False
+    ),
+) -> None:
+    """haslab against this machine's Linux TCP in live mode (root).
+
+    Runs bulk-flow cells (1/2/4 flows × NewReno, CUBIC × SACK on/off) in haslab and on this
+    machine's kernel TCP in live mode (root; one cell at a time, 60 s each), and compare them as
+    `crosscheck ns3` does. Exit code 2 (skipped) without root or live-mode tools."""
+    import fnmatch
+
+    from . import crosscheck as xc
+    from . import crosscheck_linux as xl
+
+    if report_path is not None and not report:
+        raise _fail(f"unexpected argument {report_path!r} (a report path goes after --report)")
+    try:
+        known = xc.load_known(xl.KNOWN_FILE)
+    except xc.CrosscheckError as e:
+        raise _fail(str(e)) from None
+    cells = xl.matrix(quick=quick)
+    if only:
+        cells = [c for c in cells if fnmatch.fnmatchcase(c.name, only)]
+        if not cells:
+            raise _fail(f"--cells {only!r} matches no cell (names look like linux-bulk2-cubic-sack-s1)")
+    why = xl.live_status()
+    if why:
+        err.print(f"[yellow]crosscheck skipped:[/] {why}")
+        raise typer.Exit(code=2)
+    err.print(f"{len(cells)} cells in live mode, about {len(cells) * 70 // 60 + 1} min")
+    t0 = time.monotonic()
+    n = [0]
+
+    def progress(r) -> None:
+        n[0] += 1
+        err.print(f"[{n[0]}/{len(cells)}] {r.cell.name}: {r.verdict}", highlight=False)
+
+    try:
+        results = xl.run_cells(cells, known=known, on_result=progress)
+    except xc.CrosscheckError as e:
+        raise _fail(str(e)) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted") from None
+    xc.print_results(results, out, reference="Linux")
+    counts = xc.summary_counts(results)
+    out.print(
+        f"{counts['cells']} cells in {time.monotonic() - t0:.0f} s: {counts['within']} within tolerance, "
+        f"{counts['explained']} explained, {counts['unexplained']} unexplained, "
+        f"{counts['excluded']} excluded, {counts['skipped']} skipped, {counts['error']} failed"
+    )
+    for r in results:
+        if r.status in ("error", "skipped"):
+            err.print(f"{r.cell.name}: {r.status}: {r.reason}")
+    if report:
+        path = report_path or xl.DEFAULT_REPORT
+        xl.write_report(results, known, path, quick=quick)
+        out.print(f"report → {path}")
+    if counts["unexplained"] or counts["error"]:
+        raise typer.Exit(code=1)

@@ -1,0 +1,926 @@
+"""haslab's TCP measured against a reference: ns-3 3.37 (``haslab crosscheck ns3``).
+
+Each *cell* is one dumbbell scenario (flows, congestion control, SACK on/off, seed). The cell is
+written once as a haslab scenario (a dict through :func:`haslab.run`) and once as the command line
+of the ns-3 program ``validation/ns3/dumbbell.cc`` (built by ``make ns3-build`` into
+``build/ns3/dumbbell``); both sides get the same topology and the same TCP settings, every one
+set explicitly because the defaults differ (see :data:`COMMON` and docs/fidelity.md). Both runs
+report the same metrics, computed the same way; each metric is marked within or outside its
+tolerance (:data:`TOLERANCES`), and a cell outside tolerance is looked up in the known
+differences (``crosscheck_known.toml``), each with its explanation.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+#: The repository root (python/haslab/crosscheck.py → ../..).
+REPO = Path(__file__).resolve().parents[2]
+NS3_SOURCE = REPO / "validation" / "ns3" / "dumbbell.cc"
+NS3_BINARY = REPO / "build" / "ns3" / "dumbbell"
+KNOWN_FILE = Path(__file__).with_name("crosscheck_known.toml")
+DEFAULT_REPORT = "docs/fidelity.md"
+REGENERATE = "haslab crosscheck ns3 --report"
+
+
+class CrosscheckError(Exception):
+    """The crosscheck cannot run (no ns-3, a bad known-differences file)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# the scenario both sides run
+
+#: The classic dumbbell: 8 Mbps bottleneck, 100 ms base RTT (40 ms + 2 × 5 ms one way), a one-BDP
+#: (67 × 1500 B) drop-tail queue, 100 Mbps access links, 60 s.
+TOPOLOGY = {
+    "bottleneck_rate_bps": 8_000_000,
+    "bottleneck_delay_ns": 40_000_000,
+    "bottleneck_queue_pkts": 67,
+    "access_rate_bps": 100_000_000,
+    "access_delay_ns": 5_000_000,
+    "access_queue_pkts": 1000,
+    "duration_ns": 60_000_000_000,
+}
+
+#: TCP settings given to BOTH sides, each because haslab's and ns-3 3.37's defaults differ (or to
+#: say it explicitly). ns-3 defaults: src/internet/model/tcp-socket.cc (SegmentSize 536,
+#: InitialCwnd 10, DelAckCount 2, DelAckTimeout 200 ms, RcvBufSize/SndBufSize 131072),
+#: tcp-socket-base.cc (MinRto 1 s, ClockGranularity 1 ms, Timestamp, WindowScaling and Sack true,
+#: LimitedTransmit true), tcp-l4-protocol.cc (SocketType TcpCubic, RecoveryType TcpPrrRecovery).
+COMMON = {
+    # 1448 B + 12 B timestamps + 40 B = 1500 B IP packets on both sides (ns-3: 536).
+    "mss_bytes": 1448,
+    "initial_cwnd_pkts": 10,
+    "timestamps": True,
+    # ns-3 ACKs every DelAckCount = 2 segments; haslab every 2 full segments' worth of bytes.
+    "delayed_ack_count": 2,
+    # Linux's TCP_ATO_MIN (haslab's default); ns-3's 200 ms is set down to it.
+    "delayed_ack_timeout_ns": 40_000_000,
+    # Linux's TCP_RTO_MIN (haslab's default); ns-3's default is RFC 6298's 1 s.
+    "min_rto_ns": 200_000_000,
+    # ns-3's RTO is max(MinRto, SRTT + max(G, 4·RTTVAR)) (tcp-socket-base.cc, the m_rto updates):
+    # haslab's rto_formula = "rfc6298" is that formula (G = 1 ms in both).
+    "rto_formula": "rfc6298",
+    # ns-3's 128 KiB receive buffer would cap the window below the 200 KB a flow reaches here
+    # (BDP + queue); both advertise 64 MiB (haslab's default rwnd) with window scaling.
+    "rwnd_bytes": 64 << 20,
+    # ns-3's sender buffer is what the application can write ahead; 4 MiB never limits here.
+    "ns3_sndbuf_bytes": 4 << 20,
+    # ns-3 has no restart after idle (TcpSocketBase keeps cwnd): haslab's "off".
+    "idle_restart": "off",
+    # ns-3's default recovery is TcpPrrRecovery (RFC 6937); haslab's default is classic.
+    "recovery": "prr",
+    # ns-3 3.37 has neither RACK nor TLP, and does not pace by default.
+    "tlp": False,
+    "pacing": "off",
+}
+
+
+@dataclass(frozen=True)
+class FlowDef:
+    app: str  # "bulk" or "chunks"
+    chunk_bytes: int = 0
+    interval_ns: int = 0
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One scenario run on both sides. ``group`` is the cell without its seed."""
+
+    group: str
+    seed: int
+    flows: tuple[FlowDef, ...]
+    sack: bool
+    ns3_cc: str
+    haslab_cc: Optional[str] = None
+    haslab_transport: Optional[str] = None
+    #: extra [flow.tcp] options of the haslab side, as (name, value) pairs
+    haslab_tcp: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.group}-s{self.seed}"
+
+    def starts_ns(self) -> list[int]:
+        """Start time of each flow: drawn from the seed (uniform in [0, 1 s), whole ms), the same
+        on both sides; this is what makes seeds differ, as both simulators are deterministic."""
+        rng = random.Random(f"crosscheck:{self.seed}")
+        return [rng.randrange(0, 1000) * 1_000_000 for _ in self.flows]
+
+
+#: (label, haslab cc or None, haslab transport or None, ns-3 congestion control, extra haslab
+#: [flow.tcp] options). Like with like: haslab's Linux-style NewReno against ns-3's TcpLinuxReno
+#: (per-delivered-packet growth, as Linux tcp_cong_avoid_ai), haslab's ns3-newreno transport
+#: against ns-3's TcpNewReno (per-ACK growth); the other algorithms by name, and — for the three
+#: whose ns-3 class derives from TcpNewReno and so grows per ACK (tcp-westwood.cc, tcp-yeah.cc,
+#: tcp-illinois.cc) — also with haslab's cwnd_growth = "per-ack" (skipped while a build lacks it).
+PER_ACK = (("cwnd_growth", "per-ack"),)
+CCS = [
+    ("newreno", "newreno", None, "TcpLinuxReno", ()),
+    ("ns3-newreno", None, "ns3-newreno", "TcpNewReno", ()),
+    ("cubic", "cubic", None, "TcpCubic", ()),
+    ("westwood+", "westwood+", None, "TcpWestwoodPlus", ()),
+    ("westwood+-per-ack", "westwood+", None, "TcpWestwoodPlus", PER_ACK),
+    ("yeah", "yeah", None, "TcpYeah", ()),
+    ("yeah-per-ack", "yeah", None, "TcpYeah", PER_ACK),
+    ("illinois", "illinois", None, "TcpIllinois", ()),
+    ("illinois-per-ack", "illinois", None, "TcpIllinois", PER_ACK),
+]
+FLOW_COUNTS = [1, 2, 4, 8]
+SEEDS = [1, 2, 3]
+#: The on/off flow: a 1 MB chunk every 2 s (half the bottleneck on average), as a HAS player
+#: fetching 4 Mbps segments of 2 s.
+CHUNK = FlowDef("chunks", chunk_bytes=1_000_000, interval_ns=2_000_000_000)
+BULK = FlowDef("bulk")
+#: The cells of `--quick` (and of the test): full-matrix cells that agree with ns-3 or whose
+#: differences are explained, one excluded cell and one that needs the ns3-newreno transport.
+QUICK = [
+    "bulk2-newreno-sack-s1",
+    "bulk8-newreno-sack-s1",
+    "bulk4-cubic-sack-s1",
+    "bulk1-illinois-sack-s1",
+    "bulk1-ns3-newreno-sack-s1",
+]
+
+
+def matrix(quick: bool = False) -> list[Cell]:
+    """The full matrix, or the quick subset."""
+    cells: list[Cell] = []
+    for label, cc, transport, ns3, tcp in CCS:
+        for n in FLOW_COUNTS:
+            for sack in (True, False):
+                for seed in SEEDS:
+                    group = f"bulk{n}-{label}-{'sack' if sack else 'nosack'}"
+                    cells.append(Cell(group, seed, (BULK,) * n, sack, ns3, cc, transport, tcp))
+    for label, cc, transport, ns3, tcp in CCS[:2]:
+        for kind, flows in (("chunk", (CHUNK,)), ("chunk+bulk", (CHUNK, BULK))):
+            for sack in (True, False):
+                for seed in SEEDS:
+                    group = f"{kind}-{label}-{'sack' if sack else 'nosack'}"
+                    cells.append(Cell(group, seed, flows, sack, ns3, cc, transport, tcp))
+    if quick:
+        by_name = {c.name: c for c in cells}
+        return [by_name[n] for n in QUICK]
+    return cells
+
+
+def haslab_scenario(cell: Cell) -> dict:
+    """The cell as a haslab scenario dict (the TOML structure)."""
+    t = TOPOLOGY
+    c = COMMON
+    tcp = {
+        "mss": c["mss_bytes"],
+        "initial_cwnd": c["initial_cwnd_pkts"],
+        "timestamps": c["timestamps"],
+        "delayed_ack": "on",
+        "delayed_ack_timeout": f"{c['delayed_ack_timeout_ns']}ns",
+        "min_rto": f"{c['min_rto_ns']}ns",
+        "rto_formula": c["rto_formula"],
+        "rwnd": f"{c['rwnd_bytes']}B",
+        "idle_restart": c["idle_restart"],
+        "recovery": c["recovery"],
+        "sack": cell.sack,
+        "tlp": c["tlp"],
+        "pacing": c["pacing"],
+        **dict(cell.haslab_tcp),
+    }
+    flows = []
+    for i, (f, start) in enumerate(zip(cell.flows, cell.starts_ns())):
+        flow: dict[str, Any] = {
+            "name": f"flow{i}",
+            "src": f"left{i}",
+            "dst": f"right{i}",
+            "app": f.app,
+            "start": f"{start}ns",
+            "tcp": dict(tcp),
+        }
+        if f.app == "chunks":
+            flow["chunk"] = f"{f.chunk_bytes}B"
+            flow["interval"] = f"{f.interval_ns}ns"
+        if cell.haslab_transport:
+            flow["transport"] = cell.haslab_transport
+        if cell.haslab_cc:
+            flow["cc"] = cell.haslab_cc
+        flows.append(flow)
+    return {
+        "seed": cell.seed,
+        "duration": f"{t['duration_ns']}ns",
+        "dumbbell": {
+            "pairs": len(cell.flows),
+            "bottleneck_rate": f"{t['bottleneck_rate_bps']}bps",
+            "bottleneck_delay": f"{t['bottleneck_delay_ns']}ns",
+            "bottleneck_queue": f"{t['bottleneck_queue_pkts']}pkts",
+            "access_rate": f"{t['access_rate_bps']}bps",
+            "access_delay": f"{t['access_delay_ns']}ns",
+            "access_queue": f"{t['access_queue_pkts']}pkts",
+        },
+        "flow": flows,
+        "trace": {"cwnd": False, "goodput_window": "1s"},
+    }
+
+
+def ns3_args(cell: Cell) -> list[str]:
+    """The cell as the ns-3 program's command line (after the program)."""
+    t = TOPOLOGY
+    c = COMMON
+    flows = []
+    for f, start in zip(cell.flows, cell.starts_ns()):
+        if f.app == "chunks":
+            flows.append(f"chunks:{cell.ns3_cc}:{start}:{f.chunk_bytes}:{f.interval_ns}")
+        else:
+            flows.append(f"bulk:{cell.ns3_cc}:{start}")
+    b = lambda v: "1" if v else "0"  # noqa: E731
+    return [
+        f"--pairs={len(cell.flows)}",
+        f"--bottleneckRateBps={t['bottleneck_rate_bps']}",
+        f"--bottleneckDelayNs={t['bottleneck_delay_ns']}",
+        f"--bottleneckQueuePkts={t['bottleneck_queue_pkts']}",
+        f"--accessRateBps={t['access_rate_bps']}",
+        f"--accessDelayNs={t['access_delay_ns']}",
+        f"--accessQueuePkts={t['access_queue_pkts']}",
+        f"--flows={';'.join(flows)}",
+        f"--sack={b(cell.sack)}",
+        f"--delAckCount={c['delayed_ack_count']}",
+        f"--delAckTimeoutNs={c['delayed_ack_timeout_ns']}",
+        f"--initialCwnd={c['initial_cwnd_pkts']}",
+        f"--minRtoNs={c['min_rto_ns']}",
+        f"--segmentSize={c['mss_bytes']}",
+        f"--timestamps={b(c['timestamps'])}",
+        "--windowScaling=1",
+        f"--rcvBufBytes={c['rwnd_bytes']}",
+        f"--sndBufBytes={c['ns3_sndbuf_bytes']}",
+        "--recovery=TcpPrrRecovery" if c["recovery"] == "prr" else "--recovery=TcpClassicRecovery",
+        f"--seed={cell.seed}",
+        f"--durationNs={t['duration_ns']}",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# metrics
+
+
+def jain(xs: Iterable[float]) -> float:
+    """Jain's fairness index (Σx)² / (n·Σx²); 1 for one flow or all equal, 1 when all are 0."""
+    xs = list(xs)
+    sq = sum(x * x for x in xs)
+    if not xs or sq == 0:
+        return 1.0
+    return sum(xs) ** 2 / (len(xs) * sq)
+
+
+def metrics_from_flows(cell: Cell, flows: list[dict], drops: int, sojourn_mean_ns: float) -> dict:
+    """The compared metrics from per-flow numbers (``goodput_bps``, ``goodput_last_half_bps``,
+    ``retransmitted_segments``, ``rto_count``) and the bottleneck's, the same for both sides.
+    Goodput is summed over the flows; a cell mixing apps also gets each app's goodput."""
+    m: dict[str, float] = {
+        "goodput_mbps": sum(f["goodput_bps"] for f in flows) / 1e6,
+        "goodput_last_half_mbps": sum(f["goodput_last_half_bps"] for f in flows) / 1e6,
+    }
+    apps = [f.app for f in cell.flows]
+    if len(set(apps)) > 1:
+        for app in sorted(set(apps)):
+            m[f"goodput_last_half_mbps[{app}]"] = (
+                sum(f["goodput_last_half_bps"] for f, a in zip(flows, apps) if a == app) / 1e6
+            )
+    m["jain_last_half"] = jain(f["goodput_last_half_bps"] for f in flows)
+    m["drops"] = float(drops)
+    m["queue_delay_ms"] = sojourn_mean_ns / 1e6
+    m["retransmits"] = float(sum(f["retransmitted_segments"] for f in flows))
+    m["rtos"] = float(sum(f["rto_count"] for f in flows))
+    return m
+
+
+def haslab_available(cell: Cell, catalog: Optional[dict] = None) -> Optional[str]:
+    """None when this build of haslab can run the cell, else why not (a named transport or a
+    [flow.tcp] option it does not know)."""
+    if cell.haslab_transport is None and not cell.haslab_tcp:
+        return None
+    if catalog is None:
+        from .api import catalog as _catalog
+
+        catalog = _catalog()
+    if cell.haslab_transport is not None:
+        names = {t["name"] for t in catalog.get("transports", [])}
+        if cell.haslab_transport not in names:
+            return f"transport not available: {cell.haslab_transport}"
+    options = {o["name"]: o for o in catalog.get("tcp_options", [])}
+    for name, value in cell.haslab_tcp:
+        if name not in options:
+            return f"[flow.tcp] option not available: {name}"
+    return None
+
+
+def run_haslab(cell: Cell) -> dict:
+    """Runs the haslab side; returns ``{"metrics": ..., "flows": ...}`` or ``{"skipped": why}``."""
+    from .api import run
+
+    why = haslab_available(cell)
+    if why:
+        return {"skipped": why}
+    res = run(haslab_scenario(cell), pcap=False)
+    duration = res.summary["duration_ns"]
+    half = duration - duration // 2
+    gp = res.traces.get("goodput")
+    flows = []
+    for i, f in enumerate(res.summary["flows"]):
+        est = f.get("established_ns")
+        # FlowSummary.goodput_bps ends at completion when all written bytes were acknowledged
+        # (a chunked flow between chunks): over the whole run here, as on the ns-3 side.
+        all_bps = 0.0 if est is None or est >= duration else f["bytes_received"] * 8e9 / (duration - est)
+        last = 0
+        if gp is not None and len(gp):
+            sel = gp[(gp["flow"] == i) & (gp["time_ns"] > duration // 2)]
+            last = int(sel["bytes"].sum())
+        flows.append(
+            {
+                "name": f["name"],
+                "bytes_received": f["bytes_received"],
+                "established_ns": est,
+                "goodput_bps": all_bps,
+                "goodput_last_half_bps": last * 8e9 / half,
+                "retransmitted_segments": f["retransmitted_segments"],
+                "rto_count": f["rto_count"],
+                "fast_recovery_count": f["fast_recovery_count"],
+                "spurious_rtos": f.get("spurious_rtos", 0),
+            }
+        )
+    link = next(l for l in res.summary["links"] if l["name"] == "r1->r2")
+    m = metrics_from_flows(cell, flows, link["dropped_packets"], link["sojourn_mean_ns"])
+    return {"metrics": m, "flows": flows}
+
+
+def ns3_status() -> tuple[Optional[Path], Optional[str]]:
+    """(the ns-3 program, None) or (None, why it is not available). Builds it with
+    ``make ns3-build`` when ns-3 is installed and the program is missing or older than its
+    source. ``HASLAB_NS3_DUMBBELL`` names another binary."""
+    env = os.environ.get("HASLAB_NS3_DUMBBELL")
+    if env:
+        p = Path(env)
+        return (p, None) if p.is_file() else (None, f"HASLAB_NS3_DUMBBELL={env} is not a file")
+    if not shutil.which("pkg-config") or subprocess.run(
+        ["pkg-config", "--exists", "ns3-internet"], capture_output=True
+    ).returncode:
+        return None, "ns-3 is not installed (libns3-dev; `make ns3-deps` as root installs it)"
+    stale = not NS3_BINARY.is_file() or (
+        NS3_SOURCE.is_file() and NS3_SOURCE.stat().st_mtime > NS3_BINARY.stat().st_mtime
+    )
+    if stale:
+        if not NS3_SOURCE.is_file() or not shutil.which("make"):
+            return None, f"{NS3_BINARY} is missing and cannot be built here"
+        r = subprocess.run(["make", "-s", "-C", str(REPO), "ns3-build"], capture_output=True, text=True)
+        if r.returncode or not NS3_BINARY.is_file():
+            return None, f"building {NS3_BINARY} failed: {(r.stderr or r.stdout).strip()[-500:]}"
+    return NS3_BINARY, None
+
+
+def run_ns3(cell: Cell, binary: str) -> dict:
+    """Runs the ns-3 side; returns ``{"metrics": ..., "flows": ...}``."""
+    r = subprocess.run([binary, *ns3_args(cell)], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"ns-3 failed on {cell.name} (exit {r.returncode}): {r.stderr.strip()[-800:]}")
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    b = out["bottleneck"]
+    return {
+        "metrics": metrics_from_flows(cell, out["flows"], b["dropped_packets"], b["sojourn_mean_ns"]),
+        "flows": out["flows"],
+    }
+
+
+def _run_side(side: str, cell: Cell, binary: Optional[str]) -> dict:
+    try:
+        return run_haslab(cell) if side == "haslab" else run_ns3(cell, binary or "")
+    except Exception as e:  # reported per cell, the rest of the matrix goes on
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+# ---------------------------------------------------------------------------------------------
+# comparison
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """|haslab − ns-3| ≤ max(rel·|ns-3|, abs_slack) (or ≤ abs when ``absolute``)."""
+
+    value: float
+    absolute: bool = False
+    abs_slack: float = 0.0
+
+    def within(self, haslab: float, ns3: float) -> bool:
+        d = abs(haslab - ns3)
+        if self.absolute:
+            return d <= self.value + 1e-12
+        return d <= max(self.value * abs(ns3), self.abs_slack) + 1e-12
+
+    def describe(self) -> str:
+        if self.absolute:
+            return f"±{self.value:g}"
+        s = f"±{self.value * 100:g} %"
+        return s + (f" (at least ±{self.abs_slack:g})" if self.abs_slack else "")
+
+
+#: Tolerance per metric (a metric not listed uses its prefix: goodput_last_half_mbps[bulk] →
+#: goodput). Counts of events get an absolute slack of 2: a few RTOs or drops differ by ±35 %
+#: only in whole events.
+TOLERANCES: dict[str, Tolerance] = {
+    "goodput": Tolerance(0.03),
+    "jain": Tolerance(0.05, absolute=True),
+    "queue_delay": Tolerance(0.15),
+    "drops": Tolerance(0.35, abs_slack=2),
+    "retransmits": Tolerance(0.35, abs_slack=2),
+    "rtos": Tolerance(0.35, abs_slack=2),
+}
+
+
+def tolerance_for(metric: str) -> Tolerance:
+    for prefix, tol in TOLERANCES.items():
+        if metric.startswith(prefix):
+            return tol
+    raise KeyError(f"no tolerance for metric {metric}")
+
+
+@dataclass
+class Known:
+    """One known difference: cells (fnmatch patterns on cell names) × metrics (patterns),
+    optionally only when one side is higher (``when``). ``exclude``: those metrics of those
+    cells are not compared at all (the whole cell when ``metrics`` is ``["*"]``) — a known ns-3
+    defect, named, not tuned around; otherwise a metric outside tolerance is *explained*."""
+
+    cells: list[str]
+    metrics: list[str]
+    kind: str
+    explanation: str
+    source: str = ""
+    exclude: bool = False
+    when: str = ""  # "", "haslab higher" or "ns-3 higher"
+
+    def matches(self, cell: str, metric: Optional[str] = None, haslab: Optional[float] = None,
+                ns3: Optional[float] = None) -> bool:
+        if not any(fnmatch.fnmatchcase(cell, p) for p in self.cells):
+            return False
+        if metric is not None and not any(fnmatch.fnmatchcase(metric, p) for p in self.metrics):
+            return False
+        if self.when and haslab is not None and ns3 is not None:
+            return (haslab > ns3) == (self.when == "haslab higher")
+        return True
+
+    @property
+    def whole_cell(self) -> bool:
+        return self.exclude and "*" in self.metrics
+
+
+KINDS = ("haslab defect", "ns-3 defect", "design difference")
+WHENS = ("", "haslab higher", "ns-3 higher")
+
+
+def load_known(path: Path = KNOWN_FILE) -> list[Known]:
+    """The known differences; errors name the entry and field."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    try:
+        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise CrosscheckError(f"{path}: {e}") from None
+    out = []
+    fields = {"cells", "metrics", "kind", "explanation", "source", "exclude", "when"}
+    for i, d in enumerate(doc.get("difference", [])):
+        where = f"{path}: difference[{i}]"
+        unknown = set(d) - fields
+        if unknown:
+            raise CrosscheckError(f"{where}: unknown field(s) {sorted(unknown)}; accepted: {sorted(fields)}")
+        for key in ("cells", "kind", "explanation"):
+            if key not in d:
+                raise CrosscheckError(f"{where}.{key}: required")
+        if d["kind"] not in KINDS:
+            raise CrosscheckError(f"{where}.kind: one of {', '.join(KINDS)}, not {d['kind']!r}")
+        when = d.get("when", "")
+        if when not in WHENS:
+            raise CrosscheckError(f"{where}.when: \"haslab higher\" or \"ns-3 higher\", not {when!r}")
+        cells = [d["cells"]] if isinstance(d["cells"], str) else list(d["cells"])
+        metrics = d.get("metrics", ["*"])
+        metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+        out.append(
+            Known(cells, metrics, d["kind"], d["explanation"].strip(), d.get("source", ""),
+                  bool(d.get("exclude", False)), when)
+        )
+    return out
+
+
+@dataclass
+class MetricRow:
+    metric: str
+    haslab: float
+    ns3: float
+    within: bool
+    known: Optional[int] = None  # index into the known differences explaining or excluding it
+    excluded: bool = False  # not compared (a known ns-3 defect)
+
+
+@dataclass
+class CellResult:
+    cell: Cell
+    status: str  # "compared", "skipped", "excluded", "error"
+    reason: str = ""
+    rows: list[MetricRow] = field(default_factory=list)
+    haslab: Optional[dict] = None
+    ns3: Optional[dict] = None
+
+    @property
+    def unexplained(self) -> list[MetricRow]:
+        if self.status != "compared":
+            return []
+        return [r for r in self.rows if not r.within and r.known is None and not r.excluded]
+
+    @property
+    def verdict(self) -> str:
+        """"within", "explained", "unexplained", or the status when not compared."""
+        if self.status != "compared":
+            return self.status
+        if self.unexplained:
+            return "unexplained"
+        if all(r.within or r.excluded for r in self.rows) and not any(r.excluded for r in self.rows):
+            return "within"
+        return "explained"
+
+
+def compare(cell: Cell, haslab: dict, ns3: dict, known: list[Known]) -> CellResult:
+    """Marks each metric within or outside tolerance; a metric outside is marked with the first
+    known difference that explains it. Metrics (or whole cells) a known ns-3 defect excludes are
+    shown but not compared."""
+    for side, r in (("haslab", haslab), ("ns-3", ns3)):
+        if "skipped" in r:
+            return CellResult(cell, "skipped", f"{side}: {r['skipped']}", haslab=haslab, ns3=ns3)
+        if "error" in r:
+            return CellResult(cell, "error", f"{side}: {r['error']}", haslab=haslab, ns3=ns3)
+    rows = []
+    for metric, n in ns3["metrics"].items():
+        h = haslab["metrics"][metric]
+        ok = tolerance_for(metric).within(h, n)
+        row = MetricRow(metric, h, n, ok)
+        ex = next((i for i, kd in enumerate(known) if kd.exclude and kd.matches(cell.name, metric, h, n)), None)
+        if ex is not None:
+            row.known, row.excluded = ex, True
+        elif not ok:
+            row.known = next(
+                (i for i, kd in enumerate(known) if not kd.exclude and kd.matches(cell.name, metric, h, n)), None
+            )
+        rows.append(row)
+    whole = next((i for i, kd in enumerate(known) if kd.whole_cell and kd.matches(cell.name)), None)
+    if whole is not None:
+        k = known[whole]
+        return CellResult(cell, "excluded", f"known {whole + 1} ({k.kind})", rows=rows, haslab=haslab, ns3=ns3)
+    return CellResult(cell, "compared", rows=rows, haslab=haslab, ns3=ns3)
+
+
+# ---------------------------------------------------------------------------------------------
+# running the matrix
+
+
+def run_cells(
+    cells: list[Cell],
+    jobs: int = 0,
+    known: Optional[list[Known]] = None,
+    on_result: Optional[Callable[[CellResult], None]] = None,
+) -> list[CellResult]:
+    """Runs every cell on both sides in a process pool (``jobs`` workers; 0: one per CPU) and
+    compares. Raises :class:`CrosscheckError` when ns-3 is not available."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    binary, why = ns3_status()
+    if binary is None:
+        raise CrosscheckError(why or "ns-3 not available")
+    known = load_known() if known is None else known
+    jobs = jobs or os.cpu_count() or 1
+    results: dict[str, dict[str, dict]] = {c.name: {} for c in cells}
+    done: list[CellResult] = []
+    order = {c.name: i for i, c in enumerate(cells)}
+    from .api import catalog
+
+    cat = catalog()
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {}
+        for c in cells:
+            why_not = haslab_available(c, cat)
+            if why_not:  # not run on either side
+                r = compare(c, {"skipped": why_not}, {"skipped": why_not}, known)
+                done.append(r)
+                if on_result:
+                    on_result(r)
+                continue
+            for side in ("haslab", "ns3"):
+                futures[pool.submit(_run_side, side, c, str(binary))] = (c, side)
+        from concurrent.futures import as_completed
+
+        for fut in as_completed(futures):
+            c, side = futures[fut]
+            results[c.name][side] = fut.result()
+            if len(results[c.name]) == 2:
+                r = compare(c, results[c.name]["haslab"], results[c.name]["ns3"], known)
+                done.append(r)
+                if on_result:
+                    on_result(r)
+    done.sort(key=lambda r: order[r.cell.name])
+    return done
+
+
+# ---------------------------------------------------------------------------------------------
+# output
+
+METRIC_LABELS = {
+    "goodput_mbps": "goodput Mbps",
+    "goodput_last_half_mbps": "goodput 2nd half Mbps",
+    "jain_last_half": "Jain 2nd half",
+    "drops": "drops",
+    "queue_delay_ms": "queue delay ms",
+    "retransmits": "retransmits",
+    "rtos": "RTOs",
+}
+
+
+def label(metric: str) -> str:
+    if metric in METRIC_LABELS:
+        return METRIC_LABELS[metric]
+    base, _, app = metric.partition("[")
+    return f"{METRIC_LABELS.get(base, base)} [{app.rstrip(']')}]"
+
+
+def fmt(metric: str, v: float) -> str:
+    if metric.startswith(("drops", "retransmits", "rtos")):
+        return f"{v:.0f}"
+    if metric.startswith("jain"):
+        return f"{v:.3f}"
+    if metric.startswith("queue_delay"):
+        return f"{v:.1f}"
+    return f"{v:.3f}"
+
+
+def group_means(results: list[CellResult]) -> dict[str, dict[str, tuple[float, float, bool]]]:
+    """Per group, per metric: (haslab mean, ns-3 mean, excluded) over the seeds that ran."""
+    acc: dict[str, dict[str, list[MetricRow]]] = {}
+    for r in results:
+        if not r.rows:
+            continue
+        g = acc.setdefault(r.cell.group, {})
+        for row in r.rows:
+            g.setdefault(row.metric, []).append(row)
+    out: dict[str, dict[str, tuple[float, float, bool]]] = {}
+    for g, ms in acc.items():
+        out[g] = {}
+        for m, rows in ms.items():
+            excluded = all(x.excluded for x in rows) or all(
+                rr.status == "excluded" for rr in results if rr.cell.group == g and rr.rows
+            )
+            out[g][m] = (sum(x.haslab for x in rows) / len(rows), sum(x.ns3 for x in rows) / len(rows), excluded)
+    return out
+
+
+def summary_counts(results: list[CellResult]) -> dict[str, int]:
+    c = {"cells": len(results), "compared": 0, "skipped": 0, "excluded": 0, "error": 0,
+         "within": 0, "explained": 0, "unexplained": 0}
+    for r in results:
+        c[r.status] += 1
+        if r.status == "compared":
+            c[r.verdict] += 1
+    return c
+
+
+def _cell_text(x: MetricRow, markdown: bool = True) -> str:
+    s = f"{fmt(x.metric, x.haslab)} / {fmt(x.metric, x.ns3)}"
+    if x.excluded:
+        return f"({s})" if markdown else f"[dim]({s})[/]"
+    if x.within:
+        return s
+    if x.known is not None:
+        return f"{s} k{x.known + 1}" if markdown else f"[yellow]{s} k{x.known + 1}[/]"
+    return f"**{s}** !" if markdown else f"[red]{s} ![/]"
+
+
+def write_report(
+    results: list[CellResult],
+    known: list[Known],
+    path: str | os.PathLike,
+    quick: bool = False,
+    intro: Optional[list[str]] = None,
+    known_file: str = "python/haslab/crosscheck_known.toml",
+) -> None:
+    """docs/fidelity.md: the settings, the tables, every cell outside tolerance with its
+    explanation, and the command that regenerates it. ``intro`` replaces the ns-3 introduction
+    (title to tolerances) for another reference."""
+    lines: list[str] = []
+    w = lines.append
+    cmd = REGENERATE + (" --quick" if quick else "")
+    counts = summary_counts(results)
+    if intro is not None:
+        lines += intro
+    else:
+        _ns3_intro(w, cmd)
+    _tables(w, results, known, counts, known_file)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("\n".join(lines), encoding="utf-8")
+
+
+def _ns3_intro(w, cmd: str) -> None:
+    w("# Fidelity: haslab's TCP against ns-3 3.37")
+    w("")
+    w(f"Generated by `{cmd}` (`make install` installs ns-3 3.37 from Debian's `libns3-dev` and")
+    w("builds the ns-3 program). Do not edit by hand: change the code, the matrix")
+    w("(`python/haslab/crosscheck.py`) or the known differences")
+    w("(`python/haslab/crosscheck_known.toml`), then regenerate. `haslab crosscheck ns3 --quick`")
+    w("runs a few cells (the same as `python/tests/test_crosscheck.py`); `--cells PATTERN` selects")
+    w("cells by name; the exit code is 1 when a cell is outside tolerance without a known explanation.")
+    w("")
+    w("## What is compared")
+    w("")
+    w("Each cell is one scenario run twice: as a haslab scenario and by `validation/ns3/dumbbell.cc`")
+    w("linked against ns-3 3.37. The dumbbell: 8 Mbps bottleneck, 40 ms one way, 67-packet drop-tail")
+    w("queue (one BDP) in each direction; 100 Mbps / 5 ms access links with 1000-packet queues (100 ms")
+    w("base RTT); 60 s. Bulk flows, or a chunked on/off flow (1 MB every 2 s) alone or against one")
+    w("bulk flow. Flow start times are drawn from the seed (uniform in [0, 1 s)) and given to both")
+    w("sides: both simulators are deterministic, so the seed only moves the starts (one flow: the")
+    w("seeds give the same result). Like with like: haslab's `newreno` (Linux-style, growth per")
+    w("delivered packet) against ns-3's `TcpLinuxReno`; haslab's transport `ns3-newreno` against")
+    w("ns-3's `TcpNewReno`; CUBIC, Westwood+ (ns-3: `TcpWestwood` with `ProtocolType=WestwoodPlus`),")
+    w("YeAH and Illinois by name, and the last three also with haslab's `cwnd_growth = \"per-ack\"`")
+    w("(their ns-3 classes derive from `TcpNewReno` and grow per ACK). A cell whose haslab side needs a")
+    w("transport or option this build lacks is *skipped*.")
+    w("")
+    w("Settings given explicitly to both sides, because the ns-3 3.37 defaults differ from haslab's")
+    w("(ns-3 files under `src/internet/`):")
+    w("")
+    w("| setting | both sides | ns-3 3.37 default (file) | haslab default |")
+    w("|---|---|---|---|")
+    for row in SETTINGS_TABLE:
+        w("| " + " | ".join(row) + " |")
+    w("")
+    w("Metrics, computed the same way on both sides: goodput = bytes delivered in order to the")
+    w("receiving application × 8 / (end − connection established), summed over the flows, and over")
+    w("the last half of the run (30–60 s); Jain's index of the flows' last-half goodputs; packets")
+    w("dropped by the bottleneck queue (r1→r2); mean queueing delay (enqueue → start of")
+    w("transmission) of the packets it sent; retransmitted segments and RTO expirations, summed over")
+    w("the flows. haslab: `FlowSummary` (bytes_received, established_ns, retransmitted_segments,")
+    w("rto_count), the `goodput` trace, `LinkDirSummary` (dropped_packets, sojourn_mean_ns). ns-3:")
+    w("trace sources (PacketSink `Rx`; the socket's `Tx` — a data segment below the highest sequence")
+    w("sent is a retransmission —, `RTO` — a doubling is a timeout — and `CongState`; the bottleneck")
+    w("device queue's `Enqueue`/`Dequeue`/`Drop`).")
+    w("")
+    w("Tolerances (relative to ns-3): " + "; ".join(f"{k} {t.describe()}" for k, t in TOLERANCES.items()) + ".")
+    w("")
+
+
+def _tables(w, results: list[CellResult], known: list[Known], counts: dict, known_file: str) -> None:
+    w("## Summary")
+    w("")
+    w(f"{counts['cells']} cells: {counts['compared']} compared ({counts['within']} entirely within tolerance, "
+      f"{counts['explained']} outside or partly excluded with a known explanation, {counts['unexplained']} "
+      f"outside without one), {counts['excluded']} excluded (known reference defects; numbers shown in "
+      f"parentheses), {counts['skipped']} skipped, {counts['error']} failed.")
+    w("")
+    w("In the tables: haslab / reference; `kN` outside tolerance, explained by known difference N;")
+    w("**bold !** outside tolerance without an explanation; (parentheses) not compared (a known")
+    w("defect of the reference).")
+    w("")
+    means = group_means(results)
+    groups: list[str] = []
+    for r in results:
+        if r.cell.group not in groups:
+            groups.append(r.cell.group)
+    metrics = list(METRIC_LABELS)
+    w("## Means over the seeds")
+    w("")
+    w("| group | " + " | ".join(METRIC_LABELS[m] for m in metrics) + " |")
+    w("|---|" + "---|" * len(metrics))
+    for g in groups:
+        if g not in means:
+            why = next(r.reason for r in results if r.cell.group == g)
+            w(f"| {g} | " + " | ".join(["—"] * (len(metrics) - 1)) + f" | {why} |")
+            continue
+        cells = []
+        for m in metrics:
+            h, n, excluded = means[g][m]
+            s = f"{fmt(m, h)} / {fmt(m, n)}"
+            if excluded:
+                s = f"({s})"
+            elif not tolerance_for(m).within(h, n):
+                s = f"*{s}*"
+            cells.append(s)
+        w(f"| {g} | " + " | ".join(cells) + " |")
+    w("")
+    w("*Italics*: the means differ by more than the tolerance (each seed is judged on its own below).")
+    w("")
+    w("## Every cell")
+    w("")
+    w("| cell | verdict | " + " | ".join(METRIC_LABELS[m] for m in metrics) + " |")
+    w("|---|---|" + "---|" * len(metrics))
+    for r in results:
+        if not r.rows:
+            w(f"| {r.cell.name} | {r.status} | " + " | ".join(["—"] * (len(metrics) - 1)) + f" | {r.reason} |")
+            continue
+        by = {x.metric: x for x in r.rows}
+        w(f"| {r.cell.name} | {r.verdict} | " + " | ".join(_cell_text(by[m]) for m in metrics) + " |")
+    mixed = [r for r in results if r.rows and any(x.metric not in METRIC_LABELS for x in r.rows)]
+    if mixed:
+        w("")
+        w("Per-application last-half goodput (Mbps) in the cells mixing a chunked and a bulk flow:")
+        w("")
+        w("| cell | chunks | bulk |")
+        w("|---|---|---|")
+        for r in mixed:
+            by = {x.metric: x for x in r.rows}
+            w(f"| {r.cell.name} | " + " | ".join(
+                _cell_text(by[f"goodput_last_half_mbps[{app}]"]) for app in ("chunks", "bulk")) + " |")
+    w("")
+    w("## Known differences")
+    w("")
+    w(f"From `{known_file}`. An *excluded* entry is a known defect of the reference: its")
+    w("metrics (or whole cells) are shown but not compared.")
+    w("")
+    for i, k in enumerate(known):
+        used = sum(1 for r in results if any(x.known == i for x in r.rows))
+        scope = "all metrics" if "*" in k.metrics else "metrics `" + "`, `".join(k.metrics) + "`"
+        w(f"{i + 1}. **{k.kind}**{' (excluded)' if k.exclude else ''} — cells `{'`, `'.join(k.cells)}`; {scope}"
+          + (f", when {k.when}" if k.when else "") + f"; marks {used} cell(s) of this run.")
+        w("")
+        w(f"   {k.explanation}")
+        if k.source:
+            w("")
+            w(f"   Source: {k.source}")
+        w("")
+    unexplained = [r for r in results if r.unexplained]
+    w("## Outside tolerance without an explanation")
+    w("")
+    if not unexplained:
+        w("None.")
+    for r in unexplained:
+        w(f"- {r.cell.name}: " + ", ".join(
+            f"{label(x.metric)} {fmt(x.metric, x.haslab)} vs {fmt(x.metric, x.ns3)}" for x in r.unexplained))
+    errors = [r for r in results if r.status == "error"]
+    if errors:
+        w("")
+        w("## Failed cells")
+        w("")
+        for r in errors:
+            w(f"- {r.cell.name}: {r.reason}")
+    w("")
+
+
+#: (setting, both sides, ns-3 3.37 default and file, haslab default) for the report.
+SETTINGS_TABLE = [
+    ("segment size", "1448 B (1500 B packets with timestamps)", "536 B (tcp-socket.cc SegmentSize)", "1448 B"),
+    ("initial window", "10 segments", "10 (tcp-socket.cc InitialCwnd)", "10"),
+    ("timestamps / window scaling", "on / on", "on / on (tcp-socket-base.cc)", "on / on"),
+    ("receive window", "64 MiB", "128 KiB (tcp-socket.cc RcvBufSize)", "64 MiB"),
+    ("send buffer (ns-3)", "4 MiB", "128 KiB (tcp-socket.cc SndBufSize)", "unlimited"),
+    ("delayed ACK", "every 2nd segment, 40 ms timer", "2, 200 ms (tcp-socket.cc DelAckCount, DelAckTimeout)", "2 segments' bytes, 40 ms"),
+    ("min RTO", "200 ms", "1 s (tcp-socket-base.cc MinRto)", "200 ms"),
+    ("RTO formula", "max(min RTO, SRTT + max(1 ms, 4·RTTVAR))", "that (tcp-socket-base.cc, ClockGranularity 1 ms)", "Linux: SRTT + max(4·RTTVAR, min RTO)"),
+    ("fast recovery", "PRR (RFC 6937)", "TcpPrrRecovery (tcp-l4-protocol.cc RecoveryType)", "classic"),
+    ("restart after idle", "none", "none (tcp-socket-base.cc)", "Linux's"),
+    ("RACK / TLP, pacing", "off", "not implemented / off", "off"),
+    ("SACK", "per cell", "on (tcp-socket-base.cc Sack)", "off"),
+    ("congestion control", "per cell", "TcpCubic (tcp-l4-protocol.cc SocketType)", "newreno"),
+    ("queues", "drop-tail per direction in packets, no queue disc", "pfifo_fast 1000 p over a 100 p device queue (ipv4-address-helper.cc, TrafficControlHelper::Default)", "drop-tail"),
+]
+
+
+def print_results(results: list[CellResult], console, reference: str = "ns-3") -> None:
+    """One table per cell group: per seed, haslab / ns-3 per metric; yellow kN: outside, known
+    difference N; red !: outside without an explanation; dim (…): not compared."""
+    from rich.table import Table
+
+    groups: dict[str, list[CellResult]] = {}
+    for r in results:
+        groups.setdefault(r.cell.group, []).append(r)
+    for g, rs in groups.items():
+        metrics: list[str] = []
+        for r in rs:
+            for x in r.rows:
+                if x.metric not in metrics:
+                    metrics.append(x.metric)
+        if not metrics:
+            console.print(f"{g}: {rs[0].status} ({rs[0].reason})")
+            continue
+        t = Table(title=g, title_justify="left")
+        t.add_column("seed")
+        for m in metrics:
+            t.add_column(label(m) + f"\nhaslab / {reference}", justify="right")
+        t.add_column("")
+        for r in rs:
+            if not r.rows:
+                t.add_row(str(r.cell.seed), *([""] * len(metrics)), f"{r.status}: {r.reason}"[:80])
+                continue
+            by = {x.metric: x for x in r.rows}
+            t.add_row(str(r.cell.seed), *(_cell_text(by[m], markdown=False) for m in metrics), r.verdict)
+        console.print(t)

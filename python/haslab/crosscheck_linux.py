@@ -1,0 +1,187 @@
+"""haslab's TCP measured against the machine's own Linux TCP (``haslab crosscheck linux``).
+
+The same dumbbell cells as the ns-3 crosscheck (python/haslab/crosscheck.py), bulk flows with
+NewReno and CUBIC, run once in the simulator and once in live mode (python/haslab/live: network
+namespaces, an HTB + drop-tail bottleneck, the NFQUEUE delay box; docs/live.md) on the kernel's
+``reno`` and ``cubic``. The scenario is Linux's own configuration, which live mode reproduces
+on the kernel: MSS 1448, IW 10, timestamps, delayed ACKs (40 ms), min RTO 200 ms with Linux's
+RTO formula, PRR, and with SACK also RACK-TLP (on by default in Linux). Live runs take real time
+and use the one testbed, so they run one after the other; each cell has one seed (a real kernel
+is not deterministic: the seed is not what varies).
+
+Queue delay is compared as a time average here (the live router samples its queue occupancy;
+the simulator's queue trace is averaged over time the same way), not per packet.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+from . import crosscheck as xc
+
+KNOWN_FILE = Path(__file__).with_name("crosscheck_known_linux.toml")
+DEFAULT_REPORT = "docs/fidelity-linux.md"
+#: testbed object prefix (docs/live.md): not the default, so another live run is not disturbed
+PREFIX = "haslabxc"
+
+#: (label, haslab cc, kernel algorithm)
+CCS = [("newreno", "newreno", "reno"), ("cubic", "cubic", "cubic")]
+FLOW_COUNTS = [1, 2, 4]
+QUICK = ["linux-bulk2-newreno-sack-s1", "linux-bulk2-cubic-sack-s1"]
+
+
+def matrix(quick: bool = False) -> list[xc.Cell]:
+    cells = []
+    for label, cc, kernel in CCS:
+        for n in FLOW_COUNTS:
+            for sack in (True, False):
+                group = f"linux-bulk{n}-{label}-{'sack' if sack else 'nosack'}"
+                cells.append(xc.Cell(group, 1, (xc.BULK,) * n, sack, kernel, cc))
+    if quick:
+        by = {c.name: c for c in cells}
+        return [by[n] for n in QUICK]
+    return cells
+
+
+def scenario(cell: xc.Cell) -> dict:
+    """The cell as a haslab scenario with Linux's own TCP settings (both sides run it)."""
+    s = xc.haslab_scenario(cell)
+    for f in s["flow"]:
+        f["tcp"] = {
+            "mss": 1448,
+            "initial_cwnd": 10,
+            "timestamps": True,
+            "delayed_ack": "on",
+            "delayed_ack_timeout": "40ms",
+            "min_rto": "200ms",
+            "rto_formula": "linux",
+            "recovery": "prr",
+            "sack": cell.sack,
+            "tlp": cell.sack,
+            "pacing": "off",
+        }
+    s["trace"] = {"cwnd": False, "goodput_window": "1s", "queues": ["r1->r2"], "queue_interval": "1ms"}
+    return s
+
+
+def _time_mean_queue_delay_ns(res, rate_bps: int, duration_ns: int) -> float:
+    """Time-weighted mean of the r1→r2 queue occupancy (bytes) over the run, as delay."""
+    q = res.traces.get("queue")
+    if q is None or not len(q):
+        return 0.0
+    q = q.sort_values("time_ns")
+    t = q["time_ns"].to_numpy(dtype="float64")
+    b = q["bytes"].to_numpy(dtype="float64")
+    ends = list(t[1:]) + [float(duration_ns)]
+    area = sum(bb * (e - s) for s, e, bb in zip(t, ends, b) if e > s)
+    return area / duration_ns * 8e9 / rate_bps
+
+
+def _measure(cell: xc.Cell, res, link_key: str) -> dict:
+    duration = res.summary["duration_ns"]
+    half = duration - duration // 2
+    gp = res.traces.get("goodput")
+    flows = []
+    for i, f in enumerate(res.summary["flows"]):
+        est = f.get("established_ns")
+        all_bps = 0.0 if est is None or est >= duration else f["bytes_received"] * 8e9 / (duration - est)
+        last = 0
+        if gp is not None and len(gp):
+            sel = gp[(gp["flow"] == i) & (gp["time_ns"] > duration // 2)]
+            last = int(sel["bytes"].sum())
+        flows.append({
+            "name": f["name"],
+            "goodput_bps": all_bps,
+            "goodput_last_half_bps": last * 8e9 / half,
+            "retransmitted_segments": f.get("retransmitted_segments") or 0,
+            "rto_count": f.get("rto_count") or 0,
+        })
+    link = next(l for l in res.summary["links"] if l["name"] == "r1->r2")
+    if link_key == "live":
+        delay = link.get("mean_queue_delay_ns") or 0.0
+    else:
+        delay = _time_mean_queue_delay_ns(res, link["rate_bps"], duration)
+    return {"metrics": xc.metrics_from_flows(cell, flows, link["dropped_packets"], delay), "flows": flows}
+
+
+def run_sim(cell: xc.Cell) -> dict:
+    from .api import run
+
+    try:
+        return _measure(cell, run(scenario(cell), pcap=False), "sim")
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def run_kernel(cell: xc.Cell, log: Optional[Callable[[str], None]] = None) -> dict:
+    from .live.config import LiveUnsupported
+    from .live.run import run_live
+
+    try:
+        res = run_live(scenario(cell), log=log)
+    except LiveUnsupported as e:
+        return {"skipped": f"live mode cannot reproduce it: {e}"}
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+    return _measure(cell, res, "live")
+
+
+def live_status() -> Optional[str]:
+    """None when live mode can run here, else why not."""
+    if os.geteuid() != 0:
+        return "live mode needs root (network namespaces, tc, iptables)"
+    try:
+        from .live.run import missing_requirements
+    except Exception as e:  # pragma: no cover - an incomplete install
+        return f"live mode unavailable: {e}"
+    missing = missing_requirements()
+    return "live mode needs: " + "; ".join(missing) if missing else None
+
+
+def run_cells(cells: list[xc.Cell], known=None, on_result=None, log=None) -> list[xc.CellResult]:
+    """Runs each cell in the simulator and on the kernel (one live run at a time)."""
+    why = live_status()
+    if why:
+        raise xc.CrosscheckError(why)
+    os.environ.setdefault("HASLAB_LIVE_PREFIX", PREFIX)
+    known = xc.load_known(KNOWN_FILE) if known is None else known
+    out = []
+    for c in cells:
+        sim = run_sim(c)
+        kern = run_kernel(c, log=log)
+        r = xc.compare(c, sim, kern, known)
+        out.append(r)
+        if on_result:
+            on_result(r)
+    return out
+
+
+def write_report(results: list[xc.CellResult], known, path, quick: bool = False) -> None:
+    cmd = "haslab crosscheck linux --report" + (" --quick" if quick else "")
+    intro = [
+        "# Fidelity: haslab's TCP against the Linux kernel (live mode)",
+        "",
+        f"Generated by `{cmd}` (root; live mode, docs/live.md). Do not edit by hand: change the",
+        "code (`python/haslab/crosscheck_linux.py`) or the known differences",
+        "(`python/haslab/crosscheck_known_linux.toml`), then regenerate.",
+        "",
+        "## What is compared",
+        "",
+        "Each cell is one scenario run in the simulator and in live mode on this machine's kernel",
+        f"({os.uname().release}): the dumbbell of docs/fidelity.md (8 Mbps, 100 ms base RTT, 67-packet",
+        "drop-tail queue, 60 s), 1, 2 or 4 bulk flows with NewReno (kernel `reno`) or CUBIC (kernel",
+        "`cubic`), SACK on or off, one seed. Both sides run Linux's own settings: MSS 1448, IW 10,",
+        "timestamps, delayed ACKs with the 40 ms timer, min RTO 200 ms with Linux's RTO formula, PRR,",
+        "and RACK-TLP with SACK (Linux's default). Queue delay is the time average of the bottleneck",
+        "queue's occupancy on both sides (live mode samples it); the other metrics are those of",
+        "docs/fidelity.md (live mode: the kernel's tcp_info `total_retrans` and `total_rto`, the",
+        "receiver's byte counts, the router's qdisc drop counter).",
+        "",
+        "Tolerances (relative to the kernel): "
+        + "; ".join(f"{k} {t.describe()}" for k, t in xc.TOLERANCES.items()) + ".",
+        "",
+    ]
+    xc.write_report(results, known, path, quick=quick, intro=intro,
+                    known_file="python/haslab/crosscheck_known_linux.toml")
