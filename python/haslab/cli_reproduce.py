@@ -45,10 +45,10 @@ def _claims_table(outcome) -> Table:
     t.add_column("paper's claim", ratio=3)
     t.add_column("paper")
     t.add_column("ours")
-    t.add_column("holds")
+    t.add_column("verdict")
     t.add_column("reason", ratio=2)
     for c in outcome.claims:
-        t.add_row(c.text, c.paper, c.ours_text or fmt(c.ours), "[green]yes[/]" if c.holds else "[red]no[/]", c.reason)
+        t.add_row(c.text, c.paper, c.ours_text or fmt(c.ours), "[green]yes[/]" if c.holds else f"[red]{c.verdict}[/]" + (f": {c.reading}" if c.reading else ""), c.reason)
     return t
 
 
@@ -147,8 +147,9 @@ def reproduce(
         if report:
             counts = write_report(out_dir, report_file)
             out.print(
-                f"report: {counts['reproduced']}/{counts['experiments']} experiments, "
-                f"{counts['hold']}/{counts['claims']} claims hold → {report_file}"
+                f"report: {counts['reproduced']} experiments run, {counts['claims']} claims ("
+                + ", ".join(f"{k} {v}" for k, v in counts["verdicts"].items())
+                + f") → {report_file}"
             )
     if failed:
         raise typer.Exit(code=2)

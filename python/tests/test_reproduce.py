@@ -8,7 +8,7 @@ import math
 import pytest
 
 from haslab.reproduce import PLANNED, Claim, experiments, get, missing, run_experiment, write_report
-from haslab.reproduce.base import ENV_DURATION, ENV_SEEDS, ReproduceError, sweeps_for
+from haslab.reproduce.base import ENV_DURATION, ENV_SEEDS, VERDICTS, ReproduceError, sweeps_for
 
 from conftest import cli
 
@@ -63,12 +63,13 @@ def test_smoke_one_tiny_experiment_end_to_end(tmp_path, monkeypatch):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     md = (d / "tcphas-fig2.md").read_text()
     assert "| paper's claim |" in md and "tcphas-fig2.png" in md
-    assert outcome.runs == 4 and outcome.failed == 0
+    assert outcome.runs == 16 and outcome.failed == 0  # 4 methods × 4 settings
     assert outcome.claims
     for c in outcome.claims:
         assert isinstance(c.holds, bool)
         assert isinstance(c.ours, float) and not math.isnan(c.ours), c
         assert c.holds or c.reason, c
+        assert c.verdict in VERDICTS and (c.verdict == "holds") == c.holds, c
         assert c.text and c.paper and c.source
     meta = json.loads((d / "tcphas-fig2.claims.json").read_text())
     assert len(meta["claims"]) == len(outcome.claims)
@@ -88,6 +89,17 @@ def test_smoke_one_tiny_experiment_end_to_end(tmp_path, monkeypatch):
     assert "registered, not run" in text  # e.g. tcphas-fig3
 
 
+def test_a_claim_failing_by_default_but_holding_under_another_reading_is_named_so():
+    c = Claim("x", "Fig. 1", "1", 0.0, False, reason="r", verdict="model", readings={"loss on the ACKs": True})
+    assert c.verdict == "reading" and c.reading == "loss on the ACKs"
+    d = Claim("x", "Fig. 1", "1", 0.0, False, reason="r", verdict="inconsistent", readings={"b": True})
+    assert d.verdict == "inconsistent"
+    assert Claim("x", "Fig. 1", "1", 0.0, False, reason="r").verdict == "unexplained"
+    assert Claim("x", "Fig. 1", "1", 1.0, True, verdict="model").verdict == "holds"
+    with pytest.raises(ValueError, match="verdict"):
+        Claim("x", "Fig. 1", "1", 0.0, False, reason="r", verdict="maybe")
+
+
 def test_cli_list():
     r = cli("reproduce", "list")
     assert r.returncode == 0, r.stderr
@@ -104,7 +116,8 @@ def test_smoke_enhancing_and_newcwv_experiments_write_outputs_and_claims(tmp_pat
     for sw in sweeps_for(exp, True).values():
         for r in sw.runs():
             assert r.scenario["preset"]["player"]["transport"] in {
-                "cubic-standard", "cubic-enhanced", "cubic-tlp", "newreno-linux", "newcwv", "newcwv-paced"
+                "cubic-standard", "cubic-enhanced", "cubic-tlp", "newreno-linux", "newcwv", "newcwv-paced",
+                "newcwv-paced-linux",
             }
     outcome = run_experiment(exp, tmp_path, quick=True, jobs=1, progress=False)
     assert outcome.failed == 0

@@ -87,6 +87,8 @@ pub struct World {
     /// side of each connection that carries its main data (0 for `[[flow]]`s, 1 for HTTP
     /// downloads): the "sender" of summaries, cwnd and goodput traces
     data_side: Vec<u8>,
+    /// Per connection: its data-carrying side's packets dropped by a drop-tail queue.
+    data_queue_drops: Vec<u64>,
     /// The flow (index into `flow_names`) each connection reports as, if any: web transfers
     /// of `[[traffic]]` are connections without a flow.
     conn_flow: Vec<Option<u32>>,
@@ -269,6 +271,7 @@ impl World {
             link_plan_names: plan.links.iter().map(|l| l.name.clone()).collect(),
             routes,
             data_side: vec![0; conns.len()],
+            data_queue_drops: vec![0; conns.len()],
             conn_flow: (0..conns.len() as u32).map(Some).collect(),
             flow_conns: (0..conns.len() as u32).collect(),
             conns,
@@ -366,7 +369,7 @@ impl World {
             Ev::GoodputTick => {
                 let len = now - self.last_goodput_ns;
                 self.last_goodput_ns = now;
-                let (sides, conns) = (&self.data_side, &self.conns);
+                let (sides, conns, drops) = (&self.data_side, &self.conns, &self.data_queue_drops);
                 self.goodput.close_window(
                     now,
                     len,
@@ -377,6 +380,7 @@ impl World {
                             received: conns[c as usize].ends[1 - side].stats.bytes_received,
                             sent: tx.bytes_sent,
                             retransmits: tx.retransmitted_segments,
+                            queue_drops: drops[c as usize],
                         }
                     }),
                 );
@@ -434,10 +438,27 @@ impl World {
             self.unroutable += 1;
             return;
         }
+        // a data segment from its connection's data-carrying side (towards the server means
+        // from the connecting side 0)
+        let data_conn = match &pkt.transport {
+            Transport::Tcp(h)
+                if h.payload_bytes > 0
+                    && self.data_side.get(pkt.conn as usize) == Some(&u8::from(!pkt.to_server)) =>
+            {
+                Some(pkt.conn as usize)
+            }
+            _ => None,
+        };
+        let dropped_before = self.links[ld as usize].queue.dropped;
         match self.links[ld as usize].enqueue(pkt, now) {
             LinkAction::TxDoneAt(t) => self.q.schedule(t, Ev::TxDone(ld)),
             LinkAction::OpportunityAt(t) => self.q.schedule(t, Ev::Opportunity(ld)),
             LinkAction::None => {}
+        }
+        if let Some(c) = data_conn {
+            if self.links[ld as usize].queue.dropped > dropped_before {
+                self.data_queue_drops[c] += 1;
+            }
         }
         self.trace_queue(ld as usize, now);
     }
@@ -581,6 +602,7 @@ impl World {
         ));
         self.conn_apps.push([Some(app), spec.serve.then_some(app)]);
         self.data_side.push(spec.data_side.min(1));
+        self.data_queue_drops.push(0);
         self.conn_flow.push(Some(self.flow_names.len() as u32));
         self.flow_conns.push(conn);
         self.flow_names.push(spec.name.clone());
@@ -629,6 +651,7 @@ impl World {
                     messages_received: rx.stats.messages_received,
                     segments_sent: tx.stats.segments_sent,
                     retransmitted_segments: tx.stats.retransmitted_segments,
+                    queue_dropped_packets: self.data_queue_drops[conn as usize],
                     rto_count: tx.stats.rto_count,
                     fast_recovery_count: tx.stats.fast_recovery_count,
                     tlp_probes: tx.stats.tlp_probes,

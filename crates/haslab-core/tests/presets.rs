@@ -152,6 +152,24 @@ fn enhancing_dumbbell_is_fig_4_with_30_kb_ports_and_1_percent_loss() {
     ] {
         assert_eq!(u(&link(&d, l)["queue"]["limit_bytes"]), 30_000, "{l}");
     }
+    // the hosts' own output queues: NS-2's default 50 packets
+    for l in ["server->switch1", "client->switch2"] {
+        assert_eq!(u(&link(&d, l)["queue"]["limit_packets"]), 50, "{l}");
+    }
+    // the random loss on the data direction only, or on the ACKs with loss_direction = "ack"
+    assert_eq!(link(&d, "switch2->switch1")["loss"].as_f64().unwrap(), 0.0);
+    let a = describe(&plan(
+        "name = \"enhancing-dumbbell\"\nloss_direction = \"ack\"",
+        "1s",
+    ));
+    assert_eq!(link(&a, "switch1->switch2")["loss"].as_f64().unwrap(), 0.0);
+    assert_eq!(link(&a, "switch2->switch1")["loss"].as_f64().unwrap(), 0.01);
+    let e = plan_from_toml(
+        "duration = \"1s\"\n[preset]\nname = \"enhancing-dumbbell\"\nloss_direction = \"up\"\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("preset.loss_direction"), "{e}");
     let path = &slots(&d)[0]["path"];
     assert_eq!(u(&path["rtt_ns"]), 100 * MS);
     assert_eq!(path["bottleneck"], "switch1->switch2");
@@ -301,6 +319,35 @@ fn newcwv_presets_are_figs_1_and_6() {
     let f = &r.flows[0];
     assert!(f.established_ns.unwrap() >= 60 * S);
     assert!(f.goodput_bps > 0.7e6 && f.goodput_bps < 1e6, "{f:?}");
+}
+
+#[test]
+fn queue_drops_are_split_by_flow_and_each_one_is_retransmitted() {
+    // newCWV without pacing bursts its preserved cwnd into the 30 KB queue: drops happen
+    let text = "seed = 1\nduration = \"120s\"\n[preset]\nname = \"newcwv-single\"\n\
+        player = { abr = \"rbb\", video = \"newcwv\", refill = \"20s\", transport = \"newcwv\" }\n";
+    let r = run_plan(&plan_from_toml(text).unwrap(), &RunOptions::default()).unwrap();
+    let bn = r
+        .links
+        .iter()
+        .find(|l| l.name == "router1->router2")
+        .unwrap();
+    let dash: Vec<_> = r.flows.iter().filter(|f| f.src == "server1").collect();
+    let drops: u64 = dash.iter().map(|f| f.queue_dropped_packets).sum();
+    assert!(drops > 0, "{bn:?}");
+    // the data direction of the bottleneck carries the DASH data and the server's pure ACKs
+    assert!(
+        drops <= bn.dropped_packets,
+        "{drops} > {}",
+        bn.dropped_packets
+    );
+    for f in &dash {
+        // without SACK every dropped segment is sent again (some still unrepaired at the end)
+        assert!(
+            f.queue_dropped_packets <= f.retransmitted_segments + f.final_cwnd_pkts as u64,
+            "{f:?}"
+        );
+    }
 }
 
 #[test]

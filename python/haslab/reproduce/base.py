@@ -44,6 +44,16 @@ ENV_DURATION = "HASLAB_REPRODUCE_DURATION"
 ENV_SEEDS = "HASLAB_REPRODUCE_SEEDS"
 
 
+#: The verdicts a claim can get, with the words the report uses.
+VERDICTS = {
+    "holds": "holds",
+    "reading": "holds under a named reading",
+    "inconsistent": "does not hold — the paper's data is internally inconsistent",
+    "model": "does not hold — a model difference, measured and explained",
+    "unexplained": "unexplained",
+}
+
+
 @dataclass
 class Claim:
     """One claim of a paper, checked against our runs.
@@ -57,6 +67,14 @@ class Claim:
         holds: whether the claim holds for our runs.
         ours_text: our number(s) in words when one float does not say it all (optional).
         reason: why it does not hold (required when ``holds`` is False; optional otherwise).
+        verdict: one of :data:`VERDICTS`. ``holds`` when ``holds`` is True. Otherwise the
+            experiment names the kind: ``inconsistent`` (the reason cites where the paper
+            contradicts itself), ``model`` (the reason names a measured model difference);
+            ``reading`` is set here when the claim fails under the default reading but holds
+            under another one in ``readings``; what is left is ``unexplained``.
+        readings: whether the claim holds under each non-default reading the experiment also
+            ran (reading name -> holds), e.g. ``{"loss on the ACKs": True}``.
+        reading: for ``verdict == "reading"``, the reading under which it holds.
     """
 
     text: str
@@ -66,13 +84,57 @@ class Claim:
     holds: bool
     ours_text: str = ""
     reason: str = ""
+    verdict: str = ""
+    readings: dict = field(default_factory=dict)
+    reading: str = ""
 
     def __post_init__(self) -> None:
         self.ours = float(self.ours)
         self.holds = bool(self.holds)
+        self.readings = {str(k): bool(v) for k, v in self.readings.items()}
+        if self.holds:
+            self.verdict = "holds"
+        elif self.verdict != "inconsistent" and any(self.readings.values()):
+            self.verdict = "reading"
+            self.reading = self.reading or next(k for k, v in self.readings.items() if v)
+        elif not self.verdict or self.verdict in ("holds", "reading"):
+            self.verdict = "unexplained"
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"claim {self.text!r}: verdict {self.verdict!r}; accepted: {', '.join(VERDICTS)}")
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict as the claims table prints it."""
+        if self.verdict == "holds":
+            return "yes"
+        if self.verdict == "reading":
+            return f"**under a reading**: {self.reading}"
+        return {"inconsistent": "**no** — paper inconsistent", "model": "**no** — model difference",
+                "unexplained": "**no** — unexplained"}[self.verdict]
 
     def as_row(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def with_readings(default: list[Claim], others: Mapping[str, list[Claim]]) -> list[Claim]:
+    """The default reading's claims, each told whether it holds under the other readings.
+
+    ``others`` maps a reading's name to the same claims (same order and texts) evaluated on that
+    reading's runs. Each default claim gets ``readings[name]`` and a sentence with that reading's
+    number; one that fails by default but holds under another reading becomes ``reading``."""
+    out = []
+    for i, c in enumerate(default):
+        readings, extra = {}, []
+        for name, claims in others.items():
+            if i >= len(claims) or claims[i].text != c.text:
+                raise ReproduceError(f"reading {name!r}: claim {i} is not {c.text!r}")
+            o = claims[i]
+            readings[name] = o.holds
+            extra.append(f"{name}: {o.ours_text or fmt(o.ours)} ({'holds' if o.holds else 'does not hold'})")
+        ours_text = (c.ours_text or fmt(c.ours)) + "".join(f". Under {e}" for e in extra)
+        out.append(dataclasses.replace(c, ours_text=ours_text, readings={**c.readings, **readings},
+                                       verdict="" if c.verdict == "reading" else c.verdict, reading=""))
+    return out
 
 
 @dataclass
@@ -305,14 +367,14 @@ def _cell(text: str) -> str:
 
 def claims_table(claims: list[Claim]) -> str:
     lines = [
-        "| paper's claim | source | paper | ours | holds? | reason |",
+        "| paper's claim | source | paper | ours | verdict | reason |",
         "|---|---|---|---|---|---|",
     ]
     for c in claims:
         ours = c.ours_text or fmt(c.ours)
         lines.append(
             f"| {_cell(c.text)} | {_cell(c.source)} | {_cell(c.paper)} | {_cell(ours)} | "
-            f"{'yes' if c.holds else '**no**'} | {_cell(c.reason)} |"
+            f"{c.verdict_text} | {_cell(c.reason)} |"
         )
     return "\n".join(lines)
 
@@ -325,13 +387,16 @@ def markdown_section(o: Outcome, figure: str | None = None) -> str:
     e = o.experiment
     held = sum(c.holds for c in o.claims)
     form = "quick" if o.quick else "full"
+    counts = verdict_counts([c.verdict for c in o.claims])
     fig = figure or o.png.name
     parts = [
         f"## `{e.name}` — {e.label}: {e.title}",
         "",
         f"Paper: {PAPERS.get(e.paper, e.paper)}. Form: **{form}** ({o.runs} runs"
         + (f", {o.failed} failed" if o.failed else "")
-        + f", {o.run_s:.0f} s of run time on one core). Claims holding: **{held}/{len(o.claims)}**.",
+        + f", {o.run_s:.0f} s of run time on one core). Claims holding: **{held}/{len(o.claims)}**"
+        + (f" ({counts})" if counts else "")
+        + ".",
         "",
         claims_table(o.claims) if o.claims else "_No claim evaluated._",
         "",
@@ -344,6 +409,13 @@ def markdown_section(o: Outcome, figure: str | None = None) -> str:
     for n in o.notes:
         parts += ["", n.strip()]
     return "\n".join(parts) + "\n"
+
+
+def verdict_counts(verdicts: list[str]) -> str:
+    """"2 hold, 1 under a reading, …": the non-zero counts of each verdict, in VERDICTS' order."""
+    short = {"holds": "hold", "reading": "hold under a named reading", "inconsistent": "paper inconsistent",
+             "model": "model difference", "unexplained": "unexplained"}
+    return ", ".join(f"{verdicts.count(k)} {short[k]}" for k in VERDICTS if verdicts.count(k))
 
 
 #: Short citations of the four papers, by the ``paper`` key of an experiment.

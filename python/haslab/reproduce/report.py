@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from . import registry
+from .base import VERDICTS, verdict_counts
 
 HEADER = """# Reproductions
 
@@ -23,7 +24,11 @@ hand: rerun the command. How to run one experiment, the full forms and their cos
 [docs/reproduce.md](reproduce.md).
 
 Each section gives, for one figure or table of a paper, the paper's claims with the paper's
-numbers, our numbers, and whether each claim holds; where it does not, the reason we found.
+numbers, our numbers, and a verdict for each claim: **holds** (under the default reading of the
+paper's text); **holds under a named reading** (the text allows several readings; the default
+one fails, the named one holds; both are reported); **does not hold — the paper's data is
+internally inconsistent** (the reason cites where); **does not hold — a model difference**
+(measured and explained in the reason); **unexplained**.
 """
 
 
@@ -39,6 +44,7 @@ def write_report(out: str | os.PathLike, path: str | os.PathLike = "docs/reprodu
     order = registry.PLANNED + [n for n in exps if n not in registry.PLANNED]
     sections, rows = [], []
     n_done = n_claims = n_hold = 0
+    verdicts: list[str] = []
     modes = set()
     for name in order:
         md = out / name / f"{name}.md"
@@ -51,6 +57,8 @@ def write_report(out: str | os.PathLike, path: str | os.PathLike = "docs/reprodu
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         claims = meta.get("claims", [])
         held = sum(bool(c["holds"]) for c in claims)
+        mine = [c.get("verdict") or ("holds" if c["holds"] else "unexplained") for c in claims]
+        verdicts += mine
         n_done += 1
         n_claims += len(claims)
         n_hold += held
@@ -63,14 +71,19 @@ def write_report(out: str | os.PathLike, path: str | os.PathLike = "docs/reprodu
         sections.append(text)
         exp = exps[name]
         rows.append(
-            f"| [`{name}`](#{_anchor(name, exp)}) | {exp.label} | {held}/{len(claims)} claims hold"
+            f"| [`{name}`](#{_anchor(name, exp)}) | {exp.label} | {len(claims)} claims: {verdict_counts(mine) or 'none'}"
             f" ({'quick' if meta.get('quick') else 'full'} form, {meta.get('runs', '?')} runs) |"
         )
     quick = " --quick" if modes == {"quick"} else ""
     date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     top = [
         HEADER.format(quick=quick, date=date, version=__version__),
-        f"**{n_done} of {len(order)} experiments reproduced; {n_hold} of {n_claims} claims hold.**",
+        f"**{n_done} experiments run ({len(order)} planned); {n_claims} claims: "
+        f"{verdict_counts(verdicts) or 'none'}.**",
+        "",
+        "| verdict | claims |",
+        "|---|---|",
+        *[f"| {text} | {verdicts.count(k)} |" for k, text in VERDICTS.items()],
         "",
         "| experiment | figure | result |",
         "|---|---|---|",
@@ -79,7 +92,8 @@ def write_report(out: str | os.PathLike, path: str | os.PathLike = "docs/reprodu
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(top) + "\n" + "\n".join(sections), encoding="utf-8")
-    return {"experiments": len(order), "reproduced": n_done, "claims": n_claims, "hold": n_hold}
+    return {"experiments": len(order), "reproduced": n_done, "claims": n_claims, "hold": n_hold,
+            "verdicts": {k: verdicts.count(k) for k in VERDICTS}}
 
 
 def _anchor(name: str, exp) -> str:

@@ -56,6 +56,9 @@ pub struct FlowSummary {
     pub messages_received: u64,
     pub segments_sent: u64,
     pub retransmitted_segments: u64,
+    /// The sender's data segments dropped by a drop-tail queue anywhere on the path (the links'
+    /// `dropped_packets` split by flow; random loss and pure ACKs not included).
+    pub queue_dropped_packets: u64,
     pub rto_count: u64,
     pub fast_recovery_count: u64,
     /// Tail-loss probes sent (RFC 8985), and the episodes in which the probe repaired a loss.

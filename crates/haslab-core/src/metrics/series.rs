@@ -70,6 +70,7 @@ pub struct GoodputSeries {
     bps: Vec<f64>,
     sent: Vec<u64>,
     retx: Vec<u64>,
+    drops: Vec<u64>,
     last_total: Vec<WindowTotals>,
 }
 
@@ -82,6 +83,8 @@ pub struct WindowTotals {
     pub sent: u64,
     /// segments the sender retransmitted (each repairs one loss, or a spurious one)
     pub retransmits: u64,
+    /// the sender's packets dropped by drop-tail queues on the path
+    pub queue_drops: u64,
 }
 
 impl GoodputSeries {
@@ -111,6 +114,7 @@ impl GoodputSeries {
             self.flow.push(f as u32);
             self.sent.push(total.sent - last.sent);
             self.retx.push(total.retransmits - last.retransmits);
+            self.drops.push(total.queue_drops - last.queue_drops);
             self.bytes.push(b);
             self.bps.push(if len_ns == 0 {
                 0.0
@@ -129,6 +133,7 @@ impl GoodputSeries {
                 ("goodput_bps".into(), ColumnData::F64(self.bps)),
                 ("sent_bytes".into(), ColumnData::U64(self.sent)),
                 ("retransmits".into(), ColumnData::U64(self.retx)),
+                ("queue_drops".into(), ColumnData::U64(self.drops)),
             ],
         }
     }
@@ -212,6 +217,7 @@ mod tests {
             received,
             sent,
             retransmits,
+            queue_drops: retransmits / 2,
         };
         g.close_window(
             1_000_000_000,
@@ -231,6 +237,10 @@ mod tests {
         assert_eq!(
             t.column("retransmits"),
             Some(&ColumnData::U64(vec![0, 0, 2, 0]))
+        );
+        assert_eq!(
+            t.column("queue_drops"),
+            Some(&ColumnData::U64(vec![0, 0, 1, 0]))
         );
         assert_eq!(
             t.column("bytes"),

@@ -71,8 +71,9 @@ pub struct PlayerSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Duration>,
     /// A named transport: a congestion control plus `[flow.tcp]` options as one of the papers
-    /// configures its server ("newreno-rfc5681", "newreno-linux", "newcwv", "newcwv-paced",
-    /// "cubic-standard", "cubic-enhanced", "cubic-tlp"; `haslab cc list` shows what each sets).
+    /// configures its server ("ns3-newreno", "ns3.17-tcp", "newreno-rfc5681", "newreno-linux",
+    /// "newcwv", "newcwv-paced", "newcwv-paced-linux", "cubic-standard", "cubic-enhanced",
+    /// "cubic-tlp"; `haslab cc list` shows what each sets).
     /// This entry's own `cc` and `tcp` keys override the transport's, which override
     /// `defaults`. Default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]

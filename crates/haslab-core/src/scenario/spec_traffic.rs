@@ -179,6 +179,16 @@ pub struct PresetSpec {
     /// Random loss on the bottleneck.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<Probability>,
+    /// enhancing-*: which direction of the bottleneck the random loss hits: "data" (switch1 →
+    /// switch2, the server's packets; default) or "ack" (switch2 → switch1, the client's
+    /// ACKs). NS-2's ErrorModel drops on one simplex link and the paper does not say which.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_direction: Option<String>,
+    /// enhancing-*: drop-tail limit of the hosts' own queues (a host's link to its switch).
+    /// Default "50pkts": NS-2's `Queue set limit_ 50` (ns-default.tcl); the paper sizes only
+    /// the switches' ports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_queue: Option<QueueSize>,
     /// tcphas-home: mean rate of the PPBP cross-traffic. Default "40Mbps".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ppbp_rate: Option<Rate>,

@@ -18,7 +18,8 @@
 //!   restart after idle, so all three keep cwnd across idle periods (`idle_restart = "off"`);
 //!   the two paper lines run without SACK, like NS2's agent, so RTL alone repairs tail losses.
 //!   The novel-pacing flowchart's "decayed cwnd after a long idle" then never triggers; set
-//!   `idle_restart = "linux"` on the flow to see it.
+//!   `idle_restart = "linux"` on the flow to see it. All three carry NS-2's defaults ([`NS2`]):
+//!   1000-byte segments, IW 2, no timestamps, 200 ms minimum RTO, an ACK for every segment.
 
 use serde_json::{json, Map, Value};
 
@@ -59,6 +60,18 @@ impl TcpValue {
 
 use TcpValue::{Bool, Int, Str};
 
+/// NS-2's TCP defaults that haslab can express (tcl/lib/ns-default.tcl and tcp/tcp-sink.cc):
+/// `packetSize_ 1000` (payload bytes per segment), `windowInit_ 2`, `timestamps_ false`,
+/// `minrto_ 0.2` s, and Agent/TCPSink acknowledging every segment (delayed ACKs are the
+/// separate Agent/TCPSink/DelAck).
+const NS2: [(&str, TcpValue); 5] = [
+    ("mss", Int(1000)),
+    ("initial_cwnd", Int(2)),
+    ("timestamps", Bool(false)),
+    ("min_rto", Str("200ms")),
+    ("delayed_ack", Str("off")),
+];
+
 /// Every named transport, in the order `haslab cc list` prints them.
 pub const TRANSPORTS: &[Transport] = &[
     Transport {
@@ -91,6 +104,44 @@ pub const TRANSPORTS: &[Transport] = &[
             ("recovery", Str("prr")),
             ("cwnd_growth", Str("per-ack")),
             ("partial_ack_rto", Str("impatient")),
+            ("rto_ssthresh", Str("unless-repeated")),
+            ("rto_undo", Bool(false)),
+            ("idle_restart", Str("off")),
+            ("pacing", Str("off")),
+        ],
+    },
+    Transport {
+        name: "ns3.17-tcp",
+        source: "ns-3.17, the TcpHas paper's simulator (§IV-A): TcpSocket defaults \
+                 (src/internet/model/tcp-socket.cc: SegmentSize 536, InitialCwnd 1, \
+                 DelAckTimeout 200 ms, DelAckCount 2), TcpSocketBase without TCP options \
+                 (no timestamps, SACK or window scaling: a 65535-byte window), RttEstimator \
+                 MinRTO 200 ms, TcpNewReno (tcp-newreno.cc: +1 segment per ACK in slow start, \
+                 MSS²/cwnd per ACK in congestion avoidance, ssthresh = max(2, flight/2))",
+        description: "the ns-3.17 sender of the TcpHas paper's simulations: 536-byte segments, \
+                      IW 1, no TCP options, 64 KB window, per-ACK growth, 200 ms delayed ACKs, \
+                      min RTO 200 ms, no restart after idle; a player's own cc (Westwood+, \
+                      TIBET, Trickle, TcpHas) replaces NewReno",
+        cc: "newreno",
+        cc_params: &[
+            ("grow_when_app_limited", Bool(true)),
+            ("ssthresh", Str("flight")),
+        ],
+        tcp: &[
+            ("mss", Int(536)),
+            ("initial_cwnd", Int(1)),
+            ("timestamps", Bool(false)),
+            ("sack", Bool(false)),
+            ("tlp", Bool(false)),
+            ("rwnd", Int(65_535)),
+            ("delayed_ack", Str("on")),
+            ("delayed_ack_timeout", Str("200ms")),
+            ("min_rto", Str("200ms")),
+            ("rto_formula", Str("rfc6298")),
+            ("recovery", Str("classic")),
+            ("cwnd_growth", Str("per-ack")),
+            // TcpNewReno::Retransmit recomputes ssthresh on every RTO, also one that ends a
+            // fast recovery (and even a repeated one, which haslab does not model)
             ("rto_ssthresh", Str("unless-repeated")),
             ("rto_undo", Bool(false)),
             ("idle_restart", Str("off")),
@@ -133,12 +184,25 @@ pub const TRANSPORTS: &[Transport] = &[
         ],
     },
     Transport {
+        name: "newcwv-paced-linux",
+        source: "newCWV paper §3 (Linux 3.12 FQ pacing); Linux net/ipv4/tcp_output.c tcp_update_pacing_rate (tcp_pacing_ss_ratio 200, tcp_pacing_ca_ratio 120)",
+        description: "NewReno + newCWV + Linux's pacing rate: 200 % of cwnd/RTT in slow start, 120 % in congestion avoidance",
+        cc: "newreno",
+        cc_params: &[],
+        tcp: &[("idle_restart", Str("newcwv")), ("pacing", Str("linux"))],
+    },
+    Transport {
         name: "cubic-standard",
         source: "Enhancing-TCP paper §4.1 (\"standard TCP\": CUBIC in NS2)",
         description: "CUBIC, no SACK, no restart after idle (NS2's TCP-Linux agent)",
         cc: "cubic",
         cc_params: &[],
         tcp: &[
+            NS2[0],
+            NS2[1],
+            NS2[2],
+            NS2[3],
+            NS2[4],
             ("idle_restart", Str("off")),
             ("sack", Bool(false)),
             ("tlp", Bool(false)),
@@ -153,6 +217,11 @@ pub const TRANSPORTS: &[Transport] = &[
         cc: "cubic",
         cc_params: &[],
         tcp: &[
+            NS2[0],
+            NS2[1],
+            NS2[2],
+            NS2[3],
+            NS2[4],
             ("idle_restart", Str("off")),
             ("sack", Bool(false)),
             ("tlp", Bool(false)),
@@ -167,6 +236,11 @@ pub const TRANSPORTS: &[Transport] = &[
         cc: "cubic",
         cc_params: &[],
         tcp: &[
+            NS2[0],
+            NS2[1],
+            NS2[2],
+            NS2[3],
+            NS2[4],
             ("idle_restart", Str("off")),
             ("sack", Bool(true)),
             ("tlp", Bool(true)),
@@ -259,6 +333,18 @@ mod tests {
     }
 
     #[test]
+    fn the_ns3_17_sender_has_no_options_iw_1_and_per_ack_growth() {
+        let t = by_name("ns3.17-tcp").unwrap();
+        let c = validate_tcp_table(&t.tcp_table(), "x").unwrap();
+        assert_eq!((c.mss, c.initial_cwnd), (536, 1));
+        assert!(!c.timestamps && !c.sack && !c.tlp);
+        assert_eq!(c.rwnd.0, 65_535, "no window scaling without options");
+        assert_eq!(c.min_rto.0, 200_000_000);
+        assert_eq!(c.cwnd_growth, crate::tcp::config::CwndGrowth::PerAck);
+        assert_eq!(c.idle_restart, IdleRestart::Off);
+    }
+
+    #[test]
     fn the_newcwv_papers_transport_is_newreno_newcwv_and_cwnd_per_rtt_pacing() {
         let t = by_name("newcwv-paced").unwrap();
         assert_eq!(t.cc, "newreno");
@@ -284,6 +370,10 @@ mod tests {
         assert!(t.tlp && t.sack && !t.rtl && !t.novel_pacing);
         for c in [&s, &e, &t] {
             assert_eq!(c.idle_restart, IdleRestart::Off);
+            // NS-2's defaults (ns-default.tcl; Agent/TCPSink does not delay ACKs)
+            assert_eq!((c.mss, c.initial_cwnd, c.timestamps), (1000, 2, false));
+            assert_eq!(c.min_rto.0, 200_000_000);
+            assert_eq!(c.delayed_ack, crate::tcp::config::DelayedAckMode::Off);
         }
     }
 }

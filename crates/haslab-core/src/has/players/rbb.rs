@@ -1,6 +1,6 @@
-//! The rate-and-buffer-based (RBB) player of the TcpHas paper (§IV-A), as reconstructed in
-//! algorithms.md B7: **every parameter value here is a project choice**, since the paper's
-//! player (Ben Ameur et al., Multimedia Systems 24(1), 2018) could not be read.
+//! The rate-and-buffer-based (RBB) player of the TcpHas paper (§IV-A), a reconstruction:
+//! **every parameter value here is a project choice**, since the paper's player (its reference
+//! [3], an emulated player) is not described in the paper beyond what follows.
 //!
 //! What the TcpHas paper states, and this player does:
 //! - the bandwidth estimate is the last chunk's size divided by its download duration;
@@ -10,15 +10,35 @@
 //! - a buffering state (back-to-back requests until the buffer is full) and a steady state
 //!   (one request whenever a chunk's room frees up: ON-OFF).
 //!
-//! Rule: level = the highest r ≤ a(B)·x̃, with a(B) = 1 up to `low_buffer`, rising linearly to
-//! `aggressiveness` at the buffer cap. Scheduling: request as soon as the next chunk fits in
-//! the buffer (the cap of the common model does the waiting).
+//! Rule in the steady state: level = the highest r ≤ a(B)·x̃, with a(B) = 1 up to `low_buffer`,
+//! rising linearly to `aggressiveness` at the buffer cap. Scheduling: request as soon as the
+//! next chunk fits in the buffer (the cap of the common model does the waiting).
+//!
+//! Rule in the buffering state (`buffering`, docs/has.md): the paper's §IV-C says "During the
+//! buffering phase, all players select the lowest quality level, as allowed by slow start
+//! phase", and §IV-A that K = 180 s "allows the HAS players to reach stationary behavior". With
+//! `buffering = "lowest"` (default) the player asks for level 0 from start-up until the buffer
+//! is full (the next chunk no longer fits), and again after a stall; with `"estimate"` the
+//! steady-state rule applies from the second chunk on (the first chunk is level 0 for want of an
+//! estimate).
 
 use super::{check_range, BufferState, Player, PlayerContext, SegmentResult, When};
+use crate::has::playback::Phase;
 use crate::has::video::highest_at_most;
 use crate::scenario::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+/// What the RBB player requests in its buffering state (start-up until the buffer is full, and
+/// after a stall).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RbbBuffering {
+    /// The lowest level until the buffer is full (TcpHas paper §IV-C; the default).
+    Lowest,
+    /// The steady-state rule (the estimate times a(B)) from the second chunk on.
+    Estimate,
+}
 
 /// Parameters of the RBB player (project choices, see the module documentation).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -30,6 +50,9 @@ pub struct RbbConfig {
     /// Buffer level up to which the player asks for no more than the estimate. Default "10s"
     /// (project choice: one third of the 30 s buffer).
     pub low_buffer: Duration,
+    /// The buffering-state rule: "lowest" (default: level 0 until the buffer is full, the TcpHas
+    /// paper's §IV-C) or "estimate" (the steady-state rule from the second chunk on).
+    pub buffering: RbbBuffering,
 }
 
 impl Default for RbbConfig {
@@ -37,6 +60,7 @@ impl Default for RbbConfig {
         RbbConfig {
             aggressiveness: 1.2,
             low_buffer: Duration(10_000_000_000),
+            buffering: RbbBuffering::Lowest,
         }
     }
 }
@@ -51,6 +75,8 @@ pub struct Rbb {
     cfg: RbbConfig,
     ctx: PlayerContext,
     x_bps: Option<f64>,
+    /// In the buffering state (start-up, or after a stall, until the buffer is full).
+    buffering: bool,
 }
 
 impl Rbb {
@@ -59,7 +85,13 @@ impl Rbb {
             cfg,
             ctx,
             x_bps: None,
+            buffering: true,
         }
+    }
+
+    /// Whether the player is in its buffering state.
+    pub fn is_buffering(&self) -> bool {
+        self.buffering
     }
 
     /// a(B): 1 up to `low_buffer`, then linear up to `aggressiveness` at the cap.
@@ -78,6 +110,12 @@ impl Player for Rbb {
         "rbb"
     }
     fn choose(&mut self, st: &BufferState) -> usize {
+        if st.phase == Phase::Stalled {
+            self.buffering = true;
+        }
+        if self.buffering && self.cfg.buffering == RbbBuffering::Lowest {
+            return 0;
+        }
         match self.x_bps {
             None => 0,
             Some(x) => highest_at_most(
@@ -86,8 +124,12 @@ impl Player for Rbb {
             ),
         }
     }
-    fn downloaded(&mut self, seg: &SegmentResult, _st: &BufferState) -> When {
+    fn downloaded(&mut self, seg: &SegmentResult, st: &BufferState) -> When {
         self.x_bps = Some(seg.throughput_bps());
+        // the buffer is full when the next chunk no longer fits: the steady state begins
+        if st.buffer_ns + self.ctx.segment_ns > self.ctx.buffer_cap_ns {
+            self.buffering = false;
+        }
         When::Now
     }
     fn estimate_bps(&self) -> Option<f64> {
@@ -98,40 +140,81 @@ impl Player for Rbb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::has::playback::Phase;
     const S: u64 = 1_000_000_000;
 
-    #[test]
-    fn a_full_buffer_allows_a_level_above_the_estimate() {
-        let ctx = PlayerContext {
+    fn ctx() -> PlayerContext {
+        PlayerContext {
             bitrates_bps: vec![500_000, 1_000_000, 1_150_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 30 * S,
-        };
-        let mut p = Rbb::new(Default::default(), ctx);
-        let st = |b| BufferState {
+        }
+    }
+
+    fn st(buffer_ns: u64, phase: Phase) -> BufferState {
+        BufferState {
             now_ns: 0,
-            buffer_ns: b,
-            phase: Phase::Playing,
+            buffer_ns,
+            phase,
             next_segment: 1,
             segments: 10,
-        };
-        assert_eq!(p.choose(&st(0)), 0, "no estimate yet: lowest level");
-        let seg = SegmentResult {
+        }
+    }
+
+    /// A 2 s chunk of 250 kB downloaded in 2 s: 1 Mbps.
+    fn one_mbps() -> SegmentResult {
+        SegmentResult {
             index: 0,
             level: 0,
             bytes: 250_000,
             media_ns: 2 * S,
             request_ns: 0,
             done_ns: 2 * S,
-        }; // 1 Mbps
-        assert_eq!(p.downloaded(&seg, &st(2 * S)), When::Now);
-        assert_eq!(p.choose(&st(5 * S)), 1, "low buffer: at most the estimate");
+        }
+    }
+
+    #[test]
+    fn a_full_buffer_allows_a_level_above_the_estimate() {
+        let cfg = RbbConfig {
+            buffering: RbbBuffering::Estimate,
+            ..Default::default()
+        };
+        let mut p = Rbb::new(cfg, ctx());
+        let play = |b| st(b, Phase::Playing);
+        assert_eq!(p.choose(&play(0)), 0, "no estimate yet: lowest level");
+        assert_eq!(p.downloaded(&one_mbps(), &play(2 * S)), When::Now);
         assert_eq!(
-            p.choose(&st(30 * S)),
+            p.choose(&play(5 * S)),
+            1,
+            "low buffer: at most the estimate"
+        );
+        assert_eq!(
+            p.choose(&play(30 * S)),
             2,
             "full buffer: 1.2 × 1 Mbps allows 1.15 Mbps"
         );
         assert!((p.aggressiveness_at(20 * S) - 1.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_buffering_state_asks_for_the_lowest_level_until_the_buffer_is_full() {
+        let mut p = Rbb::new(Default::default(), ctx());
+        // start-up and filling: level 0 whatever the estimate
+        for b in [2, 10, 20, 28] {
+            p.downloaded(&one_mbps(), &st(b * S, Phase::Playing));
+            assert!(
+                p.is_buffering(),
+                "{b} s: the next 2 s chunk still fits in 30 s"
+            );
+            assert_eq!(p.choose(&st(b * S, Phase::Playing)), 0);
+        }
+        // the next chunk no longer fits: steady state, the estimate's rule
+        p.downloaded(&one_mbps(), &st(29 * S, Phase::Playing));
+        assert!(!p.is_buffering());
+        assert_eq!(p.choose(&st(28 * S, Phase::Playing)), 2);
+        assert_eq!(p.choose(&st(5 * S, Phase::Playing)), 1);
+        // a stall is a new buffering state
+        assert_eq!(p.choose(&st(0, Phase::Stalled)), 0);
+        assert!(p.is_buffering());
+        assert_eq!(p.choose(&st(6 * S, Phase::Playing)), 0);
     }
 }

@@ -99,6 +99,25 @@ impl Expansion {
         let l = self.links.last_mut().expect("a link was added");
         l.ab = Some(from_json(json!({ "loss": p })));
     }
+    /// The drop-tail limit of the last link's a → b direction only.
+    pub(super) fn queue_ab(&mut self, q: QueueLimit) {
+        let l = self.links.last_mut().expect("a link was added");
+        let mut d = l.ab.take().unwrap_or_default();
+        d.queue = Some(QueueSize(q));
+        l.ab = Some(d);
+    }
+    /// The drop-tail limit of the last link's b → a direction only.
+    pub(super) fn queue_ba(&mut self, q: QueueLimit) {
+        let l = self.links.last_mut().expect("a link was added");
+        let mut d = l.ba.take().unwrap_or_default();
+        d.queue = Some(QueueSize(q));
+        l.ba = Some(d);
+    }
+    /// Random loss on the last link's b → a direction only.
+    pub(super) fn loss_ba(&mut self, p: f64) {
+        let l = self.links.last_mut().expect("a link was added");
+        l.ba = Some(from_json(json!({ "loss": p })));
+    }
     pub(super) fn traffic(&mut self, v: Value) {
         self.traffic.push(from_json(v));
     }

@@ -11,8 +11,8 @@
 //! - **QLevelEstimator** (Algorithm 3, [`qlevel`]): the highest level whose encoding bitrate is
 //!   ≤ B̂we (level 0 if none); run after each congestion event and each OFF period > RTO.
 //! - **Congestion events** (Algorithm 4): ssthresh = EncodingRate[QLevel] × RTT_min × 1.2; cwnd
-//!   as in Algorithm 1 (3 dupACKs: cwnd = min(cwnd, ssthresh) when recovery ends; RTO: the
-//!   sender's loss window).
+//!   as in Algorithm 1 (3 dupACKs: cwnd = min(cwnd, ssthresh) when recovery ends; RTO:
+//!   cwnd = initial_cwnd, "i.e. 2 × MSS", [`RTO_CWND_PKTS`]).
 //! - **OFF periods** (Algorithm 5): when sending resumes after an idle period longer than the
 //!   RTO, QLevel and ssthresh are updated and cwnd = ssthresh — replacing whatever restart
 //!   after idle did (no idle reduction).
@@ -32,6 +32,10 @@ use super::tibet::{Tibet, TibetConfig};
 use super::{AckSample, AppData, CaEvent, CaState, CcState, CongestionControl};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+/// cwnd after a retransmission timeout: Algorithm 4 line 11 (and Algorithm 1 line 9),
+/// "cwnd = initial_cwnd ▷ i.e. 2 × MSS".
+pub const RTO_CWND_PKTS: u32 = 2;
 
 /// Parameters of TcpHas (defaults: the paper's §IV-B).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -202,6 +206,13 @@ impl CongestionControl for TcpHas {
     }
 
     fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
+        // Algorithm 4: after an RTO, cwnd = initial_cwnd (2 × MSS); ssthresh was set by
+        // `ssthresh` (the shaped value)
+        if event == CaEvent::Loss && self.has_ladder() {
+            tp.cwnd_pkts = RTO_CWND_PKTS.min(tp.cwnd_clamp_pkts);
+            tp.cwnd_cnt = 0;
+            return;
+        }
         // Algorithm 5: after an OFF period longer than the RTO, no idle reduction: update the
         // level and ssthresh, and cwnd = ssthresh
         if event == CaEvent::TxStart && self.has_ladder() && tp.last_send_ns > 0 {
@@ -356,6 +367,69 @@ mod tests {
             tp.cwnd_pkts > 20,
             "cwnd ≈ 928 kbps × 1.2 × 200 ms = 27.8 packets"
         );
+    }
+
+    #[test]
+    fn an_rto_sets_cwnd_to_two_segments_and_ssthresh_to_the_shaped_value() {
+        let (mut cc, mut tp) = with_ladder();
+        for k in 1..2000 {
+            ack(&mut cc, &mut tp, k * 8 * MS, 1, 100 * MS);
+        }
+        tp.cwnd_pkts = 40;
+        // the sender's order on an RTO: ssthresh, cwnd = 1, then CA_EVENT_LOSS
+        tp.ssthresh_pkts = cc.ssthresh(&tp);
+        tp.cwnd_pkts = 1;
+        cc.cwnd_event(&mut tp, CaEvent::Loss);
+        assert_eq!((tp.cwnd_pkts, tp.ssthresh_pkts), (2, 13));
+        // without a ladder: classical TCP, the sender's loss window stays
+        let mut reno = TcpHas::new(Default::default());
+        let mut tq = CcState::new(10, MSS);
+        tq.cwnd_pkts = 1;
+        reno.cwnd_event(&mut tq, CaEvent::Loss);
+        assert_eq!(tq.cwnd_pkts, 1);
+    }
+
+    #[test]
+    fn algorithm_7_restores_cwnd_on_the_first_ack_after_a_fast_retransmit() {
+        let (mut cc, mut tp) = with_ladder();
+        for k in 1..2000 {
+            ack(&mut cc, &mut tp, k * 8 * MS, 1, 100 * MS);
+        }
+        // a standing queue: the RTT is 150 ms (still 1 Mbps of ACKs), RTT̂ follows
+        for k in 0..1000 {
+            ack(&mut cc, &mut tp, 16_000 * MS + k * 8 * MS, 1, 150 * MS);
+        }
+        tp.ssthresh_pkts = cc.ssthresh(&tp);
+        tp.cwnd_pkts = tp.ssthresh_pkts;
+        cc.cong_avoid(&mut tp, 1);
+        let shaped = tp.cwnd_pkts;
+        // a loss: ssthresh = rate × RTT_min × 1.2 (100 ms), recovery ends at cwnd = ssthresh
+        tp.prior_cwnd_pkts = shaped;
+        tp.ssthresh_pkts = cc.ssthresh(&tp);
+        tp.ca_state = CaState::Recovery;
+        cc.set_state(&mut tp, CaState::Open);
+        tp.ca_state = CaState::Open;
+        assert_eq!(tp.cwnd_pkts, 13, "928 kbps × 1.2 × 100 ms");
+        assert!(shaped > tp.cwnd_pkts, "{shaped}");
+        // the next ACK in congestion avoidance (cwnd ≥ ssthresh) sets cwnd = rate × RTT̂ × 1.2:
+        // the reduction is undone at once, the standing queue's RTT included
+        ack(&mut cc, &mut tp, 24_008 * MS, 1, 150 * MS);
+        cc.cong_avoid(&mut tp, 1);
+        assert_eq!(tp.cwnd_pkts, shaped);
+    }
+
+    #[test]
+    fn table_i_levels_are_further_apart_than_the_shaping_factor() {
+        // a flow shaped at level n sends at most 1.2 × r_n, below r_{n+1}: its ACK rate cannot
+        // make Algorithm 3 choose level n + 1 (docs/algorithms/tcphas.md)
+        let f = TcpHasConfig::default().shaping_factor;
+        for w in LADDER.windows(2) {
+            let ratio = w[1] as f64 / w[0] as f64;
+            assert!(ratio >= 1.75 && ratio > f, "{w:?}: {ratio}");
+            assert!(
+                qlevel(&LADDER, f * w[0] as f64) < LADDER.iter().position(|&r| r == w[1]).unwrap()
+            );
+        }
     }
 
     #[test]
