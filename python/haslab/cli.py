@@ -436,6 +436,60 @@ def describe_tables(plan: dict) -> list:
 # commands
 
 
+SET_HELP = (
+    "Override a scenario key: KEY=VALUE, repeatable; KEY is a dotted path (flow[0].tcp.sack or flow.0.tcp.sack), "
+    "VALUE a TOML value (true, 4, [1, 2]) or else text (30s, cubic). Checked like the file; recorded in summary.json."
+)
+
+
+def parse_overrides(items: list[str]) -> dict:
+    """``["duration=30s", "flow[0].tcp.sack=true"]`` → ``{"duration": "30s", "flow.0.tcp.sack": True}``.
+
+    A value is read as a TOML value when it is one (``true``, ``4``, ``0.5``, ``"x"``,
+    ``[1, 2]``, ``{a = 1}``), otherwise kept as text (``30s``, ``cubic``, ``8Mbps``)."""
+    import datetime
+    import re
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    out: dict = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserError(f"--set {item!r}: expected KEY=VALUE, e.g. --set duration=30s")
+        path = re.sub(r"\[(-?\d+)\]", r".\1", key)
+        try:
+            value = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        if isinstance(value, (datetime.date, datetime.time)):
+            value = text.strip()  # a TOML date is not a scenario value
+        out[path] = value
+    return out
+
+
+def _scenario_with_overrides(scenario: Path, items: list[str]):
+    """(what to run, base_dir, overrides): the file itself without --set; else the file as a
+    dict with the overrides applied (relative file names still resolve from its folder)."""
+    if not items:
+        return scenario, None, {}
+    from .api import load
+    from .sweep import SweepError, set_path
+
+    overrides = parse_overrides(items)
+    data = load(scenario)
+    for key, value in overrides.items():
+        try:
+            set_path(data, key, value)
+        except SweepError as e:
+            raise UserError(f"--set {key}: {e}") from None
+    return data, scenario.parent, overrides
+
+
 #: In a `haslab run` output directory: the files that run wrote, one name per line, so that
 #: `--force` removes exactly those (and nothing a user put there).
 RUN_MANIFEST = ".haslab-run"
@@ -489,6 +543,7 @@ def run(
     force: bool = typer.Option(
         False, "--force", "-f", help="Use a non-empty --out: remove the files of the haslab run there first."
     ),
+    overrides: Optional[list[str]] = typer.Option(None, "--set", "-s", help=SET_HELP, show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (no table, no progress bar)."),
 ) -> None:
     """Run a scenario and write its results.
@@ -500,10 +555,13 @@ def run(
     from .api import run as run_scenario
 
     def go():
+        what, base_dir, changed = _scenario_with_overrides(scenario, overrides or [])
         removed = _clear_out_dir(Path(out_dir), force)
         if removed and not quiet:
             err.print(f"--force: removed {len(removed)} file(s) of the previous run in {out_dir}/", soft_wrap=True)
-        result = run_scenario(scenario, out_dir=out_dir, progress=not quiet, pcap=pcap)
+        result = run_scenario(what, out_dir=out_dir, progress=not quiet, pcap=pcap, base_dir=base_dir)
+        if changed:
+            result.summary["overrides"] = changed  # what --set changed in the file, by dotted path
         written = result.save(out_dir)
         if result.summary.get("players"):
             from .plots import level_and_buffer
@@ -518,12 +576,18 @@ def run(
             print_summary(result)
             out.print(f"wrote {', '.join(names)} in {out_dir}/")
 
-    _guarded(go, scenario)
+    _guarded(go, _label(scenario, overrides))
+
+
+def _label(scenario: Path, overrides: Optional[list[str]]) -> str:
+    """How an error names the scenario: the file, and the --set items applied to it."""
+    return f"{scenario} (with --set {', '.join(overrides)})" if overrides else str(scenario)
 
 
 @app.command()
 def validate(
     scenario: Path = typer.Argument(..., help="Scenario file (.toml, or .json).", show_default=False),
+    overrides: Optional[list[str]] = typer.Option(None, "--set", "-s", help=SET_HELP, show_default=False),
 ) -> None:
     """Check a scenario without running it.
 
@@ -531,7 +595,11 @@ def validate(
     """
     from .api import validate as validate_scenario
 
-    plan = _guarded(lambda: validate_scenario(scenario), scenario)
+    def go():
+        what, base_dir, _ = _scenario_with_overrides(scenario, overrides or [])
+        return validate_scenario(what, base_dir=base_dir)
+
+    plan = _guarded(go, _label(scenario, overrides))
     out.print(f"ok: {_describe(plan)}")
 
 
