@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import haslab
-from haslab.cli import parse_overrides
+from haslab.cli_run import parse_overrides
 from haslab.store import Store
 from conftest import cli, demo_toml
 
