@@ -56,7 +56,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 
 fn scaled(v: f64, mult: f64) -> Option<u64> {
     let x = (v * mult).round();
-    (x.is_finite() && x >= 0.0 && x < 1.8e19).then_some(x as u64)
+    (0.0..1.8e19).contains(&x).then_some(x as u64)
 }
 
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
