@@ -46,12 +46,14 @@ def _looks_like_path(s: str) -> bool:
     return os.path.isfile(s) or not ("=" in s or "[" in s)
 
 
-def _source(scenario: Scenario) -> tuple[str, str, str | None]:
+def _source(scenario: Scenario, base_dir: str | os.PathLike | None = None) -> tuple[str, str, str | None]:
     """Returns (text, fmt, base_dir) for the simulator; fmt is "toml" or "json"; base_dir is
     the directory relative file names in the scenario (MPD files, Mahimahi traces) are resolved
-    against: the file's directory, or None (the current directory) for strings and dicts."""
+    against: the file's directory, or for strings and dicts ``base_dir`` (default None: the
+    current directory)."""
+    given = None if base_dir is None else str(Path(base_dir).resolve())
     if isinstance(scenario, Mapping):
-        return json.dumps(scenario), "json", None
+        return json.dumps(scenario), "json", given
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and _looks_like_path(scenario)):
         path = Path(scenario)
         if not path.is_file():
@@ -59,13 +61,32 @@ def _source(scenario: Scenario) -> tuple[str, str, str | None]:
         fmt = "json" if path.suffix.lower() == ".json" else "toml"
         return path.read_text(encoding="utf-8"), fmt, str(path.resolve().parent)
     if isinstance(scenario, str):
-        return scenario, "toml", None
+        return scenario, "toml", given
     raise TypeError(
         f"a scenario is a path, a TOML string or a dict, not {type(scenario).__name__}"
     )
 
 
-def validate(scenario: Scenario) -> dict:
+def load(path: str | os.PathLike) -> dict:
+    """A scenario file (TOML, or JSON by its suffix) as a dict, to change before running it with
+    ``run(d, base_dir=Path(path).parent)`` (relative file names keep resolving as in the file).
+    Raises :class:`ScenarioError` for a syntax error."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"scenario file not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        return json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as e:
+        raise ScenarioError(f"syntax error: {e}") from None
+
+
+def validate(scenario: Scenario, *, base_dir: str | os.PathLike | None = None) -> dict:
     """Checks a scenario without running it.
 
     Returns a description of the resolved plan (seed, duration_ns, nodes, link directions with
@@ -73,7 +94,7 @@ def validate(scenario: Scenario) -> dict:
     path of each flow/generator/slot with its RTT, bottleneck and BDP, traces). Raises
     :class:`ScenarioError` (a ``ValueError``) naming the offending field.
     """
-    text, fmt, base_dir = _source(scenario)
+    text, fmt, base_dir = _source(scenario, base_dir)
     try:
         return _core.validate(text, fmt, base_dir)
     except ValueError as e:
@@ -114,6 +135,7 @@ def run(
     out_dir: str | os.PathLike | None = None,
     progress: bool | str = False,
     pcap: bool = True,
+    base_dir: str | os.PathLike | None = None,
 ) -> "Result":
     """Runs a scenario to its end and returns a :class:`Result`.
 
@@ -124,8 +146,11 @@ def run(
         progress: ``True`` shows a progress bar over simulated time on stderr when it is a
             terminal; ``"always"`` shows it even when it is not.
         pcap: ``False`` skips the pcap captures the scenario asks for.
+        base_dir: for a dict or TOML text, the directory its relative file names (MPD files,
+            Mahimahi traces) resolve against (default: the current directory); a file's own
+            directory is used for a path.
     """
-    text, fmt, base_dir = _source(scenario)
+    text, fmt, base_dir = _source(scenario, base_dir)
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     try:

@@ -437,47 +437,10 @@ def describe_tables(plan: dict) -> list:
 # commands
 
 
-#: In a `haslab run` output directory: the files that run wrote, one name per line, so that
-#: `--force` removes exactly those (and nothing a user put there).
-RUN_MANIFEST = ".haslab-run"
-#: What a run writes besides pcap files (for directories written before the manifest existed).
-RUN_FILES = ("summary.json", "players.png") + tuple(
-    f"{t}.parquet" for t in ("cwnd", "goodput", "queue", "players", "segments", "traffic")
+SET_HELP = (
+    "Override a scenario key: KEY=VALUE, repeatable; KEY is a dotted path (flow[0].tcp.sack or flow.0.tcp.sack), "
+    "VALUE a TOML value (true, 4, [1, 2]) or else text (30s, cubic). Checked like the file; recorded in summary.json."
 )
-
-
-def _clear_out_dir(out_dir: Path, force: bool) -> list[str]:
-    """Makes ``out_dir`` ready for a run: a missing or empty directory is fine; a non-empty one
-    is refused (results of two runs side by side mislead) unless ``force``, which removes the
-    files the previous haslab run there wrote and nothing else. Returns the names removed."""
-    if not out_dir.exists():
-        return []
-    if not out_dir.is_dir():
-        raise UserError(f"--out {out_dir}: exists and is not a directory")
-    entries = sorted(p.name for p in out_dir.iterdir())
-    if not entries:
-        return []
-    if not force:
-        shown = ", ".join(entries[:4]) + (", …" if len(entries) > 4 else "")
-        raise UserError(
-            f"--out {out_dir}/ is not empty ({shown}): pass --force to replace the results of the previous "
-            "run there (only the files haslab wrote are removed), or choose another directory with --out"
-        )
-    manifest = out_dir / RUN_MANIFEST
-    names = set(RUN_FILES)
-    if manifest.is_file():
-        names |= {n for n in manifest.read_text(encoding="utf-8").splitlines() if n}
-    root = out_dir.resolve()
-    removed = []
-    for name in sorted(names):
-        path = (out_dir / name).resolve()
-        if path.parent != root and root not in path.parents:
-            continue  # a manifest names files inside the directory only
-        if path.is_file():
-            path.unlink()
-            removed.append(name)
-    manifest.unlink(missing_ok=True)
-    return removed
 
 
 @app.command()
@@ -490,6 +453,7 @@ def run(
     force: bool = typer.Option(
         False, "--force", "-f", help="Use a non-empty --out: remove the files of the haslab run there first."
     ),
+    overrides: Optional[list[str]] = typer.Option(None, "--set", "-s", help=SET_HELP, show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors (no table, no progress bar)."),
 ) -> None:
     """Run a scenario and write its results.
@@ -499,12 +463,16 @@ def run(
     OUT must be empty or missing; with --force, the files an earlier haslab run wrote there are removed first (other files stay).
     """
     from .api import run as run_scenario
+    from .cli_run import RUN_MANIFEST, clear_out_dir, scenario_with_overrides
 
     def go():
-        removed = _clear_out_dir(Path(out_dir), force)
+        what, base_dir, changed = scenario_with_overrides(scenario, overrides or [])
+        removed = clear_out_dir(Path(out_dir), force)
         if removed and not quiet:
             err.print(f"--force: removed {len(removed)} file(s) of the previous run in {out_dir}/", soft_wrap=True)
-        result = run_scenario(scenario, out_dir=out_dir, progress=not quiet, pcap=pcap)
+        result = run_scenario(what, out_dir=out_dir, progress=not quiet, pcap=pcap, base_dir=base_dir)
+        if changed:
+            result.summary["overrides"] = changed  # what --set changed in the file, by dotted path
         written = result.save(out_dir)
         if result.summary.get("players"):
             from .plots import level_and_buffer
@@ -519,20 +487,31 @@ def run(
             print_summary(result)
             out.print(f"wrote {', '.join(names)} in {out_dir}/")
 
-    _guarded(go, scenario)
+    _guarded(go, _label(scenario, overrides))
+
+
+def _label(scenario: Path, overrides: Optional[list[str]]) -> str:
+    """How an error names the scenario: the file, and the --set items applied to it."""
+    return f"{scenario} (with --set {', '.join(overrides)})" if overrides else str(scenario)
 
 
 @app.command()
 def validate(
     scenario: Path = typer.Argument(..., help="Scenario file (.toml, or .json).", show_default=False),
+    overrides: Optional[list[str]] = typer.Option(None, "--set", "-s", help=SET_HELP, show_default=False),
 ) -> None:
     """Check a scenario without running it.
 
     Prints "ok" and a one-line description; or prints the error, the offending field's path first, and exits with code 1.
     """
     from .api import validate as validate_scenario
+    from .cli_run import scenario_with_overrides
 
-    plan = _guarded(lambda: validate_scenario(scenario), scenario)
+    def go():
+        what, base_dir, _ = scenario_with_overrides(scenario, overrides or [])
+        return validate_scenario(what, base_dir=base_dir)
+
+    plan = _guarded(go, _label(scenario, overrides))
     out.print(f"ok: {_describe(plan)}")
 
 

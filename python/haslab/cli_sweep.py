@@ -108,6 +108,13 @@ def run_cmd(
         raise typer.Exit(code=128 + e.signum) from None
     except KeyboardInterrupt:
         raise _fail("interrupted (the runs finished so far are stored; run again to resume)") from None
+    if quiet and outcome.failed and not outcome.ok:
+        # every run of this call failed: almost always one cause (a bad value for every run); say it
+        spec, error = outcome.failures[0]
+        err.print(
+            escape(f"all {outcome.failed} runs failed (see haslab sweep status {dest}); the first: {_first_line(error)}"),
+            soft_wrap=True,
+        )
     if not quiet:
         out.print(
             f"ran {outcome.ran} (ok {outcome.ok}, failed {outcome.failed}), skipped {outcome.skipped} stored; "
@@ -121,6 +128,37 @@ def run_cmd(
             out.print(_failures_table(rows, sweep.params, limit=10))
     if counts["failed"]:
         raise typer.Exit(code=EXIT_FAILED_RUNS)
+
+
+@app.command("validate")
+def validate_cmd(
+    file: Path = typer.Argument(..., help="Sweep file (TOML with a [sweep] table).", show_default=False),
+) -> None:
+    """Check a sweep file without running anything.
+
+    Checks the [sweep] table, that every key it sets (set, variants, grid) is a scenario key, and every run's scenario as `haslab validate` does. Prints the number of runs, or the invalid runs with their errors and exits with code 1.
+    """
+    from .api import ScenarioError, validate
+    from .sweep import Sweep, SweepError
+
+    try:
+        sweep = Sweep.from_toml(file)
+        sweep.check()
+        runs = sweep.runs()
+    except (SweepError, OSError, ValueError) as e:
+        raise _fail(str(e)) from None
+    failures = []
+    for r in runs:
+        try:
+            validate(r.scenario)
+        except ScenarioError as e:
+            failures.append({"run_hash": r.run_hash, **r.params, "seed": r.seed, "error": str(e)})
+    head = f"sweep {sweep.name}: {len(sweep.points())} point(s) × {len(sweep.seeds)} seed(s) = {len(runs)} runs"
+    if failures:
+        out.print(f"{head}; {len(failures)} invalid:", soft_wrap=True)
+        out.print(_failures_table(failures, sweep.params, limit=20))
+        raise typer.Exit(code=1)
+    out.print(f"ok: {head}, every scenario valid", soft_wrap=True)
 
 
 @app.command("status")

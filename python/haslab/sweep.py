@@ -169,10 +169,107 @@ def set_path(scenario: dict, path: str, value: Any) -> None:
             node[last] = _plain(value)
 
 
+def _scenario_schema() -> dict:
+    global _SCHEMA
+    if _SCHEMA is None:
+        from .api import schema
+
+        _SCHEMA = json.loads(schema())
+    return _SCHEMA
+
+
+_SCHEMA: dict | None = None
+
+
+def _concrete(nodes: list, defs: Mapping[str, Any]) -> list[dict]:
+    """The schemas ``nodes`` stand for: ``$ref`` followed, ``anyOf`` / ``oneOf`` / ``allOf``
+    spread out; ``{}`` stands for anything."""
+    out: list[dict] = []
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if n is True:
+            out.append({})
+        elif isinstance(n, dict):
+            if "$ref" in n:
+                stack.append(defs.get(n["$ref"].rsplit("/", 1)[-1], {}))
+            elif any(k in n for k in ("anyOf", "oneOf", "allOf")):
+                for k in ("anyOf", "oneOf", "allOf"):
+                    stack.extend(n.get(k, []))
+            else:
+                out.append(n)
+    return out
+
+
+def unknown_key(path: str) -> tuple[str, list[str]] | None:
+    """Whether a dotted scenario path can exist, by the scenario's JSON Schema (``haslab schema``).
+
+    Returns None if some scenario can have the key, else (the first prefix of ``path`` that no
+    scenario has, the keys accepted at that level). List indices are not checked against a
+    particular scenario here (that is :func:`set_path`'s job)."""
+    schema = _scenario_schema()
+    defs = schema.get("$defs", {})
+    parts = _split(path)
+    nodes: list = [schema]
+    for depth, part in enumerate(parts):
+        following: list = []
+        known: list[str] = []
+        for n in _concrete(nodes, defs):
+            types = n.get("type")
+            types = set(types) if isinstance(types, list) else {types}
+            if not n or (types == {None} and "properties" not in n and "items" not in n):
+                return None  # unconstrained below here
+            if "properties" in n or "object" in types:
+                props = n.get("properties", {})
+                known.extend(props)
+                if part in props:
+                    following.append(props[part])
+                elif n.get("additionalProperties", True) is not False:
+                    extra = n.get("additionalProperties", True)
+                    following.append(extra if isinstance(extra, dict) else {})
+            if "items" in n or "array" in types:
+                if re.fullmatch(r"-?\d+", part):
+                    following.append(n.get("items", {}))
+                else:
+                    known.append("an index (0, 1, …)")
+        if not following:
+            return ".".join(parts[: depth + 1]), sorted(dict.fromkeys(known))
+        nodes = following
+    return None
+
+
+def check_keys(keys: Iterable[str], where: str) -> None:
+    """Raises :class:`SweepError` naming the first key no scenario has (a misspelt grid key
+    would otherwise make every run fail, or be ignored)."""
+    import difflib
+
+    for key in keys:
+        bad = unknown_key(key)
+        if bad is None:
+            continue
+        prefix, known = bad
+        leaf = prefix.rsplit(".", 1)[-1]
+        close = difflib.get_close_matches(leaf, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else (f"; accepted there: {', '.join(known)}" if known else "")
+        what = f"{prefix!r} is not a scenario key" if prefix == key else f"{key}: {prefix!r} is not a scenario key"
+        raise SweepError(f"{where}.{key}: {what} (see `haslab schema`){hint}")
+
+
 def apply_overrides(scenario: dict, overrides: Mapping[str, Any]) -> None:
     """Applies ``{dotted path: value}`` (nested tables are paths too) to a scenario, in place."""
     for key, value in overrides.items():
         set_path(scenario, key, value)
+
+
+def _flatten_overrides(overrides: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The dotted keys an override table sets (``{"a": {"b": 1}}`` sets ``a.b``)."""
+    keys = []
+    for k, v in overrides.items():
+        if isinstance(v, Mapping) and v:
+            keys.extend(_flatten_overrides(v, f"{prefix}{k}."))
+        else:
+            keys.append(f"{prefix}{k}")
+    return keys
 
 
 def _flatten_grid(grid: Mapping[str, Any], prefix: str = "") -> dict[str, list]:
@@ -401,6 +498,16 @@ class Sweep:
         return sweep
 
     default_out: Path | None = None
+
+    def check(self) -> None:
+        """Checks every key the sweep sets (``set``, variants, grid) against the scenario's
+        schema, and expands the runs; raises :class:`SweepError` naming the first bad key."""
+        check_keys(self.set, "sweep.set")
+        for axis, bundles in self.variants.items():
+            for label, overrides in bundles.items():
+                check_keys(_flatten_overrides(overrides), f"sweep.variants.{axis}.{label}")
+        check_keys(self.grid, "sweep.grid")
+        self.runs()
 
     @property
     def params(self) -> list[str]:
@@ -922,6 +1029,7 @@ def run_sweep(
         raise SweepError(f"jobs must be at least 1, got {jobs}")
     if jobs is not None and dask is not None:
         raise SweepError("jobs and dask exclude each other (the cluster decides how many runs run at once)")
+    sweep.check()  # a key no scenario has fails here, before anything runs
     runs = sweep.runs()
     store = Store(out)
     interrupts = _Interrupts()

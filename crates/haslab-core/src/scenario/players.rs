@@ -131,13 +131,17 @@ impl Scenario {
             Some(b) if Path::new(file).is_relative() => b.join(file),
             _ => Path::new(file).to_path_buf(),
         };
-        mpd::load_file(
+        let mut video = mpd::load_file(
             &path,
             &MpdOptions {
                 segment_ns: spec.segment.map(|d| d.0),
             },
         )
-        .map_err(|m| err(format!("{p}.video.mpd"), m))
+        .map_err(|m| err(format!("{p}.video.mpd"), m))?;
+        // results name the MPD as the scenario does, not by where this machine found it
+        // (an absolute path in summary.json would tie the results to one directory)
+        video.name = file.to_string();
+        Ok(video)
     }
 
     /// Resolves every `[[player]]` entry; `flow_names` are the flows' names (a player may not

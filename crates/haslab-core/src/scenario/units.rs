@@ -25,7 +25,9 @@ pub struct Duration(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Size(pub u64);
 
-/// A probability. Accepted: `"1%"`, `"0.5%"`, or a number in [0, 1].
+/// A probability. Accepted: `"1%"`, `"0.5%"` (text with its unit), or a bare number in
+/// [0, 1], which is a fraction (`0.005` is 0.5 %). Text without the unit (`"0.5"`) is refused:
+/// whether it means 0.5 % or 50 % is the reader's guess.
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
 pub struct Probability(pub f64);
 
@@ -35,7 +37,8 @@ pub const DURATION_FORMS: &str =
     "a duration such as \"100ms\", \"1.5s\", \"250us\", \"10ns\" or \"2min\" (a bare 0 is also accepted)";
 pub const SIZE_FORMS: &str =
     "a size such as \"30KB\", \"1.5MB\", \"64KiB\", \"1448B\" or a whole number of bytes";
-pub const PROBABILITY_FORMS: &str = "a probability such as \"1%\" or a number from 0 to 1";
+pub const PROBABILITY_FORMS: &str =
+    "a probability such as \"1%\" or \"0.5%\", or a fraction written as a bare number from 0 to 1 (0.005)";
 
 /// Splits `"12.5 Mbps"` into (12.5, "Mbps"), rejecting signs, NaN and exponents.
 fn split_number(s: &str) -> Option<(f64, &str)> {
@@ -53,7 +56,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 
 fn scaled(v: f64, mult: f64) -> Option<u64> {
     let x = (v * mult).round();
-    (x.is_finite() && x >= 0.0 && x < 1.8e19).then_some(x as u64)
+    (0.0..1.8e19).contains(&x).then_some(x as u64)
 }
 
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
@@ -119,9 +122,23 @@ pub fn parse_probability(s: &str) -> Result<Probability, String> {
     let (v, unit) = split_number(s).ok_or_else(bad)?;
     let p = match unit {
         "%" => v / 100.0,
-        "" => v,
+        "" => {
+            return Err(format!(
+                "invalid probability {s:?}: text needs the unit %, as in \"{v}%\"; \
+                 a fraction is a bare number without quotes ({v})"
+            ))
+        }
         _ => return Err(bad()),
     };
+    probability(p, s)
+}
+
+/// A fraction given as a bare number (`0.005` is 0.5 %).
+fn probability_from_number(v: f64) -> Result<Probability, String> {
+    probability(v, &v.to_string())
+}
+
+fn probability(p: f64, s: &str) -> Result<Probability, String> {
     if (0.0..=1.0).contains(&p) {
         Ok(Probability(p))
     } else {
@@ -164,6 +181,12 @@ impl<T> de::Visitor<'_> for UnitVisitor<T> {
     }
 }
 
+/// How a unit value is written back: in a form its parser accepts again.
+enum Written {
+    Text(String),
+    Number(f64),
+}
+
 macro_rules! unit_serde {
     ($ty:ident, $parse:ident, $forms:ident, $from_number:expr, $display:expr, $pattern:expr, $number_schema:expr) => {
         impl<'de> Deserialize<'de> for $ty {
@@ -173,8 +196,11 @@ macro_rules! unit_serde {
         }
         impl Serialize for $ty {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let f: fn(&$ty) -> String = $display;
-                s.serialize_str(&f(self))
+                let f: fn(&$ty) -> Written = $display;
+                match f(self) {
+                    Written::Text(t) => s.serialize_str(&t),
+                    Written::Number(x) => s.serialize_f64(x),
+                }
             }
         }
         impl JsonSchema for $ty {
@@ -209,7 +235,7 @@ unit_serde!(
     parse_rate,
     RATE_FORMS,
     None,
-    |r| format!("{}bps", r.0),
+    |r| Written::Text(format!("{}bps", r.0)),
     r"^\s*[0-9.]+\s*([kKMGmg]?bps|[kKMG]?bit/s|b/s)\s*$",
     None::<serde_json::Value>
 );
@@ -224,7 +250,7 @@ unit_serde!(
             "invalid duration {v}: a unit is required; expected {DURATION_FORMS}"
         ))
     }),
-    |d| format!("{}ns", d.0),
+    |d| Written::Text(format!("{}ns", d.0)),
     r"^\s*([0-9.]+\s*(ns|us|µs|ms|s|min)|0)\s*$",
     Some(serde_json::json!({"const": 0}))
 );
@@ -237,7 +263,7 @@ unit_serde!(
     } else {
         Err(format!("invalid size {v}: expected {SIZE_FORMS}"))
     }),
-    |s| format!("{}B", s.0),
+    |s| Written::Text(format!("{}B", s.0)),
     r"^\s*[0-9.]+\s*(B|KB|kB|MB|GB|KiB|MiB|GiB)?\s*$",
     Some(serde_json::json!({"type": "integer", "minimum": 0}))
 );
@@ -245,9 +271,9 @@ unit_serde!(
     Probability,
     parse_probability,
     PROBABILITY_FORMS,
-    Some(|v| parse_probability(&v.to_string())),
-    |p| format!("{}", p.0),
-    r"^\s*[0-9.]+\s*%?\s*$",
+    Some(probability_from_number),
+    |p| Written::Number(p.0),
+    r"^\s*[0-9.]+\s*%\s*$",
     Some(serde_json::json!({"type": "number", "minimum": 0, "maximum": 1}))
 );
 
@@ -267,7 +293,8 @@ mod tests {
         assert_eq!(parse_size("64KiB").unwrap(), Size(65_536));
         assert_eq!(parse_size("1448").unwrap(), Size(1448));
         assert_eq!(parse_probability("1%").unwrap(), Probability(0.01));
-        assert_eq!(parse_probability("0.25").unwrap(), Probability(0.25));
+        assert_eq!(parse_probability("0.5%").unwrap(), Probability(0.005));
+        assert_eq!(probability_from_number(0.25).unwrap(), Probability(0.25));
     }
 
     #[test]
@@ -293,5 +320,18 @@ mod tests {
             .unwrap_err()
             .contains("between 0 and 1"));
         assert!(parse_probability("2").is_err());
+        assert!(probability_from_number(2.0).is_err());
+        // text without its unit: 0.5 % or 50 %? refused, with both spellings that are clear
+        let e = parse_probability("0.5").unwrap_err();
+        assert!(e.contains("\"0.5%\"") && e.contains("bare number"), "{e}");
+    }
+
+    #[test]
+    fn a_probability_written_back_parses_to_the_same_value() {
+        for p in [0.0, 0.005, 0.01, 1.0 / 3.0, 1.0] {
+            let text = serde_json::to_string(&Probability(p)).unwrap();
+            let back: Probability = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, Probability(p), "{text}");
+        }
     }
 }
