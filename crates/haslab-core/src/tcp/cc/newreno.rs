@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of NewReno.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct NewRenoConfig {
     /// Grow cwnd even when the sender is application-limited (ns-3 TcpNewReno). Default false
@@ -33,23 +33,17 @@ pub struct NewRenoConfig {
 }
 
 /// The quantity NewReno's ssthresh rule halves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SsthreshBase {
     /// cwnd (Linux `tcp_reno_ssthresh`).
+    #[default]
     Cwnd,
     /// The RFC 6675 pipe when the loss is detected (RFC 5681 §3.1 FlightSize; ns-3).
     Flight,
 }
 
-impl Default for NewRenoConfig {
-    fn default() -> Self {
-        NewRenoConfig {
-            grow_when_app_limited: false,
-            ssthresh: SsthreshBase::Cwnd,
-        }
-    }
-}
+
 
 pub struct NewReno {
     cfg: NewRenoConfig,
