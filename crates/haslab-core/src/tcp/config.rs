@@ -141,6 +141,11 @@ pub struct TcpConfig {
     /// Partial ACKs in fast recovery restart the RTO timer every time (`slow-but-steady`,
     /// default, Linux) or only the first time (`impatient`, ns-3).
     pub partial_ack_rto: PartialAckRto,
+    /// Restart the RTO timer when the first unacknowledged segment is retransmitted (Linux
+    /// `tcp_xmit_retransmit_queue`). Default true; ns-3 keeps the running timer. Without it,
+    /// on a path whose RTT is near the RTO (a full one-BDP queue, `rto_formula = "rfc6298"`,
+    /// 200 ms minimum), the RTO races the fast retransmission's ACK.
+    pub rto_restart_on_retransmit: bool,
     /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
     /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.
     pub rto_undo: bool,
@@ -204,6 +209,7 @@ impl Default for TcpConfig {
             partial_ack_rto: PartialAckRto::SlowButSteady,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
             rto_undo: true,
+            rto_restart_on_retransmit: true,
             idle_restart: IdleRestart::Linux,
             isn: None,
             sack: false,

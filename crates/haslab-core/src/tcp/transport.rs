@@ -106,6 +106,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("partial_ack_rto", Str("impatient")),
             ("rto_ssthresh", Str("unless-repeated")),
             ("rto_undo", Bool(false)),
+            ("rto_restart_on_retransmit", Bool(false)),
             ("idle_restart", Str("off")),
             ("pacing", Str("off")),
         ],
@@ -144,6 +145,7 @@ pub const TRANSPORTS: &[Transport] = &[
             // fast recovery (and even a repeated one, which haslab does not model)
             ("rto_ssthresh", Str("unless-repeated")),
             ("rto_undo", Bool(false)),
+            ("rto_restart_on_retransmit", Bool(false)),
             ("idle_restart", Str("off")),
             ("pacing", Str("off")),
         ],

@@ -43,8 +43,6 @@ pub enum SsthreshBase {
     Flight,
 }
 
-
-
 pub struct NewReno {
     cfg: NewRenoConfig,
 }

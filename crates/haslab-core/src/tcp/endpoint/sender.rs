@@ -205,6 +205,12 @@ impl Endpoint {
             self.recovery_retrans += 1;
         }
         self.on_segment_sent(len, true, now_ns, out);
+        if i == 0 && self.cfg.rto_restart_on_retransmit && self.rto_timer.is_armed() {
+            // Linux tcp_xmit_retransmit_queue rearms the RTO when it resends the head of the
+            // retransmission queue, so that the fast retransmission gets a whole RTO to be
+            // acknowledged (net/ipv4/tcp_output.c); ns-3 keeps the running timer
+            self.arm_rto(now_ns, out);
+        }
     }
 
     /// Retransmits the first lost segment now, whatever the window (the fast retransmit,
