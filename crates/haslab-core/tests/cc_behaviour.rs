@@ -79,7 +79,7 @@ fn every_algorithm_fills_a_bdp_buffered_link_without_rto_storms() {
     // to repair, which YeAH's and Illinois' mild first reductions (cwnd/8) turn into long
     // stalls; docs/cc.md lists those figures. Here the sender is Linux's.
     for &cc in CcConfig::NAMES {
-        let text = dumbbell(cc, 1, "67pkts", "0", "40s", 1, LINUX_SENDER);
+        let text = dumbbell(cc, 1, "67pkts", "0%", "40s", 1, LINUX_SENDER);
         let (u, r) = utilisation_after(&text, 10 * S);
         let f = &r.flows[0];
         let drops = r
@@ -244,7 +244,7 @@ fn bbr_keeps_the_bottleneck_queue_short_where_cubic_fills_it() {
     // a deep buffer (5 BDP): loss-based CUBIC fills it; BBR paces at the bottleneck rate with
     // about one BDP in flight, so the queue stays small while the link stays busy
     let run = |cc: &str| {
-        let text = dumbbell(cc, 1, "335pkts", "0", "30s", 1, LINUX_SENDER);
+        let text = dumbbell(cc, 1, "335pkts", "0%", "30s", 1, LINUX_SENDER);
         let (u, r) = utilisation_after(&text, 5 * S);
         let l = r.links.iter().find(|l| l.name == "r1->r2").unwrap().clone();
         (u, l.sojourn_mean_ns, r.flows[0].rto_count)
