@@ -43,7 +43,10 @@ METHODS = {"NewReno": "newreno-linux", "newCWV": "newcwv", "newCWV-pacing": "new
 LINUX_PACING = "newCWV-pacing (Linux rate)"
 TRANSPORTS = {**METHODS, LINUX_PACING: "newcwv-paced-linux"}
 COLORS = {"NewReno": "tab:gray", "newCWV": "tab:blue", "newCWV-pacing": "tab:red", LINUX_PACING: "tab:purple"}
-PLAYER = {"abr": "rbb", "video": "newcwv", "refill": "20s"}
+#: RBB's rate rule from the second segment on (`buffering = "estimate"`): the newCWV paper gives its
+#: VLC client no lowest-level buffering rule (§2.2 only says requests continue "until the client
+#: buffer is filled"); RBB's lowest-level rule comes from the TcpHas paper (docs/has.md)
+PLAYER = {"abr": {"algorithm": "rbb", "buffering": "estimate"}, "video": "newcwv", "refill": "20s"}
 #: the two readings of VLC's four connections (module docstring); the first is the default
 CONNECTIONS = {
     "series": {"preset.player.connection": "renew", "preset.player.renew_every": 80},
