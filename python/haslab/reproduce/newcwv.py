@@ -43,7 +43,10 @@ METHODS = {"NewReno": "newreno-linux", "newCWV": "newcwv", "newCWV-pacing": "new
 LINUX_PACING = "newCWV-pacing (Linux rate)"
 TRANSPORTS = {**METHODS, LINUX_PACING: "newcwv-paced-linux"}
 COLORS = {"NewReno": "tab:gray", "newCWV": "tab:blue", "newCWV-pacing": "tab:red", LINUX_PACING: "tab:purple"}
-PLAYER = {"abr": "rbb", "video": "newcwv", "refill": "20s"}
+#: RBB's rate rule from the second segment on (`buffering = "estimate"`): the newCWV paper gives its
+#: VLC client no lowest-level buffering rule (§2.2 only says requests continue "until the client
+#: buffer is filled"); RBB's lowest-level rule comes from the TcpHas paper (docs/has.md)
+PLAYER = {"abr": {"algorithm": "rbb", "buffering": "estimate"}, "video": "newcwv", "refill": "20s"}
 #: the two readings of VLC's four connections (module docstring); the first is the default
 CONNECTIONS = {
     "series": {"preset.player.connection": "renew", "preset.player.renew_every": 80},
@@ -255,7 +258,8 @@ def fig4_claims(ctx, tables) -> list[Claim]:
               ours_text=f"coefficient of variation of data/s over active seconds: newCWV {cv['newCWV']:.2f}, "
               f"newCWV-pacing {cv['newCWV-pacing']:.2f}; 95th percentile {p95['newCWV']:.0f} vs {p95['newCWV-pacing']:.0f} kB",
               reason="" if ok else "at one-second resolution both send at the 1 Mbps bottleneck's pace while active: pacing "
-              "spreads each window over an RTT (200 ms), which a per-second count does not show"),
+              "spreads each window over an RTT (200 ms), which a per-second count does not show",
+              verdict="model"),
     ]
 
 
@@ -445,7 +449,8 @@ def fig9_claims(ctx, tables) -> list[Claim]:
               f"{med['newCWV-pacing']:.2f} Mbps (gap {gap:.2f})",
               reason="" if ok else ("newCWV-paced DASH takes no more than NewReno DASH here: the player's rate choice "
                                      "(RBB, the paper's VLC logic is unknown) caps its demand below its fair share"
-                                     if gap < 0.1 else "the gap is larger than the paper's")),
+                                     if gap < 0.1 else "the gap is larger than the paper's"),
+              verdict="model" if gap < 0.1 else ""),
     ]
 
 

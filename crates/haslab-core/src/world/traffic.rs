@@ -268,6 +268,7 @@ impl World {
         self.conns.push(Connection::new(client, server));
         // a web transfer is a connection without a flow; its sender is side 0
         self.data_side.push(0);
+        self.data_queue_drops.push(0);
         self.conn_flow.push(None);
         let app = self.apps.len() as u32;
         self.apps
