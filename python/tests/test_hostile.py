@@ -136,3 +136,16 @@ def test_a_real_mpd_with_empty_audio_attributes_plays(tmp_path):
 </MPD>""")
     plan = haslab.validate(with_player({"mpd": str(mpd)}))
     assert plan["players"][0]["bitrates_bps"] == [500_000, 1_500_000]
+
+
+def test_the_command_line_names_a_bad_file_once(tmp_path):
+    from conftest import cli
+
+    f = tmp_path / "latin1.toml"
+    f.write_bytes('duration = "2s"\n# caf\xe9\n'.encode("latin-1"))
+    for args in (("validate", f), ("run", "/dev/zero", "-o", tmp_path / "o")):
+        r = cli(*args)
+        assert r.returncode == 1
+        msg = " ".join(r.stderr.split())
+        assert msg.count(str(args[1])) == 1, msg
+        assert "not UTF-8 text" in msg or "a regular file is needed" in msg, msg
