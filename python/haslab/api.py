@@ -39,11 +39,72 @@ class ScenarioError(ValueError):
     """An invalid scenario; the message starts with the offending field's path."""
 
 
+#: Largest scenario file read (bytes). The largest scenario the simulator accepts is far
+#: smaller; the cap makes a path such as /dev/zero an error instead of a full memory.
+MAX_SCENARIO_BYTES = 16 << 20
+
+
+def read_scenario_file(path: Path) -> str:
+    """The text of a scenario file: a regular file of at most :data:`MAX_SCENARIO_BYTES`, in
+    UTF-8. Anything else raises :class:`ScenarioError` naming the file (a missing file raises
+    ``FileNotFoundError``)."""
+    import stat
+
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"scenario file not found: {path}") from None
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read the scenario file: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (a device, FIFO or socket)"
+        raise ScenarioError(f"{path}: cannot read the scenario file: it is {kind}; a regular file is needed")
+    too_big = f"{path}: the scenario file is larger than {MAX_SCENARIO_BYTES >> 20} MiB, the most that is read"
+    if st.st_size > MAX_SCENARIO_BYTES:
+        raise ScenarioError(too_big)
+    with open(path, "rb") as f:
+        raw = f.read(MAX_SCENARIO_BYTES + 1)
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(too_big)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise ScenarioError(f"{path}: the scenario file is not UTF-8 text (byte {e.start}, line {line})") from None
+
+
 def _looks_like_path(s: str) -> bool:
-    """A one-line string is a path if it names a file or cannot be TOML (no ``=``, no ``[``)."""
+    """A one-line string is a path if it names something that exists or cannot be TOML (no
+    ``=``, no ``[``)."""
     if "\n" in s:
         return False
-    return os.path.isfile(s) or not ("=" in s or "[" in s)
+    return os.path.exists(s) or not ("=" in s or "[" in s)
+
+
+def _dict_json(scenario: Mapping[str, Any]) -> str:
+    """A dict scenario as JSON; a value JSON cannot carry (NaN, infinity, a set, an object) is a
+    :class:`ScenarioError` naming its field, as the simulator's own errors do."""
+
+    def bad(path: str, v: Any) -> None:
+        raise ScenarioError(f"{path or '(top level)'}: {v!r} is not a value a scenario accepts "
+                            f"(numbers must be finite; use strings, numbers, booleans, lists, tables)")
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+            bad(path, v)
+        elif isinstance(v, Mapping):
+            for k, x in v.items():
+                if not isinstance(k, str):
+                    bad(path, k)
+                walk(x, f"{path}.{k}" if path else k)
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                walk(x, f"{path}[{i}]")
+        elif not (v is None or isinstance(v, (str, int, float, bool))):
+            bad(path, v)
+
+    walk(scenario, "")
+    return json.dumps(scenario, allow_nan=False)
 
 
 def _source(scenario: Scenario, base_dir: str | os.PathLike | None = None) -> tuple[str, str, str | None]:
@@ -53,13 +114,11 @@ def _source(scenario: Scenario, base_dir: str | os.PathLike | None = None) -> tu
     current directory)."""
     given = None if base_dir is None else str(Path(base_dir).resolve())
     if isinstance(scenario, Mapping):
-        return json.dumps(scenario), "json", given
+        return _dict_json(scenario), "json", given
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and _looks_like_path(scenario)):
         path = Path(scenario)
-        if not path.is_file():
-            raise FileNotFoundError(f"scenario file not found: {path}")
         fmt = "json" if path.suffix.lower() == ".json" else "toml"
-        return path.read_text(encoding="utf-8"), fmt, str(path.resolve().parent)
+        return read_scenario_file(path), fmt, str(path.resolve().parent)
     if isinstance(scenario, str):
         return scenario, "toml", given
     raise TypeError(

@@ -69,7 +69,9 @@ def _guarded(fn, scenario: Optional[Path] = None):
     try:
         return fn()
     except ScenarioError as e:
-        raise _fail(f"{scenario}: {e}" if scenario is not None else str(e)) from None
+        # (a message about the file itself already starts with its name)
+        named = scenario is None or str(e).startswith(f"{scenario}:")
+        raise _fail(str(e) if named else f"{scenario}: {e}") from None
     except (UserError, OSError) as e:  # missing file, unwritable output directory, full disk
         raise _fail(str(e)) from None
     except ValueError as e:  # e.g. pcap directory problems reported by World::new

@@ -351,16 +351,27 @@ def _load_scenario(scenario: Any, base_dir: Path | None) -> tuple[dict, str | No
     raise SweepError(f"sweep.scenario: a scenario is a path, a TOML string or a dict, not {type(scenario).__name__}")
 
 
+#: Most seeds a sweep takes (each is at least one run; a count of a billion made a list that
+#: did not fit the memory).
+MAX_SEEDS = 100_000
+
+
 def _seeds(seeds: Any) -> list[int]:
     if isinstance(seeds, bool):
         raise SweepError(f"sweep.seeds: expected a list of integers or a count, got {seeds!r}")
     if isinstance(seeds, int):
         if seeds < 1:
             raise SweepError(f"sweep.seeds: a count of seeds must be at least 1, got {seeds}")
+        if seeds > MAX_SEEDS:
+            raise SweepError(f"sweep.seeds: {seeds} seeds is more than the {MAX_SEEDS} a sweep may run")
         return list(range(1, seeds + 1))
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
         raise SweepError(f"sweep.seeds: expected a list of integers or a count, got {seeds!r}")
-    out = list(seeds)
+    out = []
+    for s in seeds:
+        out.append(s)
+        if len(out) > MAX_SEEDS:
+            raise SweepError(f"sweep.seeds: the list has more than the {MAX_SEEDS} seeds a sweep may run")
     if not out:
         raise SweepError("sweep.seeds: the list is empty")
     for s in out:

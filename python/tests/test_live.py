@@ -368,6 +368,23 @@ tcp = { idle_restart = "newcwv", sack = true }
     assert all(f["goodput_bps"] > 0.5 * MBPS for f in got.values()), {n: f["goodput_bps"] for n, f in got.items()}
 
 
+def wait_until_running(p, ready) -> None:
+    """Waits until `ready()` (a run started as subprocess `p` is streaming) while `p` runs. A run
+    first waits for the machine (another live run, another prefix's testbed) up to
+    WAIT_FOR_MACHINE_S, so this waits as long, plus the time to build the testbed."""
+    deadline = time.monotonic() + float(WAIT_FOR_MACHINE_S) + 300
+    while not ready():
+        assert p.poll() is None, p.stderr.read() if p.stderr else ""
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.2)
+
+
+def _left_busy() -> bool:
+    from haslab.live import netns
+
+    return any(netns.ns_pids(n) for n in netns.our_namespaces() if "left" in n)
+
+
 def assert_repaired_path(tb) -> None:
     """The path of a testbed rebuilt by `up` works and has its delay box: every probe comes back,
     and none sooner than the scenario's 100 ms RTT (the box releases a packet no earlier than its
@@ -385,10 +402,7 @@ def test_kill_9_in_a_run_then_up_repairs(live, tmp_path):
     scen.write_text(dumbbell(pairs=2, duration="30s"))
     p = subprocess.Popen([sys.executable, "-m", "haslab", "live", "run", str(scen), "-o", str(tmp_path / "o"), "-q"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(netns.ns_pids(n) for n in netns.our_namespaces() if "left" in n):
-        time.sleep(0.2)
-    assert p.poll() is None, p.stderr.read() if p.stderr else ""
+    wait_until_running(p, _left_busy)
     time.sleep(2)
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
@@ -418,9 +432,7 @@ def test_sigterm_cleans_up(live, tmp_path):
     scen.write_text(dumbbell(duration="30s"))
     p = subprocess.Popen([sys.executable, "-m", "haslab", "live", "run", str(scen), "-o", str(tmp_path / "o"), "-q"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not any(netns.ns_pids(n) for n in netns.our_namespaces() if "left" in n):
-        time.sleep(0.2)
+    wait_until_running(p, _left_busy)
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=30) == 1
     assert "interrupted" in p.stderr.read()
@@ -437,20 +449,20 @@ def test_a_second_testbed_is_refused_naming_the_first(live, tmp_path):
 
     scen = tmp_path / "s.toml"
     scen.write_text(dumbbell(duration="40s"))
+    # the first run and the testbed of the other prefix wait for the machine as the tests do
+    # (another checkout may be using live mode); the attempts that must be refused do not wait
     env0 = dict(os.environ, HASLAB_LIVE_WAIT_S="0")
     other = dict(env0, HASLAB_LIVE_PREFIX="haslabz")
+    other_wait = dict(other, HASLAB_LIVE_WAIT_S=WAIT_FOR_MACHINE_S)
 
     def run_cli(*args, env):
         return subprocess.run([sys.executable, "-m", "haslab", "live", *map(str, args)], capture_output=True,
-                              text=True, env=env, timeout=600)
+                              text=True, env=env, timeout=float(WAIT_FOR_MACHINE_S) + 600)
 
     p = subprocess.Popen([sys.executable, "-m", "haslab", "live", "run", str(scen), "-o", str(tmp_path / "o"), "-q"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env0)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not any(netns.ns_pids(n) for n in netns.our_namespaces() if "left" in n):
-            assert p.poll() is None, p.stderr.read()
-            time.sleep(0.2)
+        wait_until_running(p, _left_busy)
         first = sorted(netns.our_namespaces())
         assert first
         for args, env in ((("run", scen, "-o", tmp_path / "o2", "-q"), other), (("up", scen), other),
@@ -469,13 +481,14 @@ def test_a_second_testbed_is_refused_naming_the_first(live, tmp_path):
         p.wait(timeout=60)
     assert netns.leftovers() == []
 
-    up = run_cli("up", scen, env=other)
+    up = run_cli("up", scen, env=other_wait)
     assert up.returncode == 0, up.stderr
     try:
         r = run_cli("run", scen, "-o", tmp_path / "o3", "-q", env=env0)
         assert r.returncode == 1
         msg = " ".join(r.stderr.split())
-        assert "another live testbed is up: prefix 'haslabz'" in msg and "HASLAB_LIVE_PREFIX=haslabz haslab live down" in msg, msg
+        assert "another live testbed is up:" in msg and "prefix 'haslabz' (haslabz-left0" in msg, msg
+        assert "HASLAB_LIVE_PREFIX=haslabz haslab live down" in msg, msg
         assert netns.our_namespaces() == []
     finally:
         down = run_cli("down", env=other)
@@ -606,9 +619,7 @@ def test_kill_9_in_a_player_run_then_up_repairs(live, tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "haslab", "live", "run", str(scen), "-o", str(tmp_path / "o"), "-q"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     state = netns.state_dir() / "has" / "players.log"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not state.exists():
-        time.sleep(0.2)
+    wait_until_running(p, state.exists)
     time.sleep(8)  # the players are streaming
     assert p.poll() is None, p.stderr.read() if p.stderr else ""
     import json

@@ -9,12 +9,14 @@
 //! - [`has`]: HTTP adaptive streaming: videos and MPDs, players, playback, HTTP client/server.
 //! - [`traffic`]: cross-traffic generators (PPBP, exponential on/off, CBR, web-like TCP
 //!   transfers).
+//! - [`input`]: reading the files a scenario names (regular files only, with a size cap).
 //! - [`metrics`]: counters and time series collected during a run.
 //! - [`scenario`]: the one scenario schema (serde), its validation, and the resolved [`scenario::Plan`].
 //! - [`world`]: builds a [`scenario::Plan`] into a running simulation and returns a [`metrics::SimResult`].
 
 pub mod app;
 pub mod has;
+pub mod input;
 pub mod metrics;
 pub mod net;
 pub mod scenario;

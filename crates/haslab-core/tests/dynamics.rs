@@ -319,7 +319,7 @@ fn trace_file_names_are_relative_to_the_scenario_directory() {
     // from the current directory (the crate's) the name does not resolve
     let e = plan_from_toml(&text).unwrap_err();
     assert_eq!(e.path, "capacity[0].mahimahi");
-    assert!(e.message.contains("cannot read rel.trace"), "{e}");
+    assert!(e.message.contains("cannot read trace rel.trace"), "{e}");
     let plan = plan_from_toml_in(&text, path.parent()).unwrap();
     assert_eq!(plan.dynamics.capacity.len(), 1);
 }

@@ -87,3 +87,46 @@ fn every_malformed_mpd_gets_its_own_clear_error() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// An MPD as packagers write them: an audio AdaptationSet with empty attributes
+/// (`startWithSAP=""`, `sampleRate=""`) and values the typed parser cannot read, attributes
+/// nobody needs left empty, a subtitle set, a DOCTYPE without entities. The simulator uses
+/// only the video set, so it loads (the DASH spec gives an empty value no meaning, and dash.js
+/// and Shaka skip what they do not use); an empty attribute the simulator needs is still an
+/// error naming it.
+#[test]
+fn empty_and_unused_attributes_outside_the_video_set_are_ignored() {
+    let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE MPD>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" profiles="" minBufferTime="not a duration"
+     mediaPresentationDuration="PT6S">
+  <Period id="" start="PT0S">
+    <AdaptationSet mimeType="video/mp4" segmentAlignment="true" startWithSAP="" par="">
+      <SegmentTemplate media="v_$Number$.m4s" timescale="1000" duration="2000" startNumber="1"/>
+      <Representation id="v1" bandwidth="1000000" width="" height="720"/>
+      <Representation id="v0" bandwidth="500000" codecs=""/>
+    </AdaptationSet>
+    <AdaptationSet mimeType="audio/mp4" lang="en" startWithSAP="" sampleRate="">
+      <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value=""/>
+      <SegmentTemplate media="a_$Number$.m4s" timescale="" duration="oops"/>
+      <Representation id="a" bandwidth="" audioSamplingRate="48kHz"/>
+    </AdaptationSet>
+    <AdaptationSet contentType="text" mimeType="text/vtt" lang="fr">
+      <Representation id="t" bandwidth="x"><BaseURL>fr.vtt</BaseURL></Representation>
+    </AdaptationSet>
+  </Period>
+</MPD>"#;
+    let v = haslab_core::has::mpd::load_str(xml, "t", &MpdOptions::default()).unwrap();
+    assert_eq!(v.bitrates_bps, vec![500_000, 1_000_000]);
+    assert_eq!(v.durations_ns, vec![2_000_000_000; 3]);
+
+    let needed = xml.replace(r#"bandwidth="500000""#, r#"bandwidth="""#);
+    let e = haslab_core::has::mpd::load_str(&needed, "t", &MpdOptions::default()).unwrap_err();
+    assert_eq!(e, "Representation \"v0\" has no @bandwidth");
+    let bad = xml.replace(r#"bandwidth="500000""#, r#"bandwidth="500k""#);
+    let e = haslab_core::has::mpd::load_str(&bad, "t", &MpdOptions::default()).unwrap_err();
+    assert!(
+        e.starts_with("not a valid MPD:") && e.contains("bandwidth"),
+        "{e}"
+    );
+}

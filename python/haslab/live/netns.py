@@ -92,10 +92,11 @@ def _busy_message(holder: Optional[str], others: dict[str, list[str]]) -> str:
     if holder is not None:
         return (f"another live run is using this machine: {holder}; {why}. Wait for it to end "
                 f"(or give --wait SECONDS / $HASLAB_LIVE_WAIT_S), or stop it by its PID")
-    pre, names = sorted(others.items())[0]
-    return (f"another live testbed is up: prefix {pre!r} ({', '.join(sorted(names)[:4])}"
-            f"{', …' if len(names) > 4 else ''}); {why}. Remove it with "
-            f"`HASLAB_LIVE_PREFIX={pre} haslab live down`")
+    items = sorted(others.items())
+    up = "; ".join(f"prefix {pre!r} ({', '.join(sorted(names)[:4])}{', …' if len(names) > 4 else ''})"
+                   for pre, names in items)
+    how = ", ".join(f"`HASLAB_LIVE_PREFIX={pre} haslab live down`" for pre, _ in items)
+    return f"another live testbed is up: {up}; {why}. Remove it with {how}"
 
 
 def default_wait_s() -> float:

@@ -135,7 +135,9 @@ def _scenario_source(scenario) -> tuple[str, str, Optional[str]]:
                                              and os.path.isfile(scenario)):
         path = Path(scenario)
         fmt = "json" if path.suffix.lower() == ".json" else "toml"
-        return path.read_text(encoding="utf-8"), fmt, str(path.resolve().parent)
+        from ..api import read_scenario_file
+
+        return read_scenario_file(path), fmt, str(path.resolve().parent)
     return str(scenario), "toml", os.getcwd()
 
 

@@ -3,6 +3,8 @@
 //!
 //! - [`video`]: bitrate ladder, segment durations and sizes; the papers' presets.
 //! - [`mpd`]: a video from a DASH MPD (parsed with the `dash-mpd-core` crate).
+//! - [`mpd_clean`]: what is dropped from an MPD before parsing (empty attributes, audio/text sets).
+//! - [`xs_duration`]: XML Schema durations (`PT10S`), checked against overflow.
 //! - [`playback`]: the common playback model (startup, stalls, conservation).
 //! - [`players`]: the ABR decision logic, one file per player, independent of the transport.
 //! - [`driver`]: a session driven from outside (live mode's real HTTP client): the same
@@ -14,9 +16,11 @@
 pub mod driver;
 pub mod http;
 pub mod mpd;
+pub mod mpd_clean;
 pub mod playback;
 pub mod players;
 pub mod session;
 pub mod video;
+pub mod xs_duration;
 
 pub use session::{PlayerLog, SampleRecord, SegmentRecord};

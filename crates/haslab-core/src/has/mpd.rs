@@ -27,33 +27,10 @@ pub struct MpdOptions {
 
 /// Reads and converts an MPD file.
 pub fn load_file(path: &Path, opts: &MpdOptions) -> Result<Video, String> {
-    let text =
-        std::fs::read(path).map_err(|e| format!("cannot read MPD file {}: {e}", path.display()))?;
+    let text = crate::input::read_capped(path, "MPD file", crate::input::MAX_MPD_BYTES)?;
     let text = String::from_utf8(text)
         .map_err(|_| format!("MPD file {} is not UTF-8 text", path.display()))?;
     load_str(&text, &path.display().to_string(), opts)
-}
-
-/// The local name of the document's root element (None if there is none).
-fn root_element(xml: &str) -> Option<&str> {
-    let mut s = xml.trim_start_matches('\u{feff}').trim_start();
-    loop {
-        if let Some(r) = s.strip_prefix("<?") {
-            s = r.split_once("?>")?.1.trim_start();
-        } else if let Some(r) = s.strip_prefix("<!--") {
-            s = r.split_once("-->")?.1.trim_start();
-        } else if let Some(r) = s.strip_prefix("<!") {
-            s = r.split_once('>')?.1.trim_start();
-        } else {
-            break;
-        }
-    }
-    let r = s.strip_prefix('<')?;
-    let end = r
-        .find(|c: char| c.is_whitespace() || c == '>' || c == '/')
-        .unwrap_or(r.len());
-    let name = &r[..end];
-    Some(name.rsplit(':').next().unwrap_or(name))
 }
 
 /// Converts MPD text (`name` is used in the video's name and messages).
@@ -61,16 +38,8 @@ pub fn load_str(xml: &str, name: &str, opts: &MpdOptions) -> Result<Video, Strin
     if xml.trim().is_empty() {
         return Err("the MPD is empty".into());
     }
-    match root_element(xml) {
-        Some("MPD") => {}
-        Some(other) => {
-            return Err(format!(
-                "not an MPD: the root element is <{other}>, expected <MPD>"
-            ))
-        }
-        None => return Err("not an MPD: no XML root element found".into()),
-    }
-    let mpd = dash_mpd_core::parse(xml).map_err(|e| format!("not a valid MPD: {e}"))?;
+    let cleaned = super::mpd_clean::clean(xml)?;
+    let mpd = dash_mpd_core::parse(&cleaned.xml).map_err(|e| format!("not a valid MPD: {e}"))?;
     convert(&mpd, name, opts)
 }
 
@@ -142,11 +111,27 @@ fn convert(mpd: &MPD, name: &str, opts: &MpdOptions) -> Result<Video, String> {
                 "{rn}: remote elements (xlink:href) are not supported"
             ));
         }
+        if let Some(id) = &r.id {
+            if let Some(j) = set.representations[..i]
+                .iter()
+                .position(|o| o.id.as_ref() == Some(id))
+            {
+                return Err(format!(
+                    "Representations #{j} and #{i} have the same @id {id:?}: ids must be unique within a Period (ISO/IEC 23009-1 5.3.5.2)"
+                ));
+            }
+        }
         let bw = r
             .bandwidth
             .ok_or_else(|| format!("{rn} has no @bandwidth"))?;
         if bw == 0 {
             return Err(format!("{rn}: @bandwidth must be greater than zero"));
+        }
+        if bw > crate::scenario::MAX_RATE_BPS {
+            return Err(format!(
+                "{rn}: @bandwidth {bw} is above {} bit/s, the highest rate supported",
+                crate::scenario::MAX_RATE_BPS
+            ));
         }
         if let Some((_, other, _)) = reps.iter().find(|(b, _, _)| *b == bw) {
             return Err(format!(
@@ -332,7 +317,16 @@ fn timeline_durations(
         return Err(format!("{rn}: the {what} SegmentTimeline has no S element"));
     }
     let mut out: Vec<u64> = Vec::new();
+    // end of the previous S element's segments, in ticks
+    let mut end_ticks: Option<u128> = None;
     for (i, s) in tl.segments.iter().enumerate() {
+        if let (Some(t), Some(end)) = (s.t, end_ticks) {
+            if (t as u128) < end {
+                return Err(format!(
+                    "{rn}: S element #{i} of the {what} SegmentTimeline has @t = {t}, before the end of the segments before it ({end}): times must not go backwards"
+                ));
+            }
+        }
         if s.d == 0 {
             return Err(format!(
                 "{rn}: S element #{i} of the {what} SegmentTimeline has @d = 0 (must be greater than zero)"
@@ -348,8 +342,8 @@ fn timeline_durations(
                     "{rn}: S element #{i} repeats until the end (@r = -1) but neither Period@duration nor MPD@mediaPresentationDuration is given"
                 )
             })?;
-            let so_far: u64 = out.iter().sum();
-            total.saturating_sub(so_far).div_ceil(d)
+            let so_far: u128 = out.iter().map(|&x| x as u128).sum();
+            (total as u128).saturating_sub(so_far).div_ceil(d as u128) as u64
         } else {
             return Err(format!(
                 "{rn}: S element #{i} of the {what} SegmentTimeline has @r = {r} (must be -1 or more)"
@@ -361,6 +355,8 @@ fn timeline_durations(
             ));
         }
         out.extend(std::iter::repeat_n(d, count as usize));
+        let start = s.t.map(u128::from).or(end_ticks).unwrap_or(0);
+        end_ticks = Some(start + s.d as u128 * count as u128);
     }
     check_count(out.len(), rn)?;
     Ok(out)
@@ -408,7 +404,13 @@ fn template_timing(
                     "{rn}: SegmentTemplate@endNumber {end} is before @startNumber {start}"
                 ));
             }
-            (end - start + 1) as usize
+            let n = end - start;
+            if n >= MAX_SEGMENTS as u64 {
+                return Err(format!(
+                    "{rn}: SegmentTemplate@startNumber {start} to @endNumber {end} is more than {MAX_SEGMENTS} segments, the most supported"
+                ));
+            }
+            n as usize + 1
         }
         (None, Some(total)) => total.div_ceil(seg_ns) as usize,
         (None, None) => {
@@ -426,10 +428,20 @@ fn template_timing(
     Ok(d)
 }
 
-fn parse_range(s: &str) -> Option<u64> {
-    let (a, b) = s.trim().split_once('-')?;
-    let (a, b): (u64, u64) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-    (b >= a).then(|| b - a + 1)
+/// The length of a byte range "first-last" (inclusive).
+fn parse_range(s: &str) -> Result<u64, String> {
+    let form = || format!("@mediaRange {s:?}, expected \"first-last\" byte offsets");
+    let (a, b) = s.trim().split_once('-').ok_or_else(form)?;
+    let (a, b): (u64, u64) = match (a.trim().parse(), b.trim().parse()) {
+        (Ok(a), Ok(b)) => (a, b),
+        _ => return Err(form()),
+    };
+    if b < a {
+        return Err(format!("@mediaRange {s:?}, which ends before it starts"));
+    }
+    (b - a).checked_add(1).ok_or_else(|| {
+        format!("@mediaRange {s:?}, which spans 2^64 bytes: more than a segment can have")
+    })
 }
 
 #[allow(clippy::type_complexity)]
@@ -470,8 +482,9 @@ fn list_timing(
         let seg_ns = ticks_ns(dur as u128, ts).max(1);
         let mut d = vec![seg_ns; n];
         if let Some(total) = total_ns {
-            if total > seg_ns * (n as u64 - 1) && total < seg_ns * n as u64 {
-                d[n - 1] = total - seg_ns * (n as u64 - 1);
+            let before = seg_ns as u128 * (n as u128 - 1);
+            if (total as u128) > before && (total as u128) < before + seg_ns as u128 {
+                d[n - 1] = (total as u128 - before) as u64;
             }
         }
         d
@@ -485,23 +498,14 @@ fn list_timing(
         let mut s = Vec::with_capacity(n);
         for (i, u) in l.segment_urls.iter().enumerate() {
             let r = u.mediaRange.as_deref().unwrap_or_default();
-            s.push(parse_range(r).ok_or_else(|| {
-                format!(
-                    "{rn}: SegmentURL #{i} has @mediaRange {r:?}, expected \"first-last\" byte offsets"
-                )
-            })?);
+            s.push(parse_range(r).map_err(|e| format!("{rn}: SegmentURL #{i} has {e}"))?);
         }
         Some(s)
     } else {
-        if let Some((i, u)) = l.segment_urls.iter().enumerate().find(|(_, u)| {
-            u.mediaRange
-                .as_deref()
-                .is_some_and(|r| parse_range(r).is_none())
-        }) {
-            return Err(format!(
-                "{rn}: SegmentURL #{i} has @mediaRange {:?}, expected \"first-last\" byte offsets",
-                u.mediaRange.as_deref().unwrap_or_default()
-            ));
+        for (i, u) in l.segment_urls.iter().enumerate() {
+            if let Some(r) = u.mediaRange.as_deref() {
+                parse_range(r).map_err(|e| format!("{rn}: SegmentURL #{i} has {e}"))?;
+            }
         }
         None
     };
@@ -590,16 +594,5 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v.durations_ns, vec![2 * S, 2 * S, S]);
-    }
-
-    #[test]
-    fn the_root_element_is_found_past_the_prolog() {
-        assert_eq!(
-            root_element("<?xml version='1.0'?>\n<!-- c --><MPD a='b'>"),
-            Some("MPD")
-        );
-        assert_eq!(root_element("<dash:MPD>"), Some("MPD"));
-        assert_eq!(root_element("<html>"), Some("html"));
-        assert_eq!(root_element("hello"), None);
     }
 }

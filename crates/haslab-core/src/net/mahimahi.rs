@@ -210,8 +210,7 @@ impl MahimahiTrace {
 
     /// Reads and parses a trace file; errors name the file.
     pub fn read(path: &std::path::Path, once: bool) -> Result<Self, String> {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let bytes = crate::input::read_capped(path, "trace", crate::input::MAX_TRACE_BYTES)?;
         Self::parse(&bytes, once).map_err(|e| format!("{}: {e}", path.display()))
     }
 

@@ -46,12 +46,49 @@ pub struct ScenarioError {
     pub message: String,
 }
 
+/// Longest run of non-blank characters an error shows whole (a name, a value echoed back).
+const MAX_SHOWN_WORD: usize = 120;
+
+/// `s` with every run of non-blank characters longer than [`MAX_SHOWN_WORD`] cut to its first
+/// 60 characters and a count of the rest, so that a 10 MB value does not come back whole.
+pub fn shorten_long_words(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s
+        .split_whitespace()
+        .any(|w| w.chars().count() > MAX_SHOWN_WORD)
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |out: &mut String, word: &mut String| {
+        let n = word.chars().count();
+        if n > MAX_SHOWN_WORD {
+            out.extend(word.chars().take(60));
+            out.push_str(&format!("…[{} more characters]", n - 60));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in s.chars() {
+        if c.is_whitespace() {
+            flush(&mut out, &mut word);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut out, &mut word);
+    std::borrow::Cow::Owned(out)
+}
+
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let message = shorten_long_words(&self.message);
         if self.path.is_empty() {
-            f.write_str(&self.message)
+            f.write_str(&message)
         } else {
-            write!(f, "{}: {}", self.path, self.message)
+            write!(f, "{}: {message}", shorten_long_words(&self.path))
         }
     }
 }
@@ -103,6 +140,24 @@ pub fn parse_toml(text: &str) -> Result<Scenario, ScenarioError> {
 
 /// Parses a JSON scenario: the same shape as the TOML file (`"flow": [{...}]`, ...).
 pub fn parse_json(text: &str) -> Result<Scenario, ScenarioError> {
+    // serde would read a list as the scenario's fields in order: only an object is a scenario
+    let first = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    if let Some(c) = first.chars().next().filter(|&c| c != '{') {
+        let kind = match c {
+            '[' => "a list",
+            '"' => "a string",
+            't' | 'f' => "a boolean",
+            'n' => "null",
+            '-' | '0'..='9' => "a number",
+            _ => "not JSON",
+        };
+        return Err(ScenarioError {
+            path: String::new(),
+            message: format!(
+                "a JSON scenario is an object ({{\"duration\": …, …}}), and this document is {kind}"
+            ),
+        });
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let scenario: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = path_string(e.path());

@@ -221,6 +221,21 @@ impl Scenario {
                 ));
             }
             check_duration(&format!("{p}.buffer"), buffer_ns)?;
+            if let crate::has::players::AbrConfig::Bba(c) = &pl.abr.0 {
+                // BBA (Huang et al., SIGCOMM 2014, §4) maps the buffer between the reservoir and
+                // reservoir + cushion onto the ladder: a reservoir the buffer cannot exceed
+                // would pin the lowest level for the whole run.
+                if c.reservoir.0 >= buffer_ns {
+                    return Err(err(
+                        format!("{p}.abr.reservoir"),
+                        format!(
+                            "{} is not below the buffer ({}): BBA would never leave the lowest level",
+                            show_ns(c.reservoir.0),
+                            show_ns(buffer_ns)
+                        ),
+                    ));
+                }
+            }
             let startup_ns = pl.startup.map_or(video.segment_ns(), |d| d.0);
             for (key, v) in [
                 ("startup", Some(startup_ns)),

@@ -59,6 +59,18 @@ fn scaled(v: f64, mult: f64) -> Option<u64> {
     (0.0..1.8e19).contains(&x).then_some(x as u64)
 }
 
+/// An error when `v` × `mult` is not (to 1 ppm) a whole number of the base unit `base`: such a
+/// value would be rounded silently ("0.5bps" to 1 bit/s, "1.5ns" to 2 ns).
+fn fraction(s: &str, what: &str, v: f64, mult: f64, base: &str) -> Result<(), String> {
+    let x = v * mult;
+    if (x - x.round()).abs() > 1e-6 * x.max(1.0) {
+        return Err(format!(
+            "invalid {what} {s:?}: {x} {base} is not a whole number of {base}, the smallest step"
+        ));
+    }
+    Ok(())
+}
+
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let bad = || format!("invalid rate {s:?}: expected {RATE_FORMS}");
     let (v, unit) = split_number(s).ok_or_else(bad)?;
@@ -74,6 +86,7 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         }
         _ => return Err(bad()),
     };
+    fraction(s, "rate", v, mult, "bit/s")?;
     match scaled(v, mult) {
         Some(0) => Err(format!("invalid rate {s:?}: must be greater than zero")),
         Some(x) => Ok(Rate(x)),
@@ -98,6 +111,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         }
         _ => return Err(bad()),
     };
+    fraction(s, "duration", v, mult, "ns")?;
     scaled(v, mult).map(Duration).ok_or_else(bad)
 }
 
@@ -114,6 +128,7 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
         "GiB" => 1024.0 * 1024.0 * 1024.0,
         _ => return Err(bad()),
     };
+    fraction(s, "size", v, mult, "bytes")?;
     scaled(v, mult).map(Size).ok_or_else(bad)
 }
 

@@ -15,8 +15,13 @@ use std::collections::{HashMap, HashSet};
 pub const MAX_DURATION_NS: u64 = 10 * 86_400 * 1_000_000_000;
 /// Most nodes in a scenario (explicit and dumbbell together).
 pub const MAX_NODES: usize = 100_000;
-/// Most flows in a scenario after `count` replication.
-pub const MAX_FLOWS: u64 = 1_000_000;
+/// Most flows in a scenario after `count` replication. Building a run takes about 19 kB per
+/// flow (1.9 GB for 100 000 bulk flows, measured), and describing a plan about as much again,
+/// so a million flows would not fit the memory of the machines the simulator runs on.
+pub const MAX_FLOWS: u64 = 100_000;
+/// Most rows of the goodput trace (one per flow or player connection per `trace.goodput_window`;
+/// about 44 bytes each, so at most about 440 MB).
+pub const MAX_GOODPUT_ROWS: u64 = 10_000_000;
 /// Fastest link direction: 1 Tbps.
 pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
 /// Longest node or flow name (a link's name may be `2 × MAX_NAME_LEN + 1` long, as its default
@@ -359,6 +364,11 @@ impl Scenario {
 
         // Trace.
         let trace = self.resolve_trace(&net)?;
+        check_goodput_rows(
+            self.trace.goodput_window.0,
+            duration_ns,
+            flows.len() as u64 + players.len() as u64,
+        )?;
 
         // Cross-traffic and dynamics (validate_traffic.rs).
         let traffic = self.resolve_traffic(&net, duration_ns)?;
@@ -814,6 +824,31 @@ impl Scenario {
             pcaps,
         })
     }
+}
+
+/// The goodput trace has a row per connection per window: bound it before the run allocates it.
+/// `conns`: the flows plus the players (each opens at least one connection).
+pub(super) fn check_goodput_rows(
+    window_ns: u64,
+    duration_ns: u64,
+    conns: u64,
+) -> Result<(), ScenarioError> {
+    let windows = (duration_ns / window_ns.max(1)) as u128;
+    let per = conns.max(1) as u128;
+    if windows * per <= MAX_GOODPUT_ROWS as u128 {
+        return Ok(());
+    }
+    let min_window = (duration_ns as u128 * per).div_ceil(MAX_GOODPUT_ROWS as u128) as u64;
+    Err(err(
+        "trace.goodput_window",
+        format!(
+            "{} cuts the {} run into {windows} windows × {per} connection(s) = {} rows of the goodput trace; at most {MAX_GOODPUT_ROWS} are kept: use a window of at least {}",
+            show_ns(window_ns),
+            show_ns(duration_ns),
+            windows * per,
+            show_ns(min_window)
+        ),
+    ))
 }
 
 const DIR_FORMS: &str = "\"A->B\" (node names), \"LINK:ab\" or \"LINK:ba\" (link name and direction), or \"*\" (every link direction)";
