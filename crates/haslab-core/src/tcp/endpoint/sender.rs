@@ -372,7 +372,9 @@ impl Endpoint {
         match prior_state {
             CaState::Open | CaState::Disorder => {
                 if info.advanced {
+                    // Linux tcp_fastretrans_alert (default state): tcp_reset_reno_sack
                     self.dupacks = 0;
+                    self.reno_sacked = 0;
                 }
                 let loss_seen =
                     self.dupacks >= DUP_THRESH || (self.sack_ok && self.sb.lost_out > 0);
@@ -471,6 +473,7 @@ impl Endpoint {
     /// others (Linux `tcp_remove_reno_sacks`), so it counts max(pkts_acked − reno_sacked, 1)
     /// as delivered and the duplicate-ACK count keeps what lies above the new snd_una.
     ///
+    /// In the Open and Disorder states an advancing ACK then clears the count, as Linux does.
     /// The count is kept when fast recovery ends, as a SACK scoreboard is (RFC 6675 §5 (A):
     /// information above the new cumulative ACK "SHOULD NOT be cleared when leaving the loss
     /// recovery phase"). Linux zeroes it there (`tcp_reset_reno_sack`); after a long recovery
