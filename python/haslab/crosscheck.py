@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import os
 import random
 import shutil
 import subprocess
-import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
@@ -898,6 +896,7 @@ SETTINGS_TABLE = [
 def print_results(results: list[CellResult], console, reference: str = "ns-3") -> None:
     """One table per cell group: per seed, haslab / ns-3 per metric; yellow kN: outside, known
     difference N; red !: outside without an explanation; dim (…): not compared."""
+    from rich.markup import escape
     from rich.table import Table
 
     groups: dict[str, list[CellResult]] = {}
@@ -910,7 +909,7 @@ def print_results(results: list[CellResult], console, reference: str = "ns-3") -
                 if x.metric not in metrics:
                     metrics.append(x.metric)
         if not metrics:
-            console.print(f"{g}: {rs[0].status} ({rs[0].reason})")
+            console.print(f"{g}: {rs[0].status} ({escape(rs[0].reason)})")
             continue
         t = Table(title=g, title_justify="left")
         t.add_column("seed")
@@ -919,7 +918,7 @@ def print_results(results: list[CellResult], console, reference: str = "ns-3") -
         t.add_column("")
         for r in rs:
             if not r.rows:
-                t.add_row(str(r.cell.seed), *([""] * len(metrics)), f"{r.status}: {r.reason}"[:80])
+                t.add_row(str(r.cell.seed), *([""] * len(metrics)), escape(f"{r.status}: {r.reason}"[:80]))
                 continue
             by = {x.metric: x for x in r.rows}
             t.add_row(str(r.cell.seed), *(_cell_text(by[m], markdown=False) for m in metrics), r.verdict)
