@@ -459,7 +459,7 @@ class Known:
     explanation: str
     source: str = ""
     exclude: bool = False
-    when: str = ""  # "", "haslab higher" or "ns-3 higher"
+    when: str = ""  # "", "haslab higher" or "haslab lower" (than the reference)
 
     def matches(self, cell: str, metric: Optional[str] = None, haslab: Optional[float] = None,
                 ns3: Optional[float] = None) -> bool:
@@ -477,7 +477,7 @@ class Known:
 
 
 KINDS = ("haslab defect", "ns-3 defect", "design difference")
-WHENS = ("", "haslab higher", "ns-3 higher")
+WHENS = ("", "haslab higher", "haslab lower")
 
 
 def load_known(path: Path = KNOWN_FILE) -> list[Known]:
@@ -505,7 +505,7 @@ def load_known(path: Path = KNOWN_FILE) -> list[Known]:
             raise CrosscheckError(f"{where}.kind: one of {', '.join(KINDS)}, not {d['kind']!r}")
         when = d.get("when", "")
         if when not in WHENS:
-            raise CrosscheckError(f"{where}.when: \"haslab higher\" or \"ns-3 higher\", not {when!r}")
+            raise CrosscheckError(f"{where}.when: \"haslab higher\" or \"haslab lower\", not {when!r}")
         cells = [d["cells"]] if isinstance(d["cells"], str) else list(d["cells"])
         metrics = d.get("metrics", ["*"])
         metrics = [metrics] if isinstance(metrics, str) else list(metrics)

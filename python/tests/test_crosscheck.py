@@ -90,7 +90,7 @@ def test_compare_marks_each_metric_and_finds_the_explanation():
 
 def test_an_explanation_can_hold_for_one_direction_only():
     cell = _cell()
-    known = [xc.Known(["*"], ["rtos"], "design difference", "impatient", when="ns-3 higher")]
+    known = [xc.Known(["*"], ["rtos"], "design difference", "impatient", when="haslab lower")]
     r = xc.compare(cell, _side(rtos=2.0), _side(rtos=20.0), known)
     assert r.verdict == "explained" and r.rows[-1].known == 0
     r = xc.compare(cell, _side(rtos=20.0), _side(rtos=2.0), known)
