@@ -255,3 +255,14 @@ def test_time_mean_queue_delay_weights_by_time():
 
     # 1000 B for 20 of 40 ns at 8 kbit/s (1 ms per byte): mean 500 B = 0.5 s
     assert xl._time_mean_queue_delay_ns(R(), 8000, 40) == pytest.approx(0.5e9)
+
+
+def test_cli_rejects_bad_arguments_with_a_message():
+    from conftest import cli
+
+    p = cli("crosscheck", "ns3", "--cells", "no-such-cell")
+    assert p.returncode == 1 and "matches no cell" in p.stderr
+    p = cli("crosscheck", "ns3", "out.md")
+    assert p.returncode == 1 and "--report" in p.stderr
+    p = cli("crosscheck", "linux", "--cells", "bulk*")
+    assert p.returncode == 1 and "linux-bulk2-cubic-sack-s1" in p.stderr
