@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False)
@@ -88,7 +89,7 @@ def ns3(
     )
     for r in results:
         if r.status == "error":
-            err.print(f"[red]{r.cell.name}[/]: {r.reason}")
+            err.print(f"[red]{r.cell.name}[/]: {escape(r.reason)}")
     if report:
         path = report_path or xc.DEFAULT_REPORT
         xc.write_report(results, known, path, quick=quick)
@@ -156,7 +157,7 @@ def linux(
     )
     for r in results:
         if r.status in ("error", "skipped"):
-            err.print(f"{r.cell.name}: {r.status}: {r.reason}")
+            err.print(f"{r.cell.name}: {r.status}: {escape(r.reason)}")
     if report:
         path = report_path or xl.DEFAULT_REPORT
         xl.write_report(results, known, path, quick=quick)

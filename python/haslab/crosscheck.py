@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import os
 import random
 import shutil
 import subprocess
-import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
@@ -461,7 +459,7 @@ class Known:
     explanation: str
     source: str = ""
     exclude: bool = False
-    when: str = ""  # "", "haslab higher" or "ns-3 higher"
+    when: str = ""  # "", "haslab higher" or "haslab lower" (than the reference)
 
     def matches(self, cell: str, metric: Optional[str] = None, haslab: Optional[float] = None,
                 ns3: Optional[float] = None) -> bool:
@@ -479,7 +477,7 @@ class Known:
 
 
 KINDS = ("haslab defect", "ns-3 defect", "design difference")
-WHENS = ("", "haslab higher", "ns-3 higher")
+WHENS = ("", "haslab higher", "haslab lower")
 
 
 def load_known(path: Path = KNOWN_FILE) -> list[Known]:
@@ -507,7 +505,7 @@ def load_known(path: Path = KNOWN_FILE) -> list[Known]:
             raise CrosscheckError(f"{where}.kind: one of {', '.join(KINDS)}, not {d['kind']!r}")
         when = d.get("when", "")
         if when not in WHENS:
-            raise CrosscheckError(f"{where}.when: \"haslab higher\" or \"ns-3 higher\", not {when!r}")
+            raise CrosscheckError(f"{where}.when: \"haslab higher\" or \"haslab lower\", not {when!r}")
         cells = [d["cells"]] if isinstance(d["cells"], str) else list(d["cells"])
         metrics = d.get("metrics", ["*"])
         metrics = [metrics] if isinstance(metrics, str) else list(metrics)
@@ -898,6 +896,7 @@ SETTINGS_TABLE = [
 def print_results(results: list[CellResult], console, reference: str = "ns-3") -> None:
     """One table per cell group: per seed, haslab / ns-3 per metric; yellow kN: outside, known
     difference N; red !: outside without an explanation; dim (…): not compared."""
+    from rich.markup import escape
     from rich.table import Table
 
     groups: dict[str, list[CellResult]] = {}
@@ -910,7 +909,7 @@ def print_results(results: list[CellResult], console, reference: str = "ns-3") -
                 if x.metric not in metrics:
                     metrics.append(x.metric)
         if not metrics:
-            console.print(f"{g}: {rs[0].status} ({rs[0].reason})")
+            console.print(f"{g}: {rs[0].status} ({escape(rs[0].reason)})")
             continue
         t = Table(title=g, title_justify="left")
         t.add_column("seed")
@@ -919,7 +918,7 @@ def print_results(results: list[CellResult], console, reference: str = "ns-3") -
         t.add_column("")
         for r in rs:
             if not r.rows:
-                t.add_row(str(r.cell.seed), *([""] * len(metrics)), f"{r.status}: {r.reason}"[:80])
+                t.add_row(str(r.cell.seed), *([""] * len(metrics)), escape(f"{r.status}: {r.reason}"[:80]))
                 continue
             by = {x.metric: x for x in r.rows}
             t.add_row(str(r.cell.seed), *(_cell_text(by[m], markdown=False) for m in metrics), r.verdict)

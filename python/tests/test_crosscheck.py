@@ -90,7 +90,7 @@ def test_compare_marks_each_metric_and_finds_the_explanation():
 
 def test_an_explanation_can_hold_for_one_direction_only():
     cell = _cell()
-    known = [xc.Known(["*"], ["rtos"], "design difference", "impatient", when="ns-3 higher")]
+    known = [xc.Known(["*"], ["rtos"], "design difference", "impatient", when="haslab lower")]
     r = xc.compare(cell, _side(rtos=2.0), _side(rtos=20.0), known)
     assert r.verdict == "explained" and r.rows[-1].known == 0
     r = xc.compare(cell, _side(rtos=20.0), _side(rtos=2.0), known)
@@ -255,3 +255,14 @@ def test_time_mean_queue_delay_weights_by_time():
 
     # 1000 B for 20 of 40 ns at 8 kbit/s (1 ms per byte): mean 500 B = 0.5 s
     assert xl._time_mean_queue_delay_ns(R(), 8000, 40) == pytest.approx(0.5e9)
+
+
+def test_cli_rejects_bad_arguments_with_a_message():
+    from conftest import cli
+
+    p = cli("crosscheck", "ns3", "--cells", "no-such-cell")
+    assert p.returncode == 1 and "matches no cell" in p.stderr
+    p = cli("crosscheck", "ns3", "out.md")
+    assert p.returncode == 1 and "--report" in p.stderr
+    p = cli("crosscheck", "linux", "--cells", "bulk*")
+    assert p.returncode == 1 and "linux-bulk2-cubic-sack-s1" in p.stderr
