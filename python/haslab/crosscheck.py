@@ -69,6 +69,17 @@ COMMON = {
     # ns-3's RTO is max(MinRto, SRTT + max(G, 4·RTTVAR)) (tcp-socket-base.cc, the m_rto updates):
     # haslab's rto_formula = "rfc6298" is that formula (G = 1 ms in both).
     "rto_formula": "rfc6298",
+    # ns-3's retransmission-timer rules (tcp-socket-base.cc): the timer restarts only on the
+    # first partial ACK of a recovery (NewAck with m_isFirstPartialAck), a retransmission does
+    # not restart a running timer (SendDataPacket), an RTO during fast recovery recomputes
+    # ssthresh (ReTxTimeout) and no RTO is undone. haslab models each as an option; its Linux
+    # defaults differ in all four (docs/tcp.md), which docs/fidelity-linux.md checks.
+    "rto_timer": {
+        "partial_ack_rto": "impatient",
+        "rto_restart_on_retransmit": False,
+        "rto_ssthresh": "unless-repeated",
+        "rto_undo": False,
+    },
     # ns-3's 128 KiB receive buffer would cap the window below the 200 KB a flow reaches here
     # (BDP + queue); both advertise 64 MiB (haslab's default rwnd) with window scaling.
     "rwnd_bytes": 64 << 20,
@@ -184,6 +195,7 @@ def haslab_scenario(cell: Cell) -> dict:
         "delayed_ack_timeout": f"{c['delayed_ack_timeout_ns']}ns",
         "min_rto": f"{c['min_rto_ns']}ns",
         "rto_formula": c["rto_formula"],
+        **c["rto_timer"],
         "rwnd": f"{c['rwnd_bytes']}B",
         "idle_restart": c["idle_restart"],
         "recovery": c["recovery"],
@@ -326,6 +338,15 @@ def run_haslab(cell: Cell) -> dict:
     if why:
         return {"skipped": why}
     res = run(haslab_scenario(cell), pcap=False)
+    flows = flows_of_result(res)
+    link = next(l for l in res.summary["links"] if l["name"] == "r1->r2")
+    m = metrics_from_flows(cell, flows, link["dropped_packets"], link["sojourn_mean_ns"])
+    return {"metrics": m, "flows": flows}
+
+
+def flows_of_result(res) -> list[dict]:
+    """Per-flow goodput (whole run and last half), retransmissions and RTOs of a haslab result
+    (simulated or live), as ``metrics_from_flows`` takes them."""
     duration = res.summary["duration_ns"]
     half = duration - duration // 2
     gp = res.traces.get("goodput")
@@ -342,19 +363,17 @@ def run_haslab(cell: Cell) -> dict:
         flows.append(
             {
                 "name": f["name"],
-                "bytes_received": f["bytes_received"],
+                "bytes_received": f.get("bytes_received"),
                 "established_ns": est,
                 "goodput_bps": all_bps,
                 "goodput_last_half_bps": last * 8e9 / half,
-                "retransmitted_segments": f["retransmitted_segments"],
-                "rto_count": f["rto_count"],
-                "fast_recovery_count": f["fast_recovery_count"],
-                "spurious_rtos": f.get("spurious_rtos", 0),
+                "retransmitted_segments": f.get("retransmitted_segments") or 0,
+                "rto_count": f.get("rto_count") or 0,
+                "fast_recovery_count": f.get("fast_recovery_count") or 0,
+                "spurious_rtos": f.get("spurious_rtos") or 0,
             }
         )
-    link = next(l for l in res.summary["links"] if l["name"] == "r1->r2")
-    m = metrics_from_flows(cell, flows, link["dropped_packets"], link["sojourn_mean_ns"])
-    return {"metrics": m, "flows": flows}
+    return flows
 
 
 def ns3_status() -> tuple[Optional[Path], Optional[str]]:
@@ -884,6 +903,7 @@ SETTINGS_TABLE = [
     ("delayed ACK", "every 2nd segment, 40 ms timer", "2, 200 ms (tcp-socket.cc DelAckCount, DelAckTimeout)", "2 segments' bytes, 40 ms"),
     ("min RTO", "200 ms", "1 s (tcp-socket-base.cc MinRto)", "200 ms"),
     ("RTO formula", "max(min RTO, SRTT + max(1 ms, 4·RTTVAR))", "that (tcp-socket-base.cc, ClockGranularity 1 ms)", "Linux: SRTT + max(4·RTTVAR, min RTO)"),
+    ("RTO timer", "restarted on the first partial ACK only, not by a retransmission; an RTO in recovery recomputes ssthresh; no undo", "that (tcp-socket-base.cc NewAck, SendDataPacket, ReTxTimeout)", "Linux: restarted on every partial ACK and on resending the head; ssthresh once per episode; Eifel undo"),
     ("fast recovery", "PRR (RFC 6937)", "TcpPrrRecovery (tcp-l4-protocol.cc RecoveryType)", "classic"),
     ("restart after idle", "none", "none (tcp-socket-base.cc)", "Linux's"),
     ("RACK / TLP, pacing", "off", "not implemented / off", "off"),

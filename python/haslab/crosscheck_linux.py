@@ -81,23 +81,7 @@ def _time_mean_queue_delay_ns(res, rate_bps: int, duration_ns: int) -> float:
 
 def _measure(cell: xc.Cell, res, link_key: str) -> dict:
     duration = res.summary["duration_ns"]
-    half = duration - duration // 2
-    gp = res.traces.get("goodput")
-    flows = []
-    for i, f in enumerate(res.summary["flows"]):
-        est = f.get("established_ns")
-        all_bps = 0.0 if est is None or est >= duration else f["bytes_received"] * 8e9 / (duration - est)
-        last = 0
-        if gp is not None and len(gp):
-            sel = gp[(gp["flow"] == i) & (gp["time_ns"] > duration // 2)]
-            last = int(sel["bytes"].sum())
-        flows.append({
-            "name": f["name"],
-            "goodput_bps": all_bps,
-            "goodput_last_half_bps": last * 8e9 / half,
-            "retransmitted_segments": f.get("retransmitted_segments") or 0,
-            "rto_count": f.get("rto_count") or 0,
-        })
+    flows = xc.flows_of_result(res)
     link = next(l for l in res.summary["links"] if l["name"] == "r1->r2")
     if link_key == "live":
         delay = link.get("mean_queue_delay_ns") or 0.0

@@ -226,9 +226,9 @@ fn newcwv_keeps_cwnd_across_idle_periods_where_linux_restarts_it() {
 }
 
 #[test]
-#[ignore = "open: over seeds 1-30 the sender without SACK now has 14 RTOs and 13 with RTL \
-            (seeds 1-12: 8 and about 2); the RTOs left with RTL (up to 4 in a run, seeds 18, \
-            23, 25) are not traced yet, so the claim is not asserted until they are explained"]
+#[ignore = "open: over seeds 1-30 the sender without SACK has 14 RTOs and 9 with RTL (seeds \
+            1-12: 8 and about 2); the RTOs left with RTL are not traced yet, so the claim is not \
+            asserted until they are explained"]
 fn rtl_turns_most_tail_loss_rtos_into_fast_retransmits_without_sack() {
     // the Enhancing-TCP paper's Reducing Tail Loss on the TLP test's chunked sender with the
     // paper's 1 % loss, without SACK (the paper's NS2 TCP had none): dummies after the last

@@ -201,6 +201,10 @@ impl Endpoint {
         self.emit(h, out);
         let tx = self.rate.on_send(&mut self.tp, self.sb.len(), now_ns);
         self.sb.on_retransmit(i, now_ns, tx);
+        // RTL: a dummy sent before this retransmission reaches the receiver before it (one
+        // FIFO path), while the hole is still open: its duplicate ACK is a loss signal, not an
+        // echo of a complete chunk. Only dummies sent after the last retransmission can echo.
+        self.rtl_echoes = 0;
         if self.tp.ca_state == CaState::Recovery {
             self.recovery_retrans += 1;
         }
