@@ -67,35 +67,16 @@ def ns3(
         err.print(f"[yellow]crosscheck skipped:[/] {why}")
         raise typer.Exit(code=2)
     err.print(f"{len(cells)} cells, ns-3 program {binary}")
-    t0 = time.monotonic()
-    n = [0]
-
-    def progress(r) -> None:
-        n[0] += 1
-        err.print(f"[{n[0]}/{len(cells)}] {r.cell.name}: {r.verdict}", highlight=False)
-
-    try:
-        results = xc.run_cells(cells, jobs=jobs, known=known, on_result=progress)
-    except xc.CrosscheckError as e:
-        raise _fail(str(e)) from None
-    except KeyboardInterrupt:
-        raise _fail("interrupted") from None
-    xc.print_results(results, out)
-    counts = xc.summary_counts(results)
-    out.print(
-        f"{counts['cells']} cells in {time.monotonic() - t0:.0f} s: {counts['within']} within tolerance, "
-        f"{counts['explained']} explained, {counts['unexplained']} unexplained, "
-        f"{counts['excluded']} excluded, {counts['skipped']} skipped, {counts['error']} failed"
+    _run_and_report(
+        cells,
+        lambda progress: xc.run_cells(cells, jobs=jobs, known=known, on_result=progress),
+        reference="ns-3",
+        show=("error",),
+        write=(lambda results, path: xc.write_report(results, known, path, quick=quick))
+        if report
+        else None,
+        path=report_path or xc.DEFAULT_REPORT,
     )
-    for r in results:
-        if r.status == "error":
-            err.print(f"[red]{r.cell.name}[/]: {escape(r.reason)}")
-    if report:
-        path = report_path or xc.DEFAULT_REPORT
-        xc.write_report(results, known, path, quick=quick)
-        out.print(f"report → {path}")
-    if counts["unexplained"] or counts["error"]:
-        raise typer.Exit(code=1)
 
 
 @app.command("linux")
@@ -135,6 +116,24 @@ def linux(
         err.print(f"[yellow]crosscheck skipped:[/] {why}")
         raise typer.Exit(code=2)
     err.print(f"{len(cells)} cells in live mode, about {len(cells) * 70 // 60 + 1} min")
+    _run_and_report(
+        cells,
+        lambda progress: xl.run_cells(cells, known=known, on_result=progress),
+        reference="Linux",
+        show=("error", "skipped"),
+        write=(lambda results, path: xl.write_report(results, known, path, quick=quick))
+        if report
+        else None,
+        path=report_path or xl.DEFAULT_REPORT,
+    )
+
+
+def _run_and_report(cells, run, reference: str, show: tuple, write, path) -> None:
+    """Runs the cells with a progress line each, prints the tables and the counts, writes the
+    report when asked; exit code 1 when a cell is outside tolerance without an explanation or
+    failed."""
+    from . import crosscheck as xc
+
     t0 = time.monotonic()
     n = [0]
 
@@ -143,12 +142,15 @@ def linux(
         err.print(f"[{n[0]}/{len(cells)}] {r.cell.name}: {r.verdict}", highlight=False)
 
     try:
-        results = xl.run_cells(cells, known=known, on_result=progress)
+        results = run(progress)
     except xc.CrosscheckError as e:
         raise _fail(str(e)) from None
     except KeyboardInterrupt:
         raise _fail("interrupted") from None
-    xc.print_results(results, out, reference="Linux")
+    if reference == "ns-3":
+        xc.print_results(results, out)
+    else:
+        xc.print_results(results, out, reference=reference)
     counts = xc.summary_counts(results)
     out.print(
         f"{counts['cells']} cells in {time.monotonic() - t0:.0f} s: {counts['within']} within tolerance, "
@@ -156,11 +158,10 @@ def linux(
         f"{counts['excluded']} excluded, {counts['skipped']} skipped, {counts['error']} failed"
     )
     for r in results:
-        if r.status in ("error", "skipped"):
+        if r.status in show:
             err.print(f"{r.cell.name}: {r.status}: {escape(r.reason)}")
-    if report:
-        path = report_path or xl.DEFAULT_REPORT
-        xl.write_report(results, known, path, quick=quick)
+    if write is not None:
+        write(results, path)
         out.print(f"report → {path}")
     if counts["unexplained"] or counts["error"]:
         raise typer.Exit(code=1)
