@@ -26,7 +26,7 @@ pub enum IdleRestart {
     /// RFC 5681 §4.1: after an idle period longer than one RTO, cwnd = min(IW, cwnd).
     Rfc5681,
     /// Linux `tcp_cwnd_restart`: ssthresh = max(ssthresh, ¾·cwnd), then halve cwnd once per RTO
-    /// of idle time beyond the first, not below min(IW, cwnd) (algorithms.md A4).
+    /// of idle time beyond the first, not below min(IW, cwnd) (net/ipv4/tcp_output.c).
     Linux,
     /// RFC 7661 (newCWV) replaces restart after idle: cwnd is kept through idle and
     /// rate-limited periods, frozen while not validated, halved when the non-validated period
@@ -34,7 +34,7 @@ pub enum IdleRestart {
     Newcwv,
 }
 
-/// Sender pacing (algorithms.md A12).
+/// Sender pacing (Linux `sk_pacing_rate`, `tcp_update_pacing_rate` in net/ipv4/tcp_input.c).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PacingMode {
@@ -173,7 +173,7 @@ pub struct TcpConfig {
     /// Upper bound of the pacing rate (Linux SO_MAX_PACING_RATE). With `pacing = "off"` the
     /// sender is paced at exactly this rate, as fq does for such a socket.
     pub max_pacing_rate: Option<Rate>,
-    /// cwnd ≤ this rate × SRTT (the Trickle mechanism, algorithms.md A14); an application can
+    /// cwnd ≤ this rate × SRTT (the Trickle mechanism, Ghobadi et al., USENIX ATC 2012); an application can
     /// also set it while running. Absent: no clamp.
     pub cwnd_clamp_rate: Option<Rate>,
     /// newCWV's non-validated period (RFC 7661: 5 minutes); used with `idle_restart = "newcwv"`.
