@@ -654,6 +654,7 @@ impl World {
                     retransmitted_segments: tx.stats.retransmitted_segments,
                     queue_dropped_packets: self.data_queue_drops[conn as usize],
                     rto_count: tx.stats.rto_count,
+                    tail_rto_count: tx.stats.tail_rto_count,
                     fast_recovery_count: tx.stats.fast_recovery_count,
                     tlp_probes: tx.stats.tlp_probes,
                     tlp_recoveries: tx.stats.tlp_recoveries,

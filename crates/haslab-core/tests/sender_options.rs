@@ -225,42 +225,55 @@ fn newcwv_keeps_cwnd_across_idle_periods_where_linux_restarts_it() {
     );
 }
 
+/// The Enhancing-TCP paper's HAS chunks (§4: 2 s segments, 300 KB the smallest chunk size of
+/// its Figure 6) with its 1 % random loss: every chunk is followed by an idle period longer
+/// than the RTO, so a loss among a chunk's last segments has no later data to draw duplicate
+/// ACKs and ends in an RTO (the paper's tail loss, §1).
+const HAS_CHUNKS: &str = "app = \"chunks\"\nchunk = \"300KB\"\ninterval = \"2s\"\nstop = \"58s\"";
+
 #[test]
-#[ignore = "open: over seeds 1-30 the sender without SACK has 14 RTOs and 9 with RTL (seeds \
-            1-12: 8 and about 2); the RTOs left with RTL are not traced yet, so the claim is not \
-            asserted until they are explained"]
 fn rtl_turns_most_tail_loss_rtos_into_fast_retransmits_without_sack() {
-    // the Enhancing-TCP paper's Reducing Tail Loss on the TLP test's chunked sender with the
-    // paper's 1 % loss, without SACK (the paper's NS2 TCP had none): dummies after the last
-    // segment make the missing duplicate ACKs. (At higher loss rates, lost retransmissions —
-    // which neither RTL nor TLP address — dominate the RTOs.)
-    let (mut rto_plain, mut rto_rtl, mut dummies) = (0, 0, 0);
+    // Reducing Tail Loss (Enhancing-TCP §3.2) without SACK (the paper's NS-2 TCP had none):
+    // dummies after the last segment make the missing duplicate ACKs. The paper separates
+    // its target, RTOs because "there are no new packets to trigger fast retransmission", from
+    // RTOs after a lost retransmission (§2, its reference [6]), which RTL does not address:
+    // the claim is checked on the first kind (`tail_rto_count`: the RTO's head segment had
+    // never been retransmitted). Measured over seeds 1-30: 25 tail RTOs of 42 without RTL,
+    // 3 of 23 with it. (With 20 KB every 250 ms, shorter than the RTO, the next chunk's
+    // duplicate ACKs repair tail losses anyway: 2 tail RTOs of 14 without RTL; there RTL has
+    // nothing to remove and the lost retransmissions dominate.)
+    let (mut tail_plain, mut tail_rtl, mut rto_plain, mut rto_rtl, mut dummies) = (0, 0, 0, 0, 0);
     for seed in 1..=30 {
-        let plain = run(&scenario(seed, "20ms", "200pkts", 0.01, CHUNKS, ""));
+        let plain = run(&scenario(seed, "20ms", "200pkts", 0.01, HAS_CHUNKS, ""));
         let rtl = run(&scenario(
             seed,
             "20ms",
             "200pkts",
             0.01,
-            CHUNKS,
+            HAS_CHUNKS,
             "rtl = true",
         ));
         for r in [&plain, &rtl] {
             assert_eq!(r.flows[0].bytes_received, r.flows[0].bytes_written);
+            assert!(r.flows[0].tail_rto_count <= r.flows[0].rto_count);
         }
+        tail_plain += plain.flows[0].tail_rto_count;
+        tail_rtl += rtl.flows[0].tail_rto_count;
         rto_plain += plain.flows[0].rto_count;
         rto_rtl += rtl.flows[0].rto_count;
         dummies += rtl.flows[0].rtl_dummies;
         assert_eq!(plain.flows[0].rtl_dummies, 0);
     }
-    eprintln!("RTOs {rto_plain} → {rto_rtl} with RTL");
-    assert!(
-        rto_plain >= 20,
-        "the scenario must produce tail-loss RTOs ({rto_plain})"
+    eprintln!(
+        "tail RTOs {tail_plain} → {tail_rtl} with RTL (all RTOs {rto_plain} → {rto_rtl}), {dummies} dummies"
     );
     assert!(
-        2 * rto_rtl <= rto_plain,
-        "RTL should remove most RTOs: {rto_rtl} with RTL vs {rto_plain} without"
+        tail_plain >= 10,
+        "the scenario must produce tail-loss RTOs ({tail_plain})"
+    );
+    assert!(
+        4 * tail_rtl <= tail_plain,
+        "RTL should remove most tail-loss RTOs: {tail_rtl} with RTL vs {tail_plain} without"
     );
     assert!(dummies > 0);
 }

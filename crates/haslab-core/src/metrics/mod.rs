@@ -60,6 +60,9 @@ pub struct FlowSummary {
     /// `dropped_packets` split by flow; random loss and pure ACKs not included).
     pub queue_dropped_packets: u64,
     pub rto_count: u64,
+    /// RTOs whose head segment had never been retransmitted (tail losses; the other RTOs
+    /// follow a lost retransmission).
+    pub tail_rto_count: u64,
     pub fast_recovery_count: u64,
     /// Tail-loss probes sent (RFC 8985), and the episodes in which the probe repaired a loss.
     pub tlp_probes: u64,

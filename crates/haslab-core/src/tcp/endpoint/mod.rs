@@ -121,6 +121,10 @@ pub struct EndpointStats {
     pub segments_sent: u64,
     pub retransmitted_segments: u64,
     pub rto_count: u64,
+    /// RTOs whose head segment had never been retransmitted: a loss that duplicate ACKs or
+    /// SACK never reported (a tail loss, or a flight whose ACKs were all lost). The other RTOs
+    /// follow a lost retransmission, which neither TLP nor RTL can prevent.
+    pub tail_rto_count: u64,
     pub fast_recovery_count: u64,
     /// Tail-loss probes sent (RFC 8985 §7).
     pub tlp_probes: u64,

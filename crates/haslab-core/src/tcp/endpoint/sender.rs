@@ -842,6 +842,9 @@ impl Endpoint {
             return;
         }
         self.stats.rto_count += 1;
+        if !self.sb.get(0).has(segflags::EVER_RETRANS) {
+            self.stats.tail_rto_count += 1;
+        }
         if self.snd_nxt >= self.chunk_end && self.rto_trailing_cwnd.is_none() {
             // an RTO in the trailing-ACKs phase (the whole chunk was sent): remembered for
             // the novel pacing of the next chunk. In fast recovery the window is ssthresh: a
@@ -1138,8 +1141,90 @@ mod tests {
             s.on_segment(&h, 75 * MS, &mut out);
         }
         assert!(c.is_established() && s.is_established());
-        assert!(c.sack_enabled() && s.sack_enabled());
+        assert_eq!(c.sack_enabled(), c.cfg.sack);
         (c, s)
+    }
+
+    /// Delivers `hs` to `to` at `now_ns` and returns what it sends back.
+    fn deliver(to: &mut Endpoint, hs: &[TcpHeader], now_ns: u64) -> Vec<TcpHeader> {
+        let mut out = Output::default();
+        for h in hs {
+            to.on_segment(h, now_ns, &mut out);
+        }
+        headers(&mut out)
+    }
+
+    /// RTL (Enhancing-TCP §3.2): a dummy's duplicate ACK is an echo only if it reports the
+    /// chunk complete. Dummies sent before a fast retransmission reach the receiver while the
+    /// hole is still open (one FIFO path) and draw ordinary duplicate ACKs, so none of them is
+    /// left to echo once the retransmission completes the chunk; the next chunk's duplicate ACKs
+    /// must all count (RFC 5681 §3.2: the third one triggers the fast retransmission).
+    #[test]
+    fn rtl_dummies_sent_before_a_fast_retransmission_leave_no_echoes_to_swallow() {
+        let cfg = TcpConfig {
+            sack: false,
+            tlp: false,
+            rtl: true,
+            delayed_ack: DelayedAckMode::Off,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        // chunk A: ten segments at 100 ms, the eighth lost
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let a = headers(&mut out);
+        assert_eq!(a.len(), 10);
+        let delivered: Vec<_> = a
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 7)
+            .map(|(_, h)| *h)
+            .collect();
+        let acks = deliver(&mut s, &delivered, 125 * MS);
+        // seven ACKs advance into the trailing-ACKs phase (one dummy each, up to m), two are
+        // duplicates of the hole
+        let from_c = deliver(&mut c, &acks, 150 * MS);
+        let dummies: Vec<_> = from_c
+            .iter()
+            .filter(|h| h.payload_bytes == 1)
+            .copied()
+            .collect();
+        assert!(
+            !dummies.is_empty(),
+            "RTL sends dummies in the trailing-ACKs phase"
+        );
+        assert_eq!(c.stats.fast_recovery_count, 0, "two duplicate ACKs only");
+        // the dummies reach the receiver before any retransmission: duplicate ACKs of the hole
+        let dup = deliver(&mut s, &dummies, 175 * MS);
+        assert!(dup.iter().all(|h| h.ack == a[7].seq));
+        let from_c = deliver(&mut c, &dup, 200 * MS);
+        assert_eq!(c.stats.fast_recovery_count, 1, "the third duplicate ACK");
+        let retx: Vec<_> = from_c
+            .iter()
+            .filter(|h| h.seq == a[7].seq && h.payload_bytes > 1)
+            .copied()
+            .collect();
+        assert_eq!(retx.len(), 1);
+        // the retransmission completes chunk A
+        let full = deliver(&mut s, &retx, 225 * MS);
+        deliver(&mut c, &full, 250 * MS);
+        assert_eq!(c.stats.bytes_acked, 10 * MSS);
+        // chunk B: four segments, the first lost; the other three draw three duplicate ACKs of
+        // chunk A's end, which none of A's dummies can have produced
+        c.write(4 * MSS, 2, 300 * MS, &mut out);
+        let b = headers(&mut out);
+        assert_eq!(b.len(), 4);
+        let dup = deliver(&mut s, &b[1..], 325 * MS);
+        assert_eq!(dup.len(), 3);
+        assert!(dup.iter().all(|h| h.ack == b[0].seq));
+        let from_c = deliver(&mut c, &dup, 350 * MS);
+        assert_eq!(
+            c.stats.fast_recovery_count, 2,
+            "the third duplicate ACK of chunk B must start a fast recovery"
+        );
+        assert!(from_c
+            .iter()
+            .any(|h| h.seq == b[0].seq && h.payload_bytes > 1));
     }
 
     fn sack_cfg() -> TcpConfig {
