@@ -71,12 +71,15 @@ COMMON = {
     "rto_formula": "rfc6298",
     # ns-3's retransmission-timer rules (tcp-socket-base.cc): the timer restarts only on the
     # first partial ACK of a recovery (NewAck with m_isFirstPartialAck), a retransmission does
-    # not restart a running timer (SendDataPacket), an RTO during fast recovery recomputes
-    # ssthresh (ReTxTimeout) and no RTO is undone. haslab models each as an option; its Linux
-    # defaults differ in all four (docs/tcp.md), which docs/fidelity-linux.md checks.
+    # not restart a running timer (SendDataPacket), an ACK of new data that also SACKs new data
+    # outside recovery does not restart it either (ProcessAck counts it as a duplicate ACK, moves
+    # to Disorder and skips NewAck), an RTO during fast recovery recomputes ssthresh
+    # (ReTxTimeout) and no RTO is undone. haslab models each as an option; its Linux defaults
+    # differ in all five (docs/tcp.md), which docs/fidelity-linux.md checks.
     "rto_timer": {
         "partial_ack_rto": "impatient",
         "rto_restart_on_retransmit": False,
+        "rto_restart_on_sack_advance": False,
         "rto_ssthresh": "unless-repeated",
         "rto_undo": False,
     },
@@ -903,7 +906,7 @@ SETTINGS_TABLE = [
     ("delayed ACK", "every 2nd segment, 40 ms timer", "2, 200 ms (tcp-socket.cc DelAckCount, DelAckTimeout)", "2 segments' bytes, 40 ms"),
     ("min RTO", "200 ms", "1 s (tcp-socket-base.cc MinRto)", "200 ms"),
     ("RTO formula", "max(min RTO, SRTT + max(1 ms, 4·RTTVAR))", "that (tcp-socket-base.cc, ClockGranularity 1 ms)", "Linux: SRTT + max(4·RTTVAR, min RTO)"),
-    ("RTO timer", "restarted on the first partial ACK only, not by a retransmission; an RTO in recovery recomputes ssthresh; no undo", "that (tcp-socket-base.cc NewAck, SendDataPacket, ReTxTimeout)", "Linux: restarted on every partial ACK and on resending the head; ssthresh once per episode; Eifel undo"),
+    ("RTO timer", "restarted on the first partial ACK only, not by a retransmission nor by an ACK that advances and SACKs new data outside recovery; an RTO in recovery recomputes ssthresh; no undo", "that (tcp-socket-base.cc NewAck, ProcessAck, SendDataPacket, ReTxTimeout)", "Linux: restarted on every ACK of new data and on resending the head; ssthresh once per episode; Eifel undo"),
     ("fast recovery", "PRR (RFC 6937)", "TcpPrrRecovery (tcp-l4-protocol.cc RecoveryType)", "classic"),
     ("restart after idle", "none", "none (tcp-socket-base.cc)", "Linux's"),
     ("RACK / TLP, pacing", "off", "not implemented / off", "off"),

@@ -105,6 +105,21 @@ OnSsthresh(size_t i, uint32_t, uint32_t v)
     TraceLine(i, "ssthresh", v);
 }
 
+// The highest cumulative ACK received (TcpSocketBase "HighestRxAck"): one "ack" line per ACK that
+// advances it, so a trace shows when the retransmission timer was last restarted (NewAck).
+void
+OnHighestRxAck(size_t i, SequenceNumber32, SequenceNumber32 v)
+{
+    TraceLine(i, "ack", v.GetValue());
+}
+
+// Each RTT sample (TcpSocketBase "RTT", ns): with "rto" lines, what the timer was set from.
+void
+OnRtt(size_t i, Time, Time v)
+{
+    TraceLine(i, "rtt", v.GetNanoSeconds());
+}
+
 struct QueueStats
 {
     uint64_t enqueued{0};
@@ -233,6 +248,8 @@ class Sender : public Application
             tcp->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, i));
             tcp->TraceConnectWithoutContext("SlowStartThreshold",
                                             MakeBoundCallback(&OnSsthresh, i));
+            tcp->TraceConnectWithoutContext("HighestRxAck", MakeBoundCallback(&OnHighestRxAck, i));
+            tcp->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnRtt, i));
         }
         m_socket->Bind();
         m_socket->SetConnectCallback(MakeCallback(&Sender::Connected, this),

@@ -146,6 +146,11 @@ pub struct TcpConfig {
     /// on a path whose RTT is near the RTO (a full one-BDP queue, `rto_formula = "rfc6298"`,
     /// 200 ms minimum), the RTO races the fast retransmission's ACK.
     pub rto_restart_on_retransmit: bool,
+    /// Restart the RTO timer on an ACK of new data that also SACKs new data outside
+    /// recovery (RFC 6298 (5.3): every ACK of new data restarts it; Linux `tcp_ack`). Default
+    /// true. ns-3 3.37 counts such an ACK as a duplicate ACK (RFC 6675 §5), moves to Disorder
+    /// and skips `NewAck`, so its timer keeps running from an earlier ACK: `false` as ns-3.
+    pub rto_restart_on_sack_advance: bool,
     /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
     /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.
     pub rto_undo: bool,
@@ -210,6 +215,7 @@ impl Default for TcpConfig {
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
             rto_undo: true,
             rto_restart_on_retransmit: true,
+            rto_restart_on_sack_advance: true,
             idle_restart: IdleRestart::Linux,
             isn: None,
             sack: false,

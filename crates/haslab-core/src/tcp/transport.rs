@@ -107,6 +107,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("rto_ssthresh", Str("unless-repeated")),
             ("rto_undo", Bool(false)),
             ("rto_restart_on_retransmit", Bool(false)),
+            ("rto_restart_on_sack_advance", Bool(false)),
             ("idle_restart", Str("off")),
             ("pacing", Str("off")),
         ],

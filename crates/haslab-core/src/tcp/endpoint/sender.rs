@@ -461,7 +461,7 @@ impl Endpoint {
             if self.sb.is_empty() {
                 self.rto_timer.cancel();
                 self.tlp_timer.cancel();
-            } else if self.restarts_rto_on_partial_ack(prior_state) {
+            } else if self.restarts_rto_on_new_ack(prior_state, info.newly_sacked) {
                 self.arm_rto(now_ns, out);
             }
             self.ack_notices(now_ns, out);
@@ -495,6 +495,22 @@ impl Endpoint {
     /// every ACK that acknowledges data), or only the first time with
     /// `partial_ack_rto = "impatient"` (ns-3's `TcpSocketBase::ProcessAck` passes
     /// `m_isFirstPartialAck` to `NewAck`), so that a recovery with many holes ends in an RTO.
+    /// Whether an ACK of new data restarts the RTO timer (RFC 6298 (5.3): yes), with ns-3's
+    /// exceptions where the configuration asks for them.
+    fn restarts_rto_on_new_ack(&mut self, prior_state: CaState, newly_sacked: u32) -> bool {
+        // ns-3 3.37 ProcessAck: an ACK that SACKs new data is a duplicate ACK even when it
+        // advances (RFC 6675 §5); DupAck moves Open to Disorder, and NewAck (which restarts
+        // the timer) is called only if the state is still Open
+        if !self.cfg.rto_restart_on_sack_advance
+            && prior_state <= CaState::Disorder
+            && self.tp.ca_state == CaState::Disorder
+            && newly_sacked > 0
+        {
+            return false;
+        }
+        self.restarts_rto_on_partial_ack(prior_state)
+    }
+
     fn restarts_rto_on_partial_ack(&mut self, prior_state: CaState) -> bool {
         let partial = prior_state == CaState::Recovery && self.tp.ca_state == CaState::Recovery;
         if !partial || self.cfg.partial_ack_rto == PartialAckRto::SlowButSteady {
@@ -1152,6 +1168,45 @@ mod tests {
             to.on_segment(h, now_ns, &mut out);
         }
         headers(&mut out)
+    }
+
+    /// RFC 6298 (5.3): an ACK of new data restarts the RTO timer, also when it SACKs new data
+    /// (the first ACK after a hole, with delayed ACKs, does both); ns-3 3.37 does not restart it
+    /// for such an ACK (`rto_restart_on_sack_advance = false`).
+    #[test]
+    fn an_ack_that_advances_and_sacks_restarts_the_rto_unless_ns3_rules_ask() {
+        for restart in [true, false] {
+            let cfg = TcpConfig {
+                sack: true,
+                delayed_ack: DelayedAckMode::On,
+                rto_restart_on_sack_advance: restart,
+                ..TcpConfig::default()
+            };
+            let (mut c, mut s) = pair(cfg);
+            let mut out = Output::default();
+            c.write(4 * MSS, 1, 100 * MS, &mut out);
+            let data = headers(&mut out);
+            assert_eq!(data.len(), 4);
+            let armed_at_send = c.rto_timer.deadline_ns().expect("RTO armed");
+            // the first segment arrives (its ACK is delayed), the second is lost, the third
+            // arrives out of order: one ACK that acknowledges the first and SACKs the third
+            let ack = deliver(&mut s, &[data[0], data[2]], 125 * MS);
+            assert_eq!(ack.len(), 1);
+            assert_eq!(ack[0].ack, data[1].seq);
+            assert_eq!(ack[0].sack_len, 1);
+            deliver(&mut c, &ack, 150 * MS);
+            assert_eq!(c.stats.fast_recovery_count, 0);
+            let after = c.rto_timer.deadline_ns().expect("RTO armed");
+            if restart {
+                assert_eq!(
+                    after,
+                    150 * MS + c.tp.rto_ns,
+                    "restarted by the ACK of new data"
+                );
+            } else {
+                assert_eq!(after, armed_at_send, "ns-3 keeps the timer running");
+            }
+        }
     }
 
     /// RTL (Enhancing-TCP §3.2): a dummy's duplicate ACK is an echo only if it reports the
