@@ -39,6 +39,9 @@ def ns3(
     report_path: Optional[str] = typer.Argument(
         None, metavar="[PATH]", help="With --report: where the report goes.", show_default=False
     ),
+    json_path: Optional[str] = typer.Option(
+        None, "--json", help="Also write every cell's raw results (both sides' metrics and per-flow numbers) to this JSON file."
+    ),
 ) -> None:
     """haslab against ns-3 3.37 over the crosscheck matrix (docs/fidelity.md).
 
@@ -76,6 +79,7 @@ def ns3(
         if report
         else None,
         path=report_path or xc.DEFAULT_REPORT,
+        json_path=json_path,
     )
 
 
@@ -88,6 +92,9 @@ def linux(
     report: bool = typer.Option(False, "--report", help="Write the report to PATH (default docs/fidelity-linux.md)."),
     report_path: Optional[str] = typer.Argument(
         None, metavar="[PATH]", help="With --report: where the report goes.", show_default=False
+    ),
+    json_path: Optional[str] = typer.Option(
+        None, "--json", help="Also write every cell's raw results (both sides' metrics and per-flow numbers) to this JSON file."
     ),
 ) -> None:
     """haslab against this machine's Linux TCP in live mode (root).
@@ -125,10 +132,11 @@ def linux(
         if report
         else None,
         path=report_path or xl.DEFAULT_REPORT,
+        json_path=json_path,
     )
 
 
-def _run_and_report(cells, run, reference: str, show: tuple, write, path) -> None:
+def _run_and_report(cells, run, reference: str, show: tuple, write, path, json_path=None) -> None:
     """Runs the cells with a progress line each, prints the tables and the counts, writes the
     report when asked; exit code 1 when a cell is outside tolerance without an explanation or
     failed."""
@@ -163,5 +171,8 @@ def _run_and_report(cells, run, reference: str, show: tuple, write, path) -> Non
     if write is not None:
         write(results, path)
         out.print(f"report → {path}")
+    if json_path is not None:
+        xc.write_raw(results, json_path, reference=reference)
+        out.print(f"raw results → {json_path}")
     if counts["unexplained"] or counts["error"]:
         raise typer.Exit(code=1)

@@ -728,6 +728,36 @@ def _cell_text(x: MetricRow, markdown: bool = True) -> str:
     return f"**{s}** !" if markdown else f"[red]{s} ![/]"
 
 
+def write_raw(results: list[CellResult], path, reference: str = "ns-3") -> None:
+    """Every cell's raw results as JSON: the cell's definition, its verdict, and each side's
+    metrics and per-flow numbers (what the report's tables are computed from), for analyses
+    the report does not make (e.g. means over seeds)."""
+
+    def side(d: Optional[dict]) -> Optional[dict]:
+        if not d:
+            return None
+        return {k: v for k, v in d.items() if k in ("metrics", "flows", "skipped")}
+
+    cells = []
+    for r in results:
+        c = r.cell
+        cells.append({
+            "name": c.name,
+            "group": c.group,
+            "seed": c.seed,
+            "starts_ns": c.starts_ns(),
+            "flows": [f.app for f in c.flows],
+            "sack": c.sack,
+            "verdict": r.verdict,
+            "reason": r.reason,
+            "haslab": side(r.haslab),
+            "reference": side(r.ns3),
+        })
+    doc = {"reference": reference, "cells": cells}
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(doc, indent=1, default=float) + "\n")
+
+
 def write_report(
     results: list[CellResult],
     known: list[Known],
@@ -760,7 +790,11 @@ def _ns3_intro(w, cmd: str) -> None:
     w("(`python/haslab/crosscheck.py`) or the known differences")
     w("(`python/haslab/crosscheck_known.toml`), then regenerate. `haslab crosscheck ns3 --quick`")
     w("runs a few cells (the same as `python/tests/test_crosscheck.py`); `--cells PATTERN` selects")
-    w("cells by name; the exit code is 1 when a cell is outside tolerance without a known explanation.")
+    w("cells by name; `--json FILE` also writes every cell's raw numbers (both sides' metrics and")
+    w("flows); the exit code is 1 when a cell is outside tolerance without a known explanation.")
+    w("`validation/ns3/dumbbell.cc --trace=FILE` writes the ns-3 sender's events (segments sent and")
+    w("resent, cwnd, ssthresh, congestion states, RTOs, advancing ACKs, RTT samples) as CSV; a haslab")
+    w("run's pcap and cwnd traces show the same from its side.")
     w("")
     w("## What is compared")
     w("")

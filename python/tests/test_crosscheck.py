@@ -113,6 +113,22 @@ def test_compare_excludes_skips_and_reports_errors():
     assert r.status == "error" and "boom" in r.reason and not r.unexplained
 
 
+def test_raw_results_keep_both_sides_of_every_cell(tmp_path):
+    # `--json`: what the report is computed from, cell by cell, readable again
+    import json
+
+    cell = _cell()
+    results = [xc.compare(cell, _side(drops=30.0), _side(), []), xc.compare(cell, {"skipped": "why"}, _side(), [])]
+    path = tmp_path / "sub" / "raw.json"
+    xc.write_raw(results, path)
+    doc = json.loads(path.read_text())
+    assert doc["reference"] == "ns-3" and len(doc["cells"]) == 2
+    c0, c1 = doc["cells"]
+    assert c0["name"] == cell.name and c0["seed"] == cell.seed and c0["starts_ns"] == cell.starts_ns()
+    assert c0["haslab"]["metrics"]["drops"] == 30.0 and c0["reference"]["metrics"] == _side()["metrics"]
+    assert c0["verdict"] == results[0].verdict and c1["verdict"] == "skipped" and c1["haslab"] == {"skipped": "why"}
+
+
 def test_a_transport_missing_from_the_build_skips_the_cell():
     cell = _cell("bulk1-ns3-newreno-sack-s1")
     assert cell.haslab_transport == "ns3-newreno" and cell.ns3_cc == "TcpNewReno"
