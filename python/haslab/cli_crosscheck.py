@@ -42,6 +42,9 @@ def ns3(
     json_path: Optional[str] = typer.Option(
         None, "--json", help="Also write every cell's raw results (both sides' metrics and per-flow numbers) to this JSON file."
     ),
+    from_json: Optional[str] = typer.Option(
+        None, "--from-json", help="Do not run: judge the raw results of an earlier --json run again (after revising the known differences)."
+    ),
 ) -> None:
     """haslab against ns-3 3.37 over the crosscheck matrix (docs/fidelity.md).
 
@@ -65,14 +68,25 @@ def ns3(
         cells = [c for c in cells if fnmatch.fnmatchcase(c.name, only)]
         if not cells:
             raise _fail(f"--cells {only!r} matches no cell (names look like bulk4-cubic-sack-s1)")
-    binary, why = xc.ns3_status()
-    if binary is None:
-        err.print(f"[yellow]crosscheck skipped:[/] {why}")
-        raise typer.Exit(code=2)
-    err.print(f"{len(cells)} cells, ns-3 program {binary}")
+    if from_json:
+        def run(progress):
+            results = xc.read_raw(from_json, known, cells)
+            for r in results:
+                progress(r)
+            return results
+    else:
+        binary, why = xc.ns3_status()
+        if binary is None:
+            err.print(f"[yellow]crosscheck skipped:[/] {why}")
+            raise typer.Exit(code=2)
+        err.print(f"{len(cells)} cells, ns-3 program {binary}")
+
+        def run(progress):
+            return xc.run_cells(cells, jobs=jobs, known=known, on_result=progress)
+
     _run_and_report(
         cells,
-        lambda progress: xc.run_cells(cells, jobs=jobs, known=known, on_result=progress),
+        run,
         reference="ns-3",
         show=("error",),
         write=(lambda results, path: xc.write_report(results, known, path, quick=quick))

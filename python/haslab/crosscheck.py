@@ -156,8 +156,10 @@ CHUNK = FlowDef("chunks", chunk_bytes=1_000_000, interval_ns=2_000_000_000)
 BULK = FlowDef("bulk")
 #: The cells of `--quick` (and of the test): full-matrix cells that agree with ns-3 or whose
 #: differences are explained, one excluded cell and one that needs the ns3-newreno transport.
+#: (The 2-flow NewReno cells time out more often than ns-3's and are listed as unexplained in
+#: docs/fidelity.md; the quick subset takes the 4-flow one.)
 QUICK = [
-    "bulk2-newreno-sack-s1",
+    "bulk4-newreno-sack-s1",
     "bulk8-newreno-sack-s1",
     "bulk4-cubic-sack-s1",
     "bulk1-illinois-sack-s1",
@@ -756,6 +758,26 @@ def write_raw(results: list[CellResult], path, reference: str = "ns-3") -> None:
     doc = {"reference": reference, "cells": cells}
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(doc, indent=1, default=float) + "\n")
+
+
+def read_raw(path, known: list[Known], cells: list[Cell]) -> list[CellResult]:
+    """Judges again the raw results of an earlier run (`--json`) against `known`: the cells of
+    `cells` found in the file, in that order. Lets the known differences be revised without
+    running both simulators again."""
+    try:
+        doc = json.loads(Path(path).read_text())
+        by_name = {c["name"]: c for c in doc["cells"]}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise CrosscheckError(f"{path}: not a crosscheck --json file ({e})") from None
+    out = []
+    for cell in cells:
+        raw = by_name.get(cell.name)
+        if raw is None:
+            continue
+        out.append(compare(cell, raw.get("haslab") or {"error": "missing"}, raw.get("reference") or {"error": "missing"}, known))
+    if not out:
+        raise CrosscheckError(f"{path}: none of the selected cells is in the file")
+    return out
 
 
 def write_report(

@@ -118,15 +118,23 @@ def test_raw_results_keep_both_sides_of_every_cell(tmp_path):
     import json
 
     cell = _cell()
-    results = [xc.compare(cell, _side(drops=30.0), _side(), []), xc.compare(cell, {"skipped": "why"}, _side(), [])]
+    results = [xc.compare(cell, _side(rtos=30.0), _side(), []), xc.compare(_cell("bulk2-newreno-sack-s1"), {"skipped": "why"}, _side(), [])]
     path = tmp_path / "sub" / "raw.json"
     xc.write_raw(results, path)
     doc = json.loads(path.read_text())
     assert doc["reference"] == "ns-3" and len(doc["cells"]) == 2
     c0, c1 = doc["cells"]
     assert c0["name"] == cell.name and c0["seed"] == cell.seed and c0["starts_ns"] == cell.starts_ns()
-    assert c0["haslab"]["metrics"]["drops"] == 30.0 and c0["reference"]["metrics"] == _side()["metrics"]
+    assert c0["haslab"]["metrics"]["rtos"] == 30.0 and c0["reference"]["metrics"] == _side()["metrics"]
     assert c0["verdict"] == results[0].verdict and c1["verdict"] == "skipped" and c1["haslab"] == {"skipped": "why"}
+    # `--from-json`: the same cells judged again, here against a known difference that now
+    # explains the RTOs
+    again = xc.read_raw(path, [], [cell])
+    assert [x.metric for x in again[0].unexplained] == [x.metric for x in results[0].unexplained] == ["rtos"]
+    k = [xc.Known([cell.group + "-*"], ["rtos"], "design difference", "why")]
+    assert xc.read_raw(path, k, [cell])[0].verdict == "explained"
+    with pytest.raises(xc.CrosscheckError, match="none of the selected cells"):
+        xc.read_raw(path, [], [_cell("bulk1-cubic-sack-s1")])
 
 
 def test_a_transport_missing_from_the_build_skips_the_cell():
