@@ -464,7 +464,9 @@ def run(
 
     OUT must be empty or missing; with --force, the files an earlier haslab run wrote there are removed first (other files stay).
     """
-    from .api import run as run_scenario
+    # the run without pandas: tables from the summary, Parquet with pyarrow alone (pandas and
+    # matplotlib only for a run with players, for players.png)
+    from .api import run_raw as run_scenario
     from .cli_run import RUN_MANIFEST, clear_out_dir, scenario_with_overrides
 
     def go():
@@ -480,7 +482,7 @@ def run(
             from .plots import level_and_buffer
 
             png = Path(out_dir) / "players.png"
-            level_and_buffer(result, png)
+            level_and_buffer(result.result(), png)
             written.append(png)
         pcap_files = [p["file"] for p in result.plan["trace"]["pcaps"]] if pcap else []
         names = [p.name for p in written] + pcap_files
