@@ -82,7 +82,7 @@ fn run_toml(text: &str) -> Run {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]   |   bench --file SCENARIO.toml"
+        "usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]   |   bench --file SCENARIO.toml   |   bench --empty-loop"
     );
     std::process::exit(2);
 }
@@ -130,6 +130,34 @@ fn compare_all(reps: usize) {
     );
 }
 
+/// The machine's limit for the event list: an event loop that does nothing but pop an event and
+/// schedule the next one, with as many entries pending as case (b) keeps (about 6,000: one per
+/// busy link direction and armed timer), at the delays a packet sees (1–20 µs). Prints events/s.
+fn empty_loop() {
+    use haslab_core::sim::events::EventQueue;
+    use haslab_core::sim::rng::Stream;
+    let mut q: EventQueue<u32> = EventQueue::new();
+    let mut rng = Stream::new(1, "empty-loop");
+    for i in 0..6_000u32 {
+        q.schedule(rng.next_u64() % 20_000, i);
+    }
+    let n = 50_000_000u64;
+    let t = std::time::Instant::now();
+    let mut sum = 0u64;
+    for _ in 0..n {
+        let e = q.pop_until(u64::MAX).expect("pending events");
+        sum = sum.wrapping_add(e as u64);
+        let now = q.now_ns();
+        q.schedule(now + 1_000 + rng.next_u64() % 19_000, e);
+    }
+    let wall = t.elapsed().as_secs_f64();
+    println!(
+        "empty event loop: {n} events in {wall:.3} s ({:.1} M events/s, {} pending; checksum {sum})",
+        n as f64 / wall / 1e6,
+        q.len()
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut cases = Vec::new();
@@ -143,6 +171,10 @@ fn main() {
             "--cc" => cc = it.next().cloned().unwrap_or_else(|| usage()),
             "--cc-all" => all = true,
             "--file" => file = Some(it.next().cloned().unwrap_or_else(|| usage())),
+            "--empty-loop" => {
+                empty_loop();
+                return;
+            }
             "--reps" => {
                 reps = it
                     .next()
