@@ -12,7 +12,7 @@
 //! - `bench --file SCENARIO.toml` runs any scenario file once (with its own traces), which is
 //!   the convenient form for profiling a paper's setting (`perf record -g`).
 
-use haslab_core::scenario::plan_from_toml;
+use haslab_core::scenario::{plan_from_toml, GeneratorPlan};
 use haslab_core::tcp::cc::CcConfig;
 use haslab_core::{run_plan, RunOptions};
 
@@ -56,13 +56,24 @@ fn run(case: &str, cc: &str) -> Run {
 }
 
 fn run_toml(text: &str) -> Run {
-    let plan = match plan_from_toml(text) {
+    run_toml_with(text, false)
+}
+
+/// Runs a scenario; `closed_form` puts every datagram generator's private links in closed form
+/// (`private_links = "closed-form"`, also for generators a preset adds).
+fn run_toml_with(text: &str, closed_form: bool) -> Run {
+    let mut plan = match plan_from_toml(text) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(2);
         }
     };
+    if closed_form {
+        for t in &mut plan.traffic {
+            t.closed_form_private_links = !matches!(t.kind, GeneratorPlan::Web { .. });
+        }
+    }
     let t = std::time::Instant::now();
     let r = run_plan(&plan, &RunOptions::default()).expect("run");
     let wall = t.elapsed().as_secs_f64();
@@ -82,7 +93,7 @@ fn run_toml(text: &str) -> Run {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]   |   bench --file SCENARIO.toml   |   bench --empty-loop"
+        "usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]   |   bench --file SCENARIO.toml [--closed-form]   |   bench --empty-loop"
     );
     std::process::exit(2);
 }
@@ -165,12 +176,14 @@ fn main() {
     let mut all = false;
     let mut reps = 15usize;
     let mut file = None;
+    let mut closed_form = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--cc" => cc = it.next().cloned().unwrap_or_else(|| usage()),
             "--cc-all" => all = true,
             "--file" => file = Some(it.next().cloned().unwrap_or_else(|| usage())),
+            "--closed-form" => closed_form = true,
             "--empty-loop" => {
                 empty_loop();
                 return;
@@ -202,7 +215,7 @@ fn main() {
             eprintln!("{path}: {e}");
             std::process::exit(2);
         });
-        report(&path, &run_toml(&text));
+        report(&path, &run_toml_with(&text, closed_form));
         if cases.is_empty() {
             return;
         }

@@ -111,13 +111,18 @@ impl DropTail {
     pub fn len_bytes(&self) -> u64 {
         self.bytes
     }
+    /// Whether a packet of `size_bytes` fits a queue holding `len_pkts` packets of `len_bytes`.
+    #[inline]
+    pub fn fits(&self, len_pkts: usize, len_bytes: u64, size_bytes: u32) -> bool {
+        match self.limit {
+            QueueLimit::Packets(n) => (len_pkts as u64) < n as u64,
+            QueueLimit::Bytes(b) => len_bytes + size_bytes as u64 <= b,
+        }
+    }
     /// Enqueues `pkt` at `now_ns`, or drops it (returns false) if it does not fit.
     #[inline]
     pub fn enqueue(&mut self, mut pkt: Packet, now_ns: u64) -> bool {
-        let fits = match self.limit {
-            QueueLimit::Packets(n) => (self.pkts.len() as u32) < n,
-            QueueLimit::Bytes(b) => self.bytes + pkt.size_bytes as u64 <= b,
-        };
+        let fits = self.fits(self.pkts.len(), self.bytes, pkt.size_bytes);
         if !fits {
             self.dropped += 1;
             self.dropped_bytes += pkt.size_bytes as u64;
