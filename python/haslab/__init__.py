@@ -12,7 +12,6 @@ run hash): :class:`Sweep`, :mod:`haslab.store`, :mod:`haslab.aggregate`.
 
 from ._core import __version__
 from .api import Result, ScenarioError, catalog, describe, run, schema, validate
-from .sweep import Sweep, SweepError
 
 __all__ = [
     "Result",
@@ -33,6 +32,9 @@ __all__ = [
 #: without importing them first. They load on first use, so ``import haslab`` stays light
 #: (no matplotlib until a figure is drawn).
 _LAZY_SUBMODULES = ("aggregate", "compare", "plots", "store")
+#: Names of the package that load their module on first use: ``haslab.Sweep`` imports pydantic,
+#: which ``haslab run`` does not need.
+_LAZY_NAMES = {"Sweep": "sweep", "SweepError": "sweep"}
 
 
 def __getattr__(name: str):
@@ -40,11 +42,17 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_NAMES:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY_NAMES[name]}", __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES) | set(_LAZY_NAMES))
 
 
 def demo_scenario() -> str:

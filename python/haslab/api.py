@@ -209,6 +209,10 @@ def run(
             Mahimahi traces) resolve against (default: the current directory); a file's own
             directory is used for a path.
     """
+    return _run(scenario, out_dir=out_dir, progress=progress, pcap=pcap, base_dir=base_dir, raw=False)
+
+
+def _run(scenario, *, out_dir, progress, pcap, base_dir, raw):
     text, fmt, base_dir = _source(scenario, base_dir)
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -243,8 +247,76 @@ def run(
             t = min(t + step, duration)
             sim.run_until(t)
     plan = sim.plan
-    raw = sim.finish()
-    return Result(json.loads(raw["summary"]), raw["tables"], plan)
+    done = sim.finish()
+    if raw:
+        return RawResult(json.loads(done["summary"]), done["tables"], plan)
+    return Result(json.loads(done["summary"]), done["tables"], plan)
+
+
+def run_raw(
+    scenario: Scenario,
+    *,
+    out_dir: str | os.PathLike | None = None,
+    progress: bool | str = False,
+    pcap: bool = True,
+    base_dir: str | os.PathLike | None = None,
+) -> "RawResult":
+    """:func:`run` without pandas: the summary dict, the traces as NumPy arrays and the plan.
+
+    This is what ``haslab run`` uses (it prints tables from the summary and writes the traces
+    with :meth:`RawResult.save`, byte for byte the files :meth:`Result.save` writes), so that a
+    run that has no players never imports pandas or matplotlib. :meth:`RawResult.result` gives
+    the DataFrame form."""
+    return _run(scenario, out_dir=out_dir, progress=progress, pcap=pcap, base_dir=base_dir, raw=True)
+
+
+class RawResult:
+    """The outcome of a run before pandas: ``summary`` (the dict ``summary.json`` holds),
+    ``tables`` (each trace as a mapping of column name to NumPy array, as the simulator hands
+    it over) and ``plan``."""
+
+    def __init__(self, summary: dict, tables: Mapping[str, Mapping[str, "np.ndarray"]], plan: dict | None = None):
+        self.summary = summary
+        self.tables = tables
+        self.plan = plan or {}
+
+    def result(self) -> "Result":
+        """The same run as a :class:`Result` (DataFrames; imports pandas)."""
+        return Result(self.summary, self.tables, self.plan)
+
+    def save(self, out_dir: str | os.PathLike) -> list[Path]:
+        """Writes ``summary.json`` and the Parquet traces, the same bytes as
+        :meth:`Result.save`, with pyarrow alone."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "summary.json"
+        path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
+        written = [path]
+        for name in sorted(self.tables):
+            path = out / f"{name}.parquet"
+            _write_columns(trace_columns(name, self.tables[name], self.summary), path)
+            written.append(path)
+        return written
+
+
+def trace_columns(name: str, table: Mapping[str, "np.ndarray"], summary: dict) -> list[tuple[str, Any]]:
+    """The columns of trace ``name`` in file order: ``(column, array)`` for a plain column
+    (integers signed, see :func:`_signed`), ``(column, (codes, categories))`` for a name column
+    (``flow_name``, ``link_name``, ``player_name``, ``source_name``) whose codes index the
+    summary's flows, link directions, players or traffic generators."""
+    cols: list[tuple[str, Any]] = [(col, _signed(name, col, arr)) for col, arr in table.items()]
+    have = {c for c, _ in cols}
+    arrays = dict(cols)
+    for code_col, named, section in [("flow", "flow_name", "flows"), ("link", "link_name", "links"),
+                                     ("player", "player_name", "players")]:
+        if code_col in have:
+            cols.append((named, (arrays[code_col], [x["name"] for x in summary.get(section, [])])))
+    if "time_ns" in have and name == "players":
+        cols.append(("time_s", arrays["time_ns"] / 1e9))
+        cols.append(("buffer_s", arrays["buffer_ns"] / 1e9))
+    if "source" in have:
+        cols.append(("source_name", (arrays["source"], [t["name"] for t in summary.get("traffic", [])])))
+    return cols
 
 
 class Result:
@@ -274,27 +346,16 @@ class Result:
         self.player_summary = pd.DataFrame(summary.get("players", []))
         self.has: dict = summary.get("has") or {}
         self.traffic = pd.DataFrame(summary.get("traffic", []))
-        flow_names = [f["name"] for f in summary.get("flows", [])]
-        link_names = [l["name"] for l in summary.get("links", [])]
-        player_names = [p["name"] for p in summary.get("players", [])]
-        source_names = [t["name"] for t in summary.get("traffic", [])]
         self.traces: dict[str, "pd.DataFrame"] = {}
         for name in sorted(tables):
-            df = pd.DataFrame({col: _signed(name, col, arr) for col, arr in tables[name].items()})
-            if "flow" in df.columns:
-                df["flow_name"] = pd.Categorical.from_codes(df["flow"].astype("int64"), categories=flow_names)
-            if "link" in df.columns:
-                df["link_name"] = pd.Categorical.from_codes(df["link"].astype("int64"), categories=link_names)
-            if "player" in df.columns:
-                df["player_name"] = pd.Categorical.from_codes(df["player"].astype("int64"), categories=player_names)
-            if "time_ns" in df.columns and name == "players":
-                df["time_s"] = df["time_ns"] / 1e9
-                df["buffer_s"] = df["buffer_ns"] / 1e9
-            if "source" in df.columns:
-                df["source_name"] = pd.Categorical.from_codes(
-                    df["source"].astype("int64"), categories=source_names
-                )
-            self.traces[name] = df
+            self.traces[name] = pd.DataFrame(
+                {
+                    col: pd.Categorical.from_codes(data[0].astype("int64"), categories=data[1])
+                    if isinstance(data, tuple)
+                    else data
+                    for col, data in trace_columns(name, tables[name], summary)
+                }
+            )
 
     def _trace(self, name: str) -> "pd.DataFrame":
         try:
@@ -421,20 +482,59 @@ def write_parquet(df: "pd.DataFrame", path: str | os.PathLike) -> None:
     """
     import numpy as np
     import pandas as pd
+
+    cols: list[tuple[str, Any]] = []
+    for col in df.columns:
+        s = df[col]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            cols.append((str(col), (s.cat.codes.to_numpy(dtype=np.int32), [str(c) for c in s.cat.categories])))
+        else:
+            cols.append((str(col), s.to_numpy()))
+    _write_columns(cols, path)
+
+
+def _write_columns(cols: list[tuple[str, Any]], path: str | os.PathLike) -> None:
+    """Writes columns as :func:`trace_columns` gives them (name columns dictionary-encoded)."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     arrays, names = [], []
-    for col in df.columns:
-        s = df[col]
-        if isinstance(s.dtype, pd.CategoricalDtype):
+    for col, data in cols:
+        if isinstance(data, tuple):
+            codes, categories = data
             arr = pa.DictionaryArray.from_arrays(
-                pa.array(s.cat.codes.to_numpy(dtype=np.int32)),
-                pa.array([str(c) for c in s.cat.categories], type=pa.string()),
+                _arrow_array(np.asarray(codes).astype(np.int32)), _arrow_strings([str(c) for c in categories])
             )
         else:
-            arr = pa.array(s.to_numpy())
+            arr = _arrow_array(data)
         arrays.append(arr)
-        names.append(str(col))
+        names.append(col)
     table = pa.Table.from_arrays(arrays, names=names)
     pq.write_table(table, str(path), compression="zstd", store_schema=True)
+
+
+def _arrow_array(arr: "np.ndarray") -> "pa.Array":
+    """A NumPy column as an Arrow array without nulls. Integer and float columns are wrapped
+    over their buffer (``pa.array`` would give the same array, but imports pandas to check
+    whether it was handed a Series)."""
+    import numpy as np
+    import pyarrow as pa
+
+    arr = np.asarray(arr)
+    if arr.dtype.kind in "if" and arr.ndim == 1:
+        arr = np.ascontiguousarray(arr)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(arr.dtype), len(arr), [None, pa.py_buffer(arr)])
+    return pa.array(arr)
+
+
+def _arrow_strings(values: list[str]) -> "pa.Array":
+    """Strings as an Arrow ``string`` array (built from its offsets and bytes, see
+    :func:`_arrow_array`)."""
+    import numpy as np
+    import pyarrow as pa
+
+    data = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(d) for d in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])

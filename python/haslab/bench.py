@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,139 @@ def measure(key: str) -> dict:
     }
 
 
+def scale_case(pairs: int, rate_bps: float, duration: str) -> Case:
+    """The scale case: ``pairs`` NewReno bulk flows on a dumbbell of ``rate_bps`` (20 ms RTT,
+    one-BDP queue, 1 Gbps access links), traces off."""
+    rate = f"{rate_bps / 1e9:g}Gbps"
+    title = f"{pairs:,} flows, {rate}, 20 ms RTT, {duration}"
+    return Case(f"scale{pairs}", title, pairs, rate, rate_bps, 0.020, duration, "1Gbps")
+
+
+def measure_scale(pairs: int, rate_bps: float, duration: str) -> dict:
+    """Runs the scale case in this process: set-up time (building the simulation from the
+    scenario text), run time, events/s and link transmissions/s of the run, peak RSS."""
+    import resource
+
+    import numpy  # noqa: F401
+
+    from . import _core
+
+    case = scale_case(pairs, rate_bps, duration)
+    text = json.dumps(case.scenario())
+    base = _rss_mib()
+    t0 = time.perf_counter()
+    sim = _core.Simulation(text, "json")
+    t1 = time.perf_counter()
+    rss_built = _rss_mib()
+    sim.run_until(sim.duration_ns)
+    s = json.loads(sim.finish()["summary"])
+    t2 = time.perf_counter()
+    maxrss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "case": case.key,
+        "title": case.title,
+        "flows": pairs,
+        "setup_seconds": t1 - t0,
+        "run_seconds": t2 - t1,
+        "events": s["events"],
+        "events_per_second": s["events"] / (t2 - t1),
+        "link_transmissions": s["link_transmissions"],
+        "link_transmissions_per_second": s["link_transmissions"] / (t2 - t1),
+        "peak_rss_mib": maxrss_kib / 1024,
+        "base_rss_mib": base,
+        "built_rss_mib": rss_built,
+        "bytes_per_flow_built": (rss_built - base) * 2**20 / pairs,
+        "bottleneck_utilization": next(l["utilization"] for l in s["links"] if l["name"] == "r1->r2"),
+    }
+
+
+def run_scale_in_subprocess(pairs: int, rate_bps: float, duration: str) -> dict:
+    """Runs a scale case in a fresh interpreter (its peak RSS is its own)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "haslab.bench", "scale", str(pairs), repr(rate_bps), duration],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"scale case {pairs} failed (exit {proc.returncode}):\n{proc.stderr.strip()}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure_scenario_core(path: str) -> dict:
+    """Builds and runs a scenario file in this process: the core's time (no interpreter start-up,
+    no imports but NumPy, no output files)."""
+    import numpy  # noqa: F401
+
+    from . import _core
+    from .api import _source
+
+    text, fmt, base_dir = _source(Path(path), None)
+    t0 = time.perf_counter()
+    sim = _core.Simulation(text, fmt, None, False, base_dir)
+    sim.run_until(sim.duration_ns)
+    s = json.loads(sim.finish()["summary"])
+    return {"core_seconds": time.perf_counter() - t0, "events": s["events"],
+            "link_transmissions": s["link_transmissions"]}
+
+
+def vs_ns3(reps: int = 5, binary: str | None = None) -> dict:
+    """haslab against ns-3 3.37 on the crosscheck's dumbbell (8 NewReno bulk flows, 8 Mbps,
+    100 ms RTT, 67-packet drop-tail queue, 60 s, seed 1; ``validation/ns3/dumbbell.cc``, the
+    same TCP settings on both sides). Each repetition runs, one after the other so that a change
+    of machine load hits them alike: ns-3's whole process, ``haslab run`` as a whole process
+    (interpreter start-up, imports, summary.json and Parquet files), and haslab's core in a
+    fresh process (building and running the simulation only). Returns the medians and ratios."""
+    import statistics
+    import tempfile
+
+    from . import crosscheck as cc
+
+    if binary is None:
+        path, why = cc.ns3_status()
+        if path is None:
+            raise RuntimeError(f"ns-3 is not available: {why}")
+        binary = str(path)
+    label, haslab_cc, transport, ns3_cc, tcp = cc.CCS[0]
+    cell = cc.Cell(f"bulk8-{label}-nosack", 1, (cc.FlowDef("bulk"),) * 8, False, ns3_cc, haslab_cc, transport, tcp)
+    times: dict[str, list[float]] = {"ns3": [], "haslab_run": [], "haslab_core": []}
+    counts: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = Path(tmp) / "bulk8.json"
+        scenario.write_text(json.dumps(cc.haslab_scenario(cell)))
+        for i in range(reps):
+            t0 = time.perf_counter()
+            r = subprocess.run([binary, *cc.ns3_args(cell)], capture_output=True, text=True)
+            times["ns3"].append(time.perf_counter() - t0)
+            if r.returncode:
+                raise RuntimeError(f"ns-3 failed (exit {r.returncode}): {r.stderr.strip()[-500:]}")
+            out_dir = Path(tmp) / f"out{i}"
+            t0 = time.perf_counter()
+            r = subprocess.run([sys.executable, "-m", "haslab", "run", str(scenario), "-o", str(out_dir), "-q"],
+                               capture_output=True, text=True)
+            times["haslab_run"].append(time.perf_counter() - t0)
+            if r.returncode:
+                raise RuntimeError(f"haslab run failed (exit {r.returncode}): {r.stderr.strip()[-500:]}")
+            proc = subprocess.run([sys.executable, "-m", "haslab.bench", "core", str(scenario)],
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                raise RuntimeError(f"haslab core run failed: {proc.stderr.strip()[-500:]}")
+            m = json.loads(proc.stdout.strip().splitlines()[-1])
+            times["haslab_core"].append(m["core_seconds"])
+            counts = {"events": m["events"], "link_transmissions": m["link_transmissions"]}
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {
+        "scenario": "8 NewReno flows, 8 Mbps, 100 ms RTT, 67-packet drop-tail queue, 60 s",
+        "reps": reps,
+        "ns3_seconds": med["ns3"],
+        "haslab_run_seconds": med["haslab_run"],
+        "haslab_core_seconds": med["haslab_core"],
+        "ratio_ns3_to_haslab_run": med["ns3"] / med["haslab_run"],
+        "ratio_ns3_to_haslab_core": med["ns3"] / med["haslab_core"],
+        "all_seconds": times,
+        **counts,
+    }
+
+
 def run_case_in_subprocess(key: str) -> dict:
     """Runs a case in a fresh interpreter and returns its measurements."""
     proc = subprocess.run(
@@ -128,4 +262,9 @@ def run_case_in_subprocess(key: str) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure(sys.argv[1])))
+    if sys.argv[1] == "scale":
+        print(json.dumps(measure_scale(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])))
+    elif sys.argv[1] == "core":
+        print(json.dumps(measure_scenario_core(sys.argv[2])))
+    else:
+        print(json.dumps(measure(sys.argv[1])))

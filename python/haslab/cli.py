@@ -464,7 +464,9 @@ def run(
 
     OUT must be empty or missing; with --force, the files an earlier haslab run wrote there are removed first (other files stay).
     """
-    from .api import run as run_scenario
+    # the run without pandas: tables from the summary, Parquet with pyarrow alone (pandas and
+    # matplotlib only for a run with players, for players.png)
+    from .api import run_raw as run_scenario
     from .cli_run import RUN_MANIFEST, clear_out_dir, scenario_with_overrides
 
     def go():
@@ -480,7 +482,7 @@ def run(
             from .plots import level_and_buffer
 
             png = Path(out_dir) / "players.png"
-            level_and_buffer(result, png)
+            level_and_buffer(result.result(), png)
             written.append(png)
         pcap_files = [p["file"] for p in result.plan["trace"]["pcaps"]] if pcap else []
         names = [p.name for p in written] + pcap_files
@@ -585,13 +587,31 @@ def demo(
 def bench(
     case: str = typer.Option("all", "--case", "-c", help="Which case: a, b or all."),
     as_json: bool = typer.Option(False, "--json", help="Print the measurements as JSON lines instead of a table."),
+    vs_ns3: bool = typer.Option(
+        False, "--vs-ns3", help="Instead: haslab against ns-3 3.37 on the crosscheck dumbbell (8 NewReno flows, 60 s)."
+    ),
+    reps: int = typer.Option(5, "--reps", help="With --vs-ns3: repetitions (interleaved; medians are reported)."),
+    scale: Optional[list[int]] = typer.Option(
+        None, "--scale", help="Instead: the scale case with this many flows (repeatable), e.g. --scale 10000."
+    ),
+    scale_duration: str = typer.Option("0.5s", "--scale-duration", help="Simulated time of the scale cases."),
 ) -> None:
     """Measure simulator speed and memory on two cases, each in a fresh process.
 
     Case a: 8 NewReno flows, 8 Mbps, 100 ms RTT, 1-BDP queue, 60 s. Case b: 1000 NewReno flows, 10 Gbps, 20 ms RTT, 1-BDP queue, 10 s.
 
     Traces are off. Reports wall time, events/s, link transmissions/s and the peak resident memory (MiB) of the process that ran the case.
+
+    --vs-ns3 runs ns-3 (validation/ns3/dumbbell.cc) and haslab on the same scenario, interleaved, and reports the median wall time of ns-3's whole process, of `haslab run`'s whole process and of haslab's core alone, with the ratios.
+
+    --scale N runs N NewReno flows on a dumbbell of N/1000 × 10 Gbps (at least 10 Gbps; 20 ms RTT, 1-BDP queue) and reports set-up time, events/s, link transmissions/s and peak memory.
     """
+    if vs_ns3:
+        _bench_vs_ns3(reps, as_json)
+        return
+    if scale:
+        _bench_scale(scale, scale_duration, as_json)
+        return
     from .bench import CASES, run_case_in_subprocess
 
     keys = list(CASES) if case == "all" else [case]
@@ -620,6 +640,61 @@ def bench(
             m["title"],
             f"{m['wall_seconds']:.2f}",
             f"{m['events']:,}",
+            f"{m['events_per_second'] / 1e6:.2f} M",
+            f"{m['link_transmissions_per_second'] / 1e6:.2f} M",
+            f"{m['peak_rss_mib']:.0f}",
+        )
+    if not as_json:
+        out.print(t)
+
+
+def _bench_vs_ns3(reps: int, as_json: bool) -> None:
+    from .bench import vs_ns3
+
+    if reps < 1:
+        raise _fail(f"--reps {reps}: must be at least 1")
+    if not as_json:
+        err.print(f"haslab vs ns-3: {reps} interleaved repetitions of the 8-flow, 60 s dumbbell …")
+    try:
+        m = vs_ns3(reps)
+    except RuntimeError as e:
+        raise _fail(str(e)) from None
+    if as_json:
+        out.print(json.dumps(m), soft_wrap=True)
+        return
+    t = Table(title=f"haslab vs ns-3 3.37: {m['scenario']} (median of {reps})", title_justify="left")
+    for col in ["what", "wall (s)", "ns-3 / this"]:
+        t.add_column(col, justify="left" if col == "what" else "right", no_wrap=True)
+    t.add_row("ns-3, whole process", f"{m['ns3_seconds']:.3f}", "1")
+    t.add_row("haslab run, whole process", f"{m['haslab_run_seconds']:.3f}", f"{m['ratio_ns3_to_haslab_run']:.1f}×")
+    t.add_row("haslab core (build + run)", f"{m['haslab_core_seconds']:.4f}", f"{m['ratio_ns3_to_haslab_core']:.0f}×")
+    out.print(t)
+
+
+def _bench_scale(flows: list[int], duration: str, as_json: bool) -> None:
+    from .bench import run_scale_in_subprocess
+
+    t = Table(title=f"haslab bench --scale (NewReno dumbbell, 20 ms RTT, {duration})", title_justify="left")
+    for col in ["flows", "rate", "set-up (s)", "run (s)", "events/s", "link tx/s", "peak RSS (MiB)"]:
+        t.add_column(col, justify="right", no_wrap=True)
+    for n in flows:
+        if n < 1:
+            raise _fail(f"--scale {n}: must be at least 1")
+        rate_bps = max(n // 1000, 10) * 1e9
+        if not as_json:
+            err.print(f"running {n:,} flows at {rate_bps / 1e9:g} Gbps …")
+        try:
+            m = run_scale_in_subprocess(n, rate_bps, duration)
+        except RuntimeError as e:
+            raise _fail(str(e)) from None
+        if as_json:
+            out.print(json.dumps(m), soft_wrap=True)
+            continue
+        t.add_row(
+            f"{n:,}",
+            f"{rate_bps / 1e9:g} Gbps",
+            f"{m['setup_seconds']:.2f}",
+            f"{m['run_seconds']:.2f}",
             f"{m['events_per_second'] / 1e6:.2f} M",
             f"{m['link_transmissions_per_second'] / 1e6:.2f} M",
             f"{m['peak_rss_mib']:.0f}",

@@ -12,7 +12,7 @@
 //! - `bench --file SCENARIO.toml` runs any scenario file once (with its own traces), which is
 //!   the convenient form for profiling a paper's setting (`perf record -g`).
 
-use haslab_core::scenario::plan_from_toml;
+use haslab_core::scenario::{plan_from_toml, GeneratorPlan};
 use haslab_core::tcp::cc::CcConfig;
 use haslab_core::{run_plan, RunOptions};
 
@@ -56,13 +56,24 @@ fn run(case: &str, cc: &str) -> Run {
 }
 
 fn run_toml(text: &str) -> Run {
-    let plan = match plan_from_toml(text) {
+    run_toml_with(text, false)
+}
+
+/// Runs a scenario; `closed_form` puts every datagram generator's private links in closed form
+/// (`private_links = "closed-form"`, also for generators a preset adds).
+fn run_toml_with(text: &str, closed_form: bool) -> Run {
+    let mut plan = match plan_from_toml(text) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(2);
         }
     };
+    if closed_form {
+        for t in &mut plan.traffic {
+            t.closed_form_private_links = !matches!(t.kind, GeneratorPlan::Web { .. });
+        }
+    }
     let t = std::time::Instant::now();
     let r = run_plan(&plan, &RunOptions::default()).expect("run");
     let wall = t.elapsed().as_secs_f64();
@@ -82,7 +93,7 @@ fn run_toml(text: &str) -> Run {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]   |   bench --file SCENARIO.toml"
+        "usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]   |   bench --file SCENARIO.toml [--closed-form]   |   bench --empty-loop"
     );
     std::process::exit(2);
 }
@@ -130,6 +141,34 @@ fn compare_all(reps: usize) {
     );
 }
 
+/// The machine's limit for the event list: an event loop that does nothing but pop an event and
+/// schedule the next one, with as many entries pending as case (b) keeps (about 6,000: one per
+/// busy link direction and armed timer), at the delays a packet sees (1–20 µs). Prints events/s.
+fn empty_loop() {
+    use haslab_core::sim::events::EventQueue;
+    use haslab_core::sim::rng::Stream;
+    let mut q: EventQueue<u32> = EventQueue::new();
+    let mut rng = Stream::new(1, "empty-loop");
+    for i in 0..6_000u32 {
+        q.schedule(rng.next_u64() % 20_000, i);
+    }
+    let n = 50_000_000u64;
+    let t = std::time::Instant::now();
+    let mut sum = 0u64;
+    for _ in 0..n {
+        let e = q.pop_until(u64::MAX).expect("pending events");
+        sum = sum.wrapping_add(e as u64);
+        let now = q.now_ns();
+        q.schedule(now + 1_000 + rng.next_u64() % 19_000, e);
+    }
+    let wall = t.elapsed().as_secs_f64();
+    println!(
+        "empty event loop: {n} events in {wall:.3} s ({:.1} M events/s, {} pending; checksum {sum})",
+        n as f64 / wall / 1e6,
+        q.len()
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut cases = Vec::new();
@@ -137,12 +176,18 @@ fn main() {
     let mut all = false;
     let mut reps = 15usize;
     let mut file = None;
+    let mut closed_form = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--cc" => cc = it.next().cloned().unwrap_or_else(|| usage()),
             "--cc-all" => all = true,
             "--file" => file = Some(it.next().cloned().unwrap_or_else(|| usage())),
+            "--closed-form" => closed_form = true,
+            "--empty-loop" => {
+                empty_loop();
+                return;
+            }
             "--reps" => {
                 reps = it
                     .next()
@@ -170,7 +215,7 @@ fn main() {
             eprintln!("{path}: {e}");
             std::process::exit(2);
         });
-        report(&path, &run_toml(&text));
+        report(&path, &run_toml_with(&text, closed_form));
         if cases.is_empty() {
             return;
         }

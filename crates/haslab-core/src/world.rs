@@ -66,6 +66,8 @@ enum Ev {
     Dyn(u32),
     /// a Mahimahi delivery opportunity on a link direction
     Opportunity(u32),
+    /// a closed-form generator's datagram reaches its first shared link
+    Inject(u32),
 }
 
 /// Port of the accepting side of every flow (as iperf's default).
@@ -159,6 +161,7 @@ impl World {
         }
         dests.extend(traffic.dests());
         let routes = Routes::compute(n_nodes, &edges, &dests);
+        traffic.plan_private_links(plan, &routes, &links);
         for p in &plan.players {
             if routes.next_hop(p.client as u32, p.server as u32) == NO_ROUTE
                 || routes.next_hop(p.server as u32, p.client as u32) == NO_ROUTE
@@ -394,6 +397,7 @@ impl World {
             Ev::Traffic(g) => self.on_traffic(g, now),
             Ev::WebArrival(g) => self.on_web_arrival(g, now),
             Ev::Dyn(i) => self.on_dyn(i),
+            Ev::Inject(g) => self.on_inject(g, now),
             Ev::Opportunity(ld) => {
                 let link = &mut self.links[ld as usize];
                 let (departed, pipe_was_empty, next) = link.serve_opportunity(now);
@@ -434,6 +438,12 @@ impl World {
 
     #[inline]
     fn forward(&mut self, node: u32, pkt: Packet, now: u64) {
+        if let Transport::Udp { .. } = pkt.transport {
+            if self.traffic.suffix_start(pkt.conn) == Some(node) {
+                self.finish_closed_form(pkt.conn, pkt.size_bytes, now);
+                return;
+            }
+        }
         let ld = self.routes.next_hop(node, pkt.dst);
         if ld == NO_ROUTE {
             self.unroutable += 1;

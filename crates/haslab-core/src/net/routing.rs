@@ -304,7 +304,7 @@ mod tests {
         // left host 3 → right host k + 5: up to L, across, down to the host
         assert_eq!(r.next_hop(3, k + 5), 2 * (1 + 3) as u32);
         assert_eq!(r.next_hop(l, k + 5), 0);
-        assert_eq!(r.next_hop(rr, k + 5), 2 * (1 + k + 5) as u32 + 1);
+        assert_eq!(r.next_hop(rr, k + 5), 2 * (1 + k + 5) + 1);
     }
 
     #[test]

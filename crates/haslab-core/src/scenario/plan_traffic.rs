@@ -21,6 +21,9 @@ pub struct TrafficPlan {
     /// IP size of each datagram (ignored by `Web`, whose packets are TCP's)
     pub packet_bytes: u32,
     pub kind: GeneratorPlan,
+    /// datagrams cross the links only this generator uses in closed form
+    /// (`private_links = "closed-form"`)
+    pub closed_form_private_links: bool,
 }
 
 /// The model of a generator and its parameters.

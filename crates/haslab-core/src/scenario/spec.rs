@@ -158,7 +158,7 @@ pub struct LinkDirSpec {
     expecting = "a dumbbell table such as { pairs = 4, bottleneck_rate = \"8Mbps\" }"
 )]
 pub struct DumbbellSpec {
-    /// Number of sender/receiver pairs, at least 1 (at most 49999: 100000 nodes in all).
+    /// Number of sender/receiver pairs, at least 1 (at most 100000: 200002 nodes in all).
     pub pairs: u64,
     /// Rate of the bottleneck link r1–r2, e.g. "8Mbps". Required.
     pub bottleneck_rate: Rate,
@@ -223,7 +223,7 @@ pub struct FlowSpec {
     /// expanded list of flows). With `count` > 1 it must contain "{i}".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Replicate this entry into `count` flows (at least 1; 1000000 flows in all at most);
+    /// Replicate this entry into `count` flows (at least 1; 100000 flows in all at most);
     /// "{i}" in `name`, `src` and `dst` is replaced by 0..count-1. Default 1.
     #[serde(default = "default_count")]
     pub count: u64,

@@ -89,6 +89,28 @@ pub struct TrafficSpec {
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     #[schemars(with = "TcpConfig")]
     pub tcp: TcpTable,
+    /// Datagram generators (not "web"): how the datagrams cross the link directions of their
+    /// path that nothing else uses (the source's and the sink's own links). "packets" (default):
+    /// as every packet, two events per hop. "closed-form": computed when the datagram is sent
+    /// (a FIFO at a constant rate fed by one source: start = max(arrival, end of the previous
+    /// one), the same drop-tail rule and random loss), so the datagram enters the first shared
+    /// link at the time it would have and the sink counts it when it would have arrived; the
+    /// queueing on the shared links is the same. Link directions with capacity steps, a Mahimahi
+    /// trace, loss events, a pcap or a queue trace are always simulated packet by packet. The
+    /// private links' counters include datagrams still in flight at the end of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_links: Option<PrivateLinks>,
+}
+
+/// How a datagram generator's packets cross the links only it uses (`[[traffic]].private_links`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrivateLinks {
+    /// Packet by packet, as on every other link.
+    #[default]
+    Packets,
+    /// Departures computed when the datagram is sent (no events on those links).
+    ClosedForm,
 }
 
 /// A loss event: random loss with probability `loss` on `link` from `start` to `stop`

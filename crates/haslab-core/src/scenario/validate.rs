@@ -13,12 +13,13 @@ use std::collections::{HashMap, HashSet};
 
 /// Longest run, and longest duration anywhere in a scenario: 10 days.
 pub const MAX_DURATION_NS: u64 = 10 * 86_400 * 1_000_000_000;
-/// Most nodes in a scenario (explicit and dumbbell together).
-pub const MAX_NODES: usize = 100_000;
 /// Most flows in a scenario after `count` replication. Building a run takes about 19 kB per
 /// flow (1.9 GB for 100 000 bulk flows, measured), and describing a plan about as much again,
 /// so a million flows would not fit the memory of the machines the simulator runs on.
 pub const MAX_FLOWS: u64 = 100_000;
+/// Most nodes in a scenario (explicit and dumbbell together): a dumbbell of one flow per host
+/// pair at the flow limit (`MAX_FLOWS` pairs and its two routers) fits.
+pub const MAX_NODES: usize = 2 * MAX_FLOWS as usize + 2;
 /// Most rows of the goodput trace (one per flow or player connection per `trace.goodput_window`;
 /// about 44 bytes each, so at most about 440 MB).
 pub const MAX_GOODPUT_ROWS: u64 = 10_000_000;
@@ -98,11 +99,11 @@ pub(super) fn check_loss(path: &str, p: f64) -> Result<(), ScenarioError> {
 
 /// A duration for messages: "60s", "250ms", "17ns".
 pub(super) fn show_ns(ns: u64) -> String {
-    if ns % 1_000_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
     } else {
         format!("{ns}ns")

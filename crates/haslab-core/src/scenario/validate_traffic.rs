@@ -338,6 +338,14 @@ impl Scenario {
                     }
                 }
             };
+            let closed_form =
+                t.private_links == Some(super::spec_traffic::PrivateLinks::ClosedForm);
+            if closed_form && matches!(gen, GeneratorPlan::Web { .. }) {
+                return Err(err(
+                    at("private_links"),
+                    "only for datagram generators (ppbp, onoff, cbr): a web transfer's packets are TCP's",
+                ));
+            }
             out.push(TrafficPlan {
                 name,
                 src,
@@ -346,6 +354,7 @@ impl Scenario {
                 stop_ns: t.stop.map(|s| s.0),
                 packet_bytes: packet as u32,
                 kind: gen,
+                closed_form_private_links: closed_form,
             });
         }
         Ok(out)

@@ -10,8 +10,10 @@
 use super::{Ev, World};
 use crate::app::bulk::BulkSender;
 use crate::metrics::traffic::{TrafficSeries, TrafficSummary};
+use crate::net::closed_form::ClosedFormHop;
 use crate::net::link::LinkDir;
 use crate::net::packet::{Packet, Transport};
+use crate::net::routing::{Routes, NO_ROUTE};
 use crate::scenario::{GeneratorPlan, Plan, ServicePlan};
 use crate::sim::events::EventQueue;
 use crate::sim::rng::Stream;
@@ -21,6 +23,7 @@ use crate::tcp::conn::Connection;
 use crate::tcp::endpoint::Endpoint;
 use crate::traffic::web::WebArrivals;
 use crate::traffic::{Generator, UDP_IP_HEADER_BYTES};
+use std::collections::VecDeque;
 
 /// Destination port of every datagram (the discard service, RFC 863).
 const SINK_PORT: u16 = 9;
@@ -59,6 +62,25 @@ struct Source {
     sent_bytes: u64,
     received_packets: u64,
     received_bytes: u64,
+    /// `private_links = "closed-form"`: the link directions of the path crossed in closed form
+    closed: Option<Box<ClosedPath>>,
+}
+
+/// A datagram generator's private links crossed in closed form (`net/closed_form.rs`).
+#[derive(Default)]
+struct ClosedPath {
+    /// the leading private link directions (from the source)
+    prefix: Vec<(u32, ClosedFormHop)>,
+    /// where the datagrams enter the event form after the prefix (None: the whole path is
+    /// private, the sink counts them at their computed arrival)
+    inject_node: Option<u32>,
+    /// datagrams past the prefix, with the time they reach `inject_node`
+    inject: VecDeque<(u64, Packet)>,
+    /// the trailing private link directions, from this node to the sink
+    suffix_start: Option<u32>,
+    suffix: Vec<(u32, ClosedFormHop)>,
+    /// datagrams on their way to the sink in closed form: (arrival time, bytes)
+    arrivals: VecDeque<(u64, u32)>,
 }
 
 /// Everything the world keeps for traffic and dynamics.
@@ -150,6 +172,7 @@ impl TrafficState {
                     sent_bytes: 0,
                     received_packets: 0,
                     received_bytes: 0,
+                    closed: t.closed_form_private_links.then(Box::default),
                 }
             })
             .collect::<Vec<_>>();
@@ -158,6 +181,109 @@ impl TrafficState {
             sources,
             actions,
         }
+    }
+
+    /// Finds the private link directions of the generators that cross them in closed form: on
+    /// the generator's path, used by no flow, player, web transfer or other generator, and
+    /// without capacity dynamics, Mahimahi service, loss events, pcap or queue trace.
+    pub(super) fn plan_private_links(&mut self, plan: &Plan, routes: &Routes, links: &[LinkDir]) {
+        if self.sources.iter().all(|s| s.closed.is_none()) {
+            return;
+        }
+        const UNUSED: u32 = u32::MAX;
+        const SHARED: u32 = u32::MAX - 1;
+        let path = |src: u32, dst: u32| {
+            let mut out = Vec::new();
+            let mut at = src;
+            while at != dst && out.len() <= plan.nodes.len() {
+                let ld = routes.next_hop(at, dst);
+                if ld == NO_ROUTE {
+                    break;
+                }
+                out.push(ld);
+                at = links[ld as usize].to;
+            }
+            out
+        };
+        let mut owner = vec![UNUSED; links.len()];
+        let mut mark = |lds: &[u32], who: u32| {
+            for &ld in lds {
+                let o = &mut owner[ld as usize];
+                *o = if *o == UNUSED || *o == who {
+                    who
+                } else {
+                    SHARED
+                };
+            }
+        };
+        for f in &plan.flows {
+            mark(&path(f.src as u32, f.dst as u32), SHARED);
+            mark(&path(f.dst as u32, f.src as u32), SHARED);
+        }
+        for p in &plan.players {
+            mark(&path(p.client as u32, p.server as u32), SHARED);
+            mark(&path(p.server as u32, p.client as u32), SHARED);
+        }
+        for (g, s) in self.sources.iter().enumerate() {
+            mark(&path(s.src, s.dst), g as u32);
+            if s.web.is_some() {
+                mark(&path(s.dst, s.src), SHARED);
+                mark(&path(s.src, s.dst), SHARED);
+            }
+        }
+        let ld = |at: crate::scenario::LinkDirRef| 2 * at.link + at.reverse as usize;
+        for c in &plan.dynamics.capacity {
+            owner[ld(c.at)] = SHARED;
+        }
+        for e in &plan.dynamics.loss_events {
+            owner[ld(e.at)] = SHARED;
+        }
+        for r in &plan.trace.queues {
+            owner[2 * r.link + r.reverse as usize] = SHARED;
+        }
+        for p in &plan.trace.pcaps {
+            owner[ld(p.at)] = SHARED;
+        }
+        for (g, s) in self.sources.iter_mut().enumerate() {
+            let Some(c) = s.closed.as_mut() else {
+                continue;
+            };
+            let lds = path(s.src, s.dst);
+            let private = |ld: &u32| owner[*ld as usize] == g as u32;
+            let n_prefix = lds.iter().take_while(|ld| private(ld)).count();
+            c.prefix = lds[..n_prefix]
+                .iter()
+                .map(|&ld| (ld, ClosedFormHop::default()))
+                .collect();
+            if n_prefix == lds.len() {
+                continue; // the whole path is private
+            }
+            c.inject_node = Some(if n_prefix == 0 {
+                s.src
+            } else {
+                links[lds[n_prefix - 1] as usize].to
+            });
+            let n_suffix = lds[n_prefix..]
+                .iter()
+                .rev()
+                .take_while(|ld| private(ld))
+                .count();
+            if n_suffix > 0 {
+                let first = lds.len() - n_suffix;
+                c.suffix_start = Some(links[lds[first] as usize].from);
+                c.suffix = lds[first..]
+                    .iter()
+                    .map(|&ld| (ld, ClosedFormHop::default()))
+                    .collect();
+            }
+        }
+    }
+
+    /// The node from which generator `g`'s datagrams cross the rest of their path in closed
+    /// form, if any.
+    #[inline]
+    pub(super) fn suffix_start(&self, g: u32) -> Option<u32> {
+        self.sources.get(g as usize)?.closed.as_ref()?.suffix_start
     }
 
     /// Nodes that must be routable destinations.
@@ -196,6 +322,7 @@ impl World {
                 self.q.schedule(t, Ev::Traffic(g));
             }
         }
+        let closed = s.closed.is_some();
         for _ in 0..w.packets {
             let pkt = Packet {
                 src,
@@ -210,7 +337,82 @@ impl World {
                     payload_bytes: size - UDP_IP_HEADER_BYTES,
                 },
             };
-            self.forward(src, pkt, now);
+            if closed {
+                self.send_closed_form(g, pkt, now);
+            } else {
+                self.forward(src, pkt, now);
+            }
+        }
+    }
+
+    /// A datagram of a generator with closed-form private links: across its prefix now, then
+    /// into the event form at the time it reaches the first shared link (or to its sink).
+    fn send_closed_form(&mut self, g: u32, pkt: Packet, now: u64) {
+        let links = &mut self.links;
+        let c = self.traffic.sources[g as usize]
+            .closed
+            .as_mut()
+            .expect("a closed-form generator");
+        let mut t = now;
+        for (ld, hop) in c.prefix.iter_mut() {
+            match hop.cross(&mut links[*ld as usize], pkt.size_bytes, t) {
+                Some(a) => t = a,
+                None => return,
+            }
+        }
+        match c.inject_node {
+            None => c.arrivals.push_back((t, pkt.size_bytes)),
+            Some(node) if c.prefix.is_empty() => self.forward(node, pkt, now),
+            Some(_) => {
+                c.inject.push_back((t, pkt));
+                if c.inject.len() == 1 {
+                    self.q.schedule(t, Ev::Inject(g));
+                }
+            }
+        }
+    }
+
+    /// The head datagram of generator `g`'s prefix reaches the first shared link.
+    pub(super) fn on_inject(&mut self, g: u32, now: u64) {
+        let c = self.traffic.sources[g as usize]
+            .closed
+            .as_mut()
+            .expect("a closed-form generator");
+        let (_, pkt) = c.inject.pop_front().expect("a datagram to inject");
+        let node = c.inject_node.expect("an injection node");
+        if let Some(&(t, _)) = c.inject.front() {
+            self.q.schedule(t, Ev::Inject(g));
+        }
+        self.forward(node, pkt, now);
+    }
+
+    /// A datagram of generator `g` reached the start of its closed-form suffix.
+    pub(super) fn finish_closed_form(&mut self, g: u32, size_bytes: u32, now: u64) {
+        let links = &mut self.links;
+        let c = self.traffic.sources[g as usize]
+            .closed
+            .as_mut()
+            .expect("a closed-form generator");
+        let mut t = now;
+        for (ld, hop) in c.suffix.iter_mut() {
+            match hop.cross(&mut links[*ld as usize], size_bytes, t) {
+                Some(a) => t = a,
+                None => return,
+            }
+        }
+        c.arrivals.push_back((t, size_bytes));
+    }
+
+    /// Counts the closed-form datagrams that have reached their sink by `now`.
+    fn credit_arrivals(&mut self, now: u64) {
+        for s in &mut self.traffic.sources {
+            if let Some(c) = s.closed.as_mut() {
+                while c.arrivals.front().is_some_and(|&(t, _)| t <= now) {
+                    let (_, b) = c.arrivals.pop_front().expect("an arrival");
+                    s.received_packets += 1;
+                    s.received_bytes += b as u64;
+                }
+            }
         }
     }
 
@@ -308,6 +510,7 @@ impl World {
         if self.traffic.sources.is_empty() {
             return;
         }
+        self.credit_arrivals(now);
         let totals = self.traffic_received();
         self.traffic.series.close_window(now, totals.into_iter());
     }
@@ -317,6 +520,7 @@ impl World {
     pub(super) fn traffic_results(
         &mut self,
     ) -> (Vec<TrafficSummary>, Option<crate::metrics::Table>) {
+        self.credit_arrivals(self.duration_ns);
         let received = self.traffic_received();
         let dur = self.duration_ns;
         let summaries = self
