@@ -7,6 +7,7 @@ use haslab_core::scenario::plan_from_toml;
 use haslab_core::{run_plan, RunOptions};
 use proptest::prelude::*;
 
+#[allow(clippy::too_many_arguments)]
 fn scenario(
     seed: u64,
     loss_pct: f64,
@@ -86,7 +87,7 @@ proptest! {
         // a lost SYN delays the start, so the number of chunks before the stop time varies
         let chunk = chunk_kb as u64 * 1000;
         let written = f.bytes_written;
-        prop_assert!(written > 0 && written % chunk == 0, "{:?}", f);
+        prop_assert!(written > 0 && written.is_multiple_of(chunk), "{:?}", f);
         prop_assert_eq!(f.bytes_received, written, "delivered ≠ written: {:?}", f);
         prop_assert_eq!(f.bytes_acked, written);
         prop_assert_eq!(f.messages_received, written / chunk, "messages out of order or lost: {:?}", f);

@@ -98,11 +98,11 @@ pub(super) fn check_loss(path: &str, p: f64) -> Result<(), ScenarioError> {
 
 /// A duration for messages: "60s", "250ms", "17ns".
 pub(super) fn show_ns(ns: u64) -> String {
-    if ns % 1_000_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
     } else {
         format!("{ns}ns")
