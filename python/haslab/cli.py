@@ -115,6 +115,36 @@ def flow_table(result) -> Table:
     return t
 
 
+def flow_delay_table(result) -> Table | None:
+    """One row per flow: its data packets' loss, one-way delay and jitter (the statistics of
+    ns-3's FlowMonitor; see docs/metrics.md). None when the summary has none (live runs)."""
+    flows = [f for f in result.summary["flows"] if "data_packets_sent" in f]
+    if not flows:
+        return None
+    t = Table(title="Flows: data packets (one-way)", title_justify="left")
+    for col, just in [
+        ("flow", "left"),
+        ("sent", "right"),
+        ("lost", "right"),
+        ("loss", "right"),
+        ("mean delay\nms", "right"),
+        ("max delay\nms", "right"),
+        ("mean jitter\nms", "right"),
+    ]:
+        t.add_column(col, justify=just, no_wrap=just == "left")
+    for f in flows:
+        t.add_row(
+            f["name"],
+            str(f["data_packets_sent"]),
+            str(f["data_packets_lost"]),
+            f"{100 * f['data_loss_fraction']:.2f}%",
+            _opt(f.get("mean_one_way_delay_ns"), ".1f", 1e-6),
+            _opt(f.get("max_one_way_delay_ns"), ".1f", 1e-6),
+            _opt(f.get("mean_jitter_ns"), ".2f", 1e-6),
+        )
+    return t
+
+
 def shown_links(result) -> list[dict]:
     """The link directions the summary shows: the traced ones (queue samples or pcap); if none
     is traced, the directions of a link called "bottleneck"; else the two busiest."""
@@ -237,6 +267,9 @@ def print_summary(result) -> None:
     if s.get("players"):
         out.print(player_table(result))
     out.print(flow_table(result))
+    delay = flow_delay_table(result)
+    if delay is not None:
+        out.print(delay)
     out.print(link_table(result))
 
 

@@ -28,6 +28,21 @@ def test_flow_and_link_frames_match_the_summary(short_demo):
     assert (r.flows["bytes_received"] <= r.flows["bytes_sent"]).all()
 
 
+def test_flow_one_way_delay_jitter_and_loss(short_demo):
+    """FlowMonitor's statistics per flow: every data packet sent is received, lost or still in
+    flight; drops at the bottleneck queue are part of the losses; the one-way delay is at least
+    the path's propagation delay (50 ms) and the mean lies between the extremes."""
+    f = short_demo.flows
+    in_flight = f["data_packets_sent"] - f["data_packets_received"] - f["data_packets_lost"]
+    assert (in_flight >= 0).all()
+    assert (f["data_packets_lost"] >= f["queue_dropped_packets"]).all()
+    assert np.allclose(f["data_loss_fraction"], f["data_packets_lost"] / f["data_packets_sent"])
+    assert (f["min_one_way_delay_ns"] >= 50_000_000).all()
+    assert (f["min_one_way_delay_ns"] <= f["mean_one_way_delay_ns"]).all()
+    assert (f["mean_one_way_delay_ns"] <= f["max_one_way_delay_ns"]).all()
+    assert (f["mean_jitter_ns"] <= f["max_one_way_delay_ns"] - f["min_one_way_delay_ns"]).all()
+
+
 def test_trace_tables_are_labelled_with_flow_and_link_names(short_demo):
     r = short_demo
     names = list(r.flows["name"])
