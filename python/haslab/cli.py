@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from .console import stderr_console, stdout_console
 
 app = typer.Typer(
     name="haslab",
@@ -28,8 +30,8 @@ app = typer.Typer(
 )
 
 # Tables are wider than 80 columns: when stdout is not a terminal (a pipe, a log), use 120.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, highlight=False)
+out = stdout_console(120)
+err = stderr_console()
 
 
 def _print_version(value: bool) -> None:
@@ -97,8 +99,8 @@ def flow_table(result) -> Table:
         ("retrans-\nmits", "right"),
         ("RTOs", "right"),
         ("fast\nrecov.", "right"),
-        ("min RTT\nms", "right"),
-        ("mean RTT\nms", "right"),
+        ("min\nRTT ms", "right"),
+        ("mean\nRTT ms", "right"),
     ]:
         t.add_column(col, justify=just, no_wrap=just == "left")
     for f in result.summary["flows"]:
@@ -598,7 +600,9 @@ def demo(
                 title_justify="left",
             )
             for col in table.columns:
-                t.add_column(col, justify="left" if col == "server cc" else "right")
+                # the CSV's column names, on lines of at most 13 characters
+                header = "\n".join(textwrap.wrap(col, 13))
+                t.add_column(header, justify="left" if col == "server cc" else "right")
             def cell(v) -> str:
                 if isinstance(v, str):
                     return v

@@ -228,6 +228,35 @@ def test_progress_bar_when_forced(capsys):
     assert "simulat" in capsys.readouterr().err
 
 
+def test_progress_does_not_change_results():
+    quiet = haslab.run(demo_dict("3s"), progress=False)
+    shown = haslab.run(demo_dict("3s"), progress="always")
+    assert json.dumps(shown.summary, sort_keys=True) == json.dumps(quiet.summary, sort_keys=True)
+    pd.testing.assert_frame_equal(shown.cwnd, quiet.cwnd)
+
+
+def test_line_progress_waits_then_reports_simulated_time_and_time_left():
+    import io
+
+    from haslab.api import LineProgress
+
+    now = [100.0]
+    buf = io.StringIO()
+    p = LineProgress(60_000_000_000, buf, clock=lambda: now[0], first_after_s=5, every_s=10)
+    now[0] = 104.0
+    p.update(20_000_000_000)
+    assert buf.getvalue() == "", "quiet during the first 5 s"
+    now[0] = 106.0
+    p.update(15_000_000_000)  # a quarter done in 6 s: 18 s left
+    assert buf.getvalue() == "simulated 15/60 s (25%), 0:06 elapsed, about 0:18 left\n"
+    now[0] = 110.0
+    p.update(20_000_000_000)
+    assert buf.getvalue().count("\n") == 1, "at most one line per 10 s"
+    now[0] = 116.0
+    p.update(40_000_000_000)  # two thirds in 16 s: 8 s left
+    assert buf.getvalue().splitlines()[-1] == "simulated 40/60 s (67%), 0:16 elapsed, about 0:08 left"
+
+
 def test_no_progress_output_by_default(capsys):
     haslab.run(demo_dict("1s"), progress=True)  # stderr is not a terminal under pytest
     assert capsys.readouterr().err == ""
