@@ -587,7 +587,7 @@ def demo(
 ) -> None:
     """Eight video players share an 8 Mbps home bottleneck: Westwood+ vs TcpHas at the servers.
 
-    The TcpHas paper's network (preset tcphas-home: 100 ms RTT, one-BDP drop-tail queue, PPBP cross-traffic), 8 RBB players, 180 s, once with Westwood+ and once with TcpHas on the servers. Prints a table (bitrate, time at the optimal level, switches, instability, stalls, queue delay, drops, utilization) and writes OUT/demo.png (every player's level over time under each, and the bottleneck queue), OUT/demo.csv and each run's results under OUT/westwoodplus and OUT/tcphas.
+    The TcpHas paper's network (preset tcphas-home: 100 ms RTT, one-BDP drop-tail queue, PPBP cross-traffic), 8 RBB players, 180 s, once with Westwood+ and once with TcpHas on the servers. Prints a table (bitrate, time at the optimal level, switches, instability, stalls, queue delay, drops, utilization) and writes OUT/demo.png (the two side by side: requested bitrate over time, per-player averages, time at each level, the bottleneck queue's distribution), OUT/demo.csv and each run's results under OUT/westwoodplus and OUT/tcphas.
     """
     from .demo import run_demo
 
