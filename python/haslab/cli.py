@@ -331,7 +331,9 @@ def _capacity(c) -> str:
     if not c:
         return ""
     if c["kind"] == "steps":
-        return ", ".join(f"{s['at_ns'] / 1e9:g}s: {_rate(s['rate_bps'])}" for s in c["steps"])
+        shown = ", ".join(f"{s['at_ns'] / 1e9:g}s: {_rate(s['rate_bps'])}" for s in c["steps"][:8])
+        more = len(c["steps"]) - 8
+        return shown + (f" and {more} more steps (describe --json lists them)" if more > 0 else "")
     once = ", once" if c["once"] else ""
     return f"mahimahi {c['file']} ({c['lines']} lines / {c['period_ms']} ms{once})"
 

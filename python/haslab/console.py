@@ -13,7 +13,16 @@ from rich.console import Console
 from rich.table import Table
 
 
-def _copy(table: Table, columns: list, title, caption) -> Table:
+#: When deciding whether a table fits, a column of text that may wrap (left-justified, not
+#: ``no_wrap``) counts at most this wide: rich wraps it to fit.
+PROSE_WIDTH = 30
+
+
+def _prose(c) -> bool:
+    return c.justify == "left" and not c.no_wrap
+
+
+def _copy(table: Table, columns: list, title, caption, measuring: bool = False) -> Table:
     t = Table(
         title=title,
         title_justify=table.title_justify,
@@ -23,7 +32,8 @@ def _copy(table: Table, columns: list, title, caption) -> Table:
         show_header=table.show_header,
     )
     for c in columns:
-        t.add_column(c.header, justify=c.justify, no_wrap=c.no_wrap, overflow="fold")
+        cap = PROSE_WIDTH if measuring and _prose(c) else c.max_width
+        t.add_column(c.header, justify=c.justify, no_wrap=c.no_wrap, overflow="fold", max_width=cap)
     for row in zip(*(list(c.cells) for c in columns)):
         t.add_row(*row)
     return t
@@ -39,7 +49,7 @@ def fit(console: Console, table: Table, keep: int = 1) -> list[Table]:
 
     def width(columns) -> int:
         wide = console.options.update_width(1_000_000)
-        return console.measure(_copy(table, columns, None, None), options=wide).maximum
+        return console.measure(_copy(table, columns, None, None, measuring=True), options=wide).maximum
 
     if width(cols) <= console.width or len(cols) <= keep + 1:
         return [table]
