@@ -151,7 +151,7 @@ def validate_cmd(
     failures = []
     for r in runs:
         try:
-            validate(r.scenario)
+            validate(r.scenario, base_dir=r.base_dir)
         except ScenarioError as e:
             failures.append({"run_hash": r.run_hash, **r.params, "seed": r.seed, "error": str(e)})
     head = f"sweep {sweep.name}: {len(sweep.points())} point(s) × {len(sweep.seeds)} seed(s) = {len(runs)} runs"
