@@ -86,10 +86,11 @@ venv:
 	  fi; \
 	fi
 
-# Editable install: maturin compiles crates/haslab-py (release profile) into python/haslab/.
+# Editable install: maturin compiles crates/haslab-py (release profile) into python/haslab/;
+# constraints.txt pins the Python packages to the tested versions.
 install: tshark live-deps ns3-deps venv
 	@echo "pip install -e '.[dev]': compiles the simulator (release; a few minutes the first time)"
-	@$(VPY) -m pip install -q -e '.[dev]'
+	@$(VPY) -m pip install -q -c constraints.txt -e '.[dev]'
 	@$(MAKE) -s live-build
 	@$(MAKE) -s ns3-build
 
