@@ -307,6 +307,8 @@ class Result:
         links: one row per link direction (``"from->to"``), from ``summary["links"]``.
         player_summary: one row per HAS player (QoE metrics), from ``summary["players"]``.
         has: metrics across players (Jain, unfairness, utilization), from ``summary["has"]``.
+        warnings: what the inputs had that haslab forgave (e.g. duplicate Representation ids
+            in an MPD), each naming the scenario field, from ``summary["warnings"]``.
         traffic: one row per traffic generator, from ``summary["traffic"]``.
         traces: time series by name (``cwnd``, ``goodput``, ``queue``; with players also
             ``players`` and ``segments``; with traffic generators ``traffic``), one row per
@@ -318,6 +320,7 @@ class Result:
 
         self.summary = summary
         self.plan = plan or {}
+        self.warnings: list[str] = list(summary.get("warnings", []))
         self.flows = pd.DataFrame(summary.get("flows", []))
         self.links = pd.DataFrame(summary.get("links", []))
         self.player_summary = pd.DataFrame(summary.get("players", []))

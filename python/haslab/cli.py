@@ -262,6 +262,8 @@ def player_table(result) -> Table:
 
 def print_summary(result) -> None:
     s = result.summary
+    for w in s.get("warnings", []):
+        err.print(f"warning: {w}", soft_wrap=True, markup=False)
     out.print(
         f"simulated {s['duration_ns'] / 1e9:g} s (seed {s['seed']}): {s['events']:,} events, "
         f"{s['link_transmissions']:,} link transmissions"

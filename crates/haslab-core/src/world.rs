@@ -114,6 +114,8 @@ pub struct World {
     queues: QueueSeries,
     unroutable: u64,
     finished: bool,
+    /// The plan's input warnings (players' videos), in scenario order, without repeats.
+    warnings: Vec<String>,
     /// cross-traffic generators and link dynamics (world/traffic.rs)
     traffic: traffic::TrafficState,
 }
@@ -297,6 +299,17 @@ impl World {
             last_goodput_ns: 0,
             unroutable: 0,
             finished: false,
+            warnings: {
+                let mut w: Vec<String> = Vec::new();
+                for p in &plan.players {
+                    for m in &p.video.warnings {
+                        if !w.contains(m) {
+                            w.push(m.clone());
+                        }
+                    }
+                }
+                w
+            },
             traffic,
         })
     }
@@ -738,6 +751,7 @@ impl World {
             players: qoe.players,
             has: qoe.has,
             traffic,
+            warnings: std::mem::take(&mut self.warnings),
             tables,
         })
     }

@@ -31,6 +31,10 @@ pub struct SimResult {
     pub has: Option<qoe::HasSummary>,
     /// One entry per `[[traffic]]` generator.
     pub traffic: Vec<traffic::TrafficSummary>,
+    /// What the inputs had that haslab forgave (e.g. duplicate Representation ids in an MPD),
+    /// each naming the scenario field; absent when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]); with players also
     /// `segments` and `players` (see [`qoe`]); `traffic` (see [`traffic`]) when the scenario
     /// has traffic generators.

@@ -163,6 +163,9 @@ impl Scenario {
         // results name the MPD as the scenario does, not by where this machine found it
         // (an absolute path in summary.json would tie the results to one directory)
         video.name = file.to_string();
+        for w in &mut video.warnings {
+            *w = format!("{p}.video.mpd: {file}: {w}");
+        }
         Ok(video)
     }
 
