@@ -110,9 +110,13 @@ fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str, shown: &str) ->
 /// Reads a Sabre network trace: at least one period, each of a positive duration and a
 /// positive bandwidth.
 pub fn read_network(path: &Path) -> Result<Vec<Period>, String> {
-    let shown = path.display().to_string();
     let bytes = read_capped(path, "Sabre network trace", MAX_SABRE_BYTES)?;
-    let raw: Vec<PeriodJson> = parse(&bytes, "Sabre network trace", &shown)?;
+    parse_network(&bytes, &path.display().to_string())
+}
+
+/// [`read_network`] of bytes already read (`shown` names them in messages).
+pub fn parse_network(bytes: &[u8], shown: &str) -> Result<Vec<Period>, String> {
+    let raw: Vec<PeriodJson> = parse(bytes, "Sabre network trace", shown)?;
     if raw.is_empty() {
         return Err(format!(
             "Sabre network trace {shown}: the list of periods is empty"
@@ -150,16 +154,19 @@ pub fn read_network(path: &Path) -> Result<Vec<Period>, String> {
 }
 
 /// The rate steps `(at_ns, rate_bps)` of `periods` played in a loop from time 0 until
-/// `duration_ns` (Sabre loops its trace), at most [`MAX_STEPS`].
+/// `duration_ns` (Sabre loops its trace); at most [`MAX_STEPS`] periods are played.
 pub fn steps(periods: &[Period], duration_ns: u64) -> Result<Vec<(u64, u64)>, String> {
     let mut out: Vec<(u64, u64)> = Vec::new();
     let mut t = 0u64;
+    // periods played, merged or not: a trace of many tiny periods of one rate is bounded too
+    let mut played = 0usize;
     'outer: loop {
         for p in periods {
             if t >= duration_ns && !out.is_empty() {
                 break 'outer;
             }
-            if out.len() == MAX_STEPS {
+            played += 1;
+            if played > MAX_STEPS {
                 return Err(format!(
                     "the trace played in a loop to the end of the run is more than {MAX_STEPS} periods: use longer periods or a shorter run"
                 ));
@@ -177,9 +184,13 @@ pub fn steps(periods: &[Period], duration_ns: u64) -> Result<Vec<(u64, u64)>, St
 /// Reads a Sabre movie as a video: the ladder `bitrates_kbps` (strictly ascending), segments
 /// of `segment_duration_ms`, and the size of each segment at each bitrate.
 pub fn read_movie(path: &Path) -> Result<Video, String> {
-    let shown = path.display().to_string();
     let bytes = read_capped(path, "Sabre movie", MAX_SABRE_BYTES)?;
-    let raw: MovieJson = parse(&bytes, "Sabre movie", &shown)?;
+    parse_movie(&bytes, &path.display().to_string())
+}
+
+/// [`read_movie`] of bytes already read (`shown` names them in messages).
+pub fn parse_movie(bytes: &[u8], shown: &str) -> Result<Video, String> {
+    let raw: MovieJson = parse(bytes, "Sabre movie", shown)?;
     let field = |name: String, m: String| format!("Sabre movie {shown}: {name}: {m}");
     let segment_ns = scaled(&raw.segment_duration_ms, 6, "ms")
         .map_err(|m| field("segment_duration_ms".into(), m))?;
@@ -262,6 +273,18 @@ mod tests {
         assert!(scaled(&num("18446744073709551615"), 3, "kbps")
             .unwrap_err()
             .contains("too large"));
+    }
+
+    #[test]
+    fn a_trace_of_tiny_periods_is_refused_not_looped_forever() {
+        let tiny = [Period {
+            duration_ns: 1,
+            rate_bps: 1000,
+            latency_ns: 0,
+        }];
+        // one rate: every period merges into the first step, yet the loop is bounded
+        let e = steps(&tiny, 3_600_000_000_000).unwrap_err();
+        assert!(e.contains("more than 10000000 periods"), "{e}");
     }
 
     #[test]
