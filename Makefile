@@ -1,6 +1,6 @@
 # haslab: build, test and demo entry points. Everything installs into .venv.
 #   make demo    install, then run the demo (8 players, Westwood+ vs TcpHas; writes demo-out/demo.png)
-#   make test    install, then cargo test + pytest
+#   make test    install, then cargo test + pytest + the wheel in a clean venv
 #   make bench   install, then the two benchmark cases
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -8,7 +8,7 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 CARGO ?= cargo
 
-.PHONY: all install tshark live-deps live-build ns3-deps ns3-build venv demo test test-rust test-python bench fmt lint
+.PHONY: all install tshark live-deps live-build ns3-deps ns3-build venv demo test test-rust test-python test-wheel bench fmt lint
 
 all: test
 
@@ -86,10 +86,11 @@ venv:
 	  fi; \
 	fi
 
-# Editable install: maturin compiles crates/haslab-py (release profile) into python/haslab/.
+# Editable install: maturin compiles crates/haslab-py (release profile) into python/haslab/;
+# constraints.txt pins the Python packages to the tested versions.
 install: tshark live-deps ns3-deps venv
 	@echo "pip install -e '.[dev]': compiles the simulator (release; a few minutes the first time)"
-	@$(VPY) -m pip install -q -e '.[dev]'
+	@$(VPY) -m pip install -q -c constraints.txt -e '.[dev]'
 	@$(MAKE) -s live-build
 	@$(MAKE) -s ns3-build
 
@@ -102,9 +103,14 @@ test-rust:
 test-python:
 	$(VENV)/bin/pytest -q python/tests
 
+# The wheel (abi3, maturin) installed into a clean virtualenv runs an example (.ci/test-wheel).
+test-wheel:
+	PYTHON=$(PYTHON) VENV=$(VENV) .ci/test-wheel
+
 test: install
 	$(MAKE) test-rust
 	$(MAKE) test-python
+	$(MAKE) test-wheel
 
 bench: install
 	$(VENV)/bin/haslab bench

@@ -188,6 +188,79 @@ def _want_progress(progress: bool | str) -> bool:
     return bool(progress) and sys.stderr.isatty()
 
 
+class LineProgress:
+    """Progress of a run as plain lines, for a stderr that is not a terminal (a log, a pipe):
+    nothing for the first ``first_after_s`` seconds of wall time, then one line every
+    ``every_s`` seconds with the simulated time and an estimate of the time left (elapsed
+    wall time × remaining / done simulated time)."""
+
+    def __init__(self, total_ns: int, stream, clock=None, first_after_s: float = 5.0, every_s: float = 10.0):
+        import time
+
+        self.total_ns = total_ns
+        self.stream = stream
+        self.clock = clock or time.monotonic
+        self.start = self.clock()
+        self.next_at = self.start + first_after_s
+        self.every_s = every_s
+
+    def update(self, done_ns: int) -> None:
+        now = self.clock()
+        if now < self.next_at or done_ns <= 0 or done_ns >= self.total_ns:
+            return
+        self.next_at = now + self.every_s
+        elapsed = now - self.start
+        left = elapsed * (self.total_ns - done_ns) / done_ns
+        print(
+            f"simulated {done_ns / 1e9:g}/{self.total_ns / 1e9:g} s ({100 * done_ns / self.total_ns:.0f}%), "
+            f"{_clock(elapsed)} elapsed, about {_clock(left)} left",
+            file=self.stream,
+            flush=True,
+        )
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def _simulate(sim, progress: bool | str) -> None:
+    """Runs ``sim`` to its end in 1 % slices of simulated time (so that Ctrl-C is handled
+    promptly), showing progress: a bar with the time left on a terminal, lines on stderr when
+    it is not one and the run lasts more than a few seconds. Progress never changes results:
+    the slices are the same with and without it."""
+    duration = sim.duration_ns
+    step = max(duration // 100, 1)
+    slices = range(step, duration + step, step)
+    if _want_progress(progress):
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        with Progress(
+            TextColumn("[bold]simulating"),
+            BarColumn(),
+            TextColumn("{task.completed:.1f}/{task.total:.1f} s simulated"),
+            TimeElapsedColumn(),
+            TextColumn("elapsed,"),
+            TimeRemainingColumn(),
+            TextColumn("left"),
+            console=Console(stderr=True, force_terminal=progress == "always" or None),
+            transient=True,
+        ) as bar:
+            task = bar.add_task("sim", total=duration / 1e9)
+            for t in slices:
+                t = min(t, duration)
+                sim.run_until(t)
+                bar.update(task, completed=t / 1e9)
+        return
+    lines = LineProgress(duration, sys.stderr) if progress else None
+    for t in slices:
+        t = min(t, duration)
+        sim.run_until(t)
+        if lines is not None:
+            lines.update(t)
+
+
 def run(
     scenario: Scenario,
     *,
@@ -202,8 +275,9 @@ def run(
         scenario: a path to a TOML/JSON file, a TOML string, or a dict.
         out_dir: where the pcap files the scenario asks for are written (created if needed).
             Nothing else is written: call :meth:`Result.save` for the summary and traces.
-        progress: ``True`` shows a progress bar over simulated time on stderr when it is a
-            terminal; ``"always"`` shows it even when it is not.
+        progress: ``True`` shows a progress bar over simulated time, with the time left, on
+            stderr when it is a terminal, and when it is not, a line every 10 s once the run has
+            lasted 5 s; ``"always"`` shows the bar even when stderr is not a terminal.
         pcap: ``False`` skips the pcap captures the scenario asks for.
         base_dir: for a dict or TOML text, the directory its relative file names (MPD files,
             Mahimahi traces) resolve against (default: the current directory); a file's own
@@ -220,32 +294,7 @@ def _run(scenario, *, out_dir, progress, pcap, base_dir, raw):
         sim = _core.Simulation(text, fmt, None if out_dir is None else str(out_dir), pcap, base_dir)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
-    duration = sim.duration_ns
-    # Step in 1% slices even without a progress bar, so that Ctrl-C is handled promptly.
-    step = max(duration // 100, 1)
-    if _want_progress(progress):
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(
-            TextColumn("[bold]simulating"),
-            BarColumn(),
-            TextColumn("{task.completed:.1f}/{task.total:.1f} s simulated"),
-            TimeElapsedColumn(),
-            console=Console(stderr=True, force_terminal=progress == "always" or None),
-            transient=True,
-        ) as bar:
-            task = bar.add_task("sim", total=duration / 1e9)
-            t = 0
-            while t < duration:
-                t = min(t + step, duration)
-                sim.run_until(t)
-                bar.update(task, completed=t / 1e9)
-    else:
-        t = 0
-        while t < duration:
-            t = min(t + step, duration)
-            sim.run_until(t)
+    _simulate(sim, progress)
     plan = sim.plan
     done = sim.finish()
     if raw:
@@ -330,6 +379,8 @@ class Result:
         links: one row per link direction (``"from->to"``), from ``summary["links"]``.
         player_summary: one row per HAS player (QoE metrics), from ``summary["players"]``.
         has: metrics across players (Jain, unfairness, utilization), from ``summary["has"]``.
+        warnings: what the inputs had that haslab forgave (e.g. duplicate Representation ids
+            in an MPD), each naming the scenario field, from ``summary["warnings"]``.
         traffic: one row per traffic generator, from ``summary["traffic"]``.
         traces: time series by name (``cwnd``, ``goodput``, ``queue``; with players also
             ``players`` and ``segments``; with traffic generators ``traffic``), one row per
@@ -341,6 +392,7 @@ class Result:
 
         self.summary = summary
         self.plan = plan or {}
+        self.warnings: list[str] = list(summary.get("warnings", []))
         self.flows = pd.DataFrame(summary.get("flows", []))
         self.links = pd.DataFrame(summary.get("links", []))
         self.player_summary = pd.DataFrame(summary.get("players", []))

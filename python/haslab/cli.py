@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from .console import stderr_console, stdout_console
 
 app = typer.Typer(
     name="haslab",
@@ -28,8 +30,8 @@ app = typer.Typer(
 )
 
 # Tables are wider than 80 columns: when stdout is not a terminal (a pipe, a log), use 120.
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, highlight=False)
+out = stdout_console(120)
+err = stderr_console()
 
 
 def _print_version(value: bool) -> None:
@@ -97,8 +99,8 @@ def flow_table(result) -> Table:
         ("retrans-\nmits", "right"),
         ("RTOs", "right"),
         ("fast\nrecov.", "right"),
-        ("min RTT\nms", "right"),
-        ("mean RTT\nms", "right"),
+        ("min\nRTT ms", "right"),
+        ("mean\nRTT ms", "right"),
     ]:
         t.add_column(col, justify=just, no_wrap=just == "left")
     for f in result.summary["flows"]:
@@ -111,6 +113,36 @@ def flow_table(result) -> Table:
             str(f["fast_recovery_count"]),
             _ms(f.get("min_rtt_ns")),
             _ms(f.get("mean_srtt_ns")),
+        )
+    return t
+
+
+def flow_delay_table(result) -> Table | None:
+    """One row per flow: its data packets' loss, one-way delay and jitter (the statistics of
+    ns-3's FlowMonitor; see docs/metrics.md). None when the summary has none (live runs)."""
+    flows = [f for f in result.summary["flows"] if "data_packets_sent" in f]
+    if not flows:
+        return None
+    t = Table(title="Flows: data packets (one-way)", title_justify="left")
+    for col, just in [
+        ("flow", "left"),
+        ("sent", "right"),
+        ("lost", "right"),
+        ("loss", "right"),
+        ("mean delay\nms", "right"),
+        ("max delay\nms", "right"),
+        ("mean jitter\nms", "right"),
+    ]:
+        t.add_column(col, justify=just, no_wrap=just == "left")
+    for f in flows:
+        t.add_row(
+            f["name"],
+            str(f["data_packets_sent"]),
+            str(f["data_packets_lost"]),
+            f"{100 * f['data_loss_fraction']:.2f}%",
+            _opt(f.get("mean_one_way_delay_ns"), ".1f", 1e-6),
+            _opt(f.get("max_one_way_delay_ns"), ".1f", 1e-6),
+            _opt(f.get("mean_jitter_ns"), ".2f", 1e-6),
         )
     return t
 
@@ -230,6 +262,8 @@ def player_table(result) -> Table:
 
 def print_summary(result) -> None:
     s = result.summary
+    for w in s.get("warnings", []):
+        err.print(f"warning: {w}", soft_wrap=True, markup=False)
     out.print(
         f"simulated {s['duration_ns'] / 1e9:g} s (seed {s['seed']}): {s['events']:,} events, "
         f"{s['link_transmissions']:,} link transmissions"
@@ -237,6 +271,9 @@ def print_summary(result) -> None:
     if s.get("players"):
         out.print(player_table(result))
     out.print(flow_table(result))
+    delay = flow_delay_table(result)
+    if delay is not None:
+        out.print(delay)
     out.print(link_table(result))
 
 
@@ -296,7 +333,9 @@ def _capacity(c) -> str:
     if not c:
         return ""
     if c["kind"] == "steps":
-        return ", ".join(f"{s['at_ns'] / 1e9:g}s: {_rate(s['rate_bps'])}" for s in c["steps"])
+        shown = ", ".join(f"{s['at_ns'] / 1e9:g}s: {_rate(s['rate_bps'])}" for s in c["steps"][:8])
+        more = len(c["steps"]) - 8
+        return shown + (f" and {more} more steps (describe --json lists them)" if more > 0 else "")
     once = ", once" if c["once"] else ""
     return f"mahimahi {c['file']} ({c['lines']} lines / {c['period_ms']} ms{once})"
 
@@ -554,7 +593,7 @@ def demo(
 ) -> None:
     """Eight video players share an 8 Mbps home bottleneck: Westwood+ vs TcpHas at the servers.
 
-    The TcpHas paper's network (preset tcphas-home: 100 ms RTT, one-BDP drop-tail queue, PPBP cross-traffic), 8 RBB players, 180 s, once with Westwood+ and once with TcpHas on the servers. Prints a table (bitrate, time at the optimal level, switches, instability, stalls, queue delay, drops, utilization) and writes OUT/demo.png (every player's level over time under each, and the bottleneck queue), OUT/demo.csv and each run's results under OUT/westwoodplus and OUT/tcphas.
+    The TcpHas paper's network (preset tcphas-home: 100 ms RTT, one-BDP drop-tail queue, PPBP cross-traffic), 8 RBB players, 180 s, once with Westwood+ and once with TcpHas on the servers. Prints a table (bitrate, time at the optimal level, switches, instability, stalls, queue delay, drops, utilization) and writes OUT/demo.png (the two side by side: requested bitrate over time, per-player averages, time at each level, the bottleneck queue's distribution), OUT/demo.csv and each run's results under OUT/westwoodplus and OUT/tcphas.
     """
     from .demo import run_demo
 
@@ -567,7 +606,9 @@ def demo(
                 title_justify="left",
             )
             for col in table.columns:
-                t.add_column(col, justify="left" if col == "server cc" else "right")
+                # the CSV's column names, on lines of at most 13 characters
+                header = "\n".join(textwrap.wrap(col, 13))
+                t.add_column(header, justify="left" if col == "server cc" else "right")
             def cell(v) -> str:
                 if isinstance(v, str):
                     return v

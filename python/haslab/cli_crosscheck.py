@@ -7,11 +7,12 @@ import time
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False)
+from .console import stderr_console, stdout_console
+
+out = stdout_console(160)
+err = stderr_console()
 
 app = typer.Typer(
     help="Compare haslab's TCP with a reference: ns-3 3.37 (`crosscheck ns3`, docs/fidelity.md) or the Linux kernel in live mode (`crosscheck linux`).",

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from .console import stderr_console, stdout_console
 
 app = typer.Typer(
     name="live",
@@ -26,8 +27,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, highlight=False)
+out = stdout_console(120)
+err = stderr_console()
 
 
 def _fail(message: str) -> typer.Exit:

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, highlight=False)
+from .console import stderr_console, stdout_console
+
+out = stdout_console(120)
+err = stderr_console()
 
 DEFAULT_OUT = Path("out/reproduce")
 DEFAULT_REPORT = "docs/reproductions.md"

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from .console import stderr_console, stdout_console
 
 app = typer.Typer(
     name="sweep",
@@ -22,8 +23,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-err = Console(stderr=True, highlight=False)
+out = stdout_console(120)
+err = stderr_console()
 
 #: exit code of `sweep run` when the sweep completed but some of its runs are stored as failed
 EXIT_FAILED_RUNS = 2
@@ -150,7 +151,7 @@ def validate_cmd(
     failures = []
     for r in runs:
         try:
-            validate(r.scenario)
+            validate(r.scenario, base_dir=r.base_dir)
         except ScenarioError as e:
             failures.append({"run_hash": r.run_hash, **r.params, "seed": r.seed, "error": str(e)})
     head = f"sweep {sweep.name}: {len(sweep.points())} point(s) × {len(sweep.seeds)} seed(s) = {len(runs)} runs"

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .api import Result
 
 
-def cwnd_and_queue(result: "Result", path: str | os.PathLike, queue: str | None = None) -> None:
+def cwnd_and_queue(result: "Result", path: str | os.PathLike, queue: str | None = None) -> Figure:
     """Saves a two-panel figure: cwnd of each flow over time (top) and the occupancy of one
     traced queue (bottom; the first traced queue unless ``queue`` names a link direction such
     as ``"r1->r2"``)."""
@@ -66,6 +66,7 @@ def cwnd_and_queue(result: "Result", path: str | os.PathLike, queue: str | None 
     bottom.set_xlim(0, result.summary.get("duration_ns", 0) / 1e9 or None)
 
     save_figure(fig, path, dpi=110)
+    return fig
 
 
 #: What each writer may stamp into a file that changes from one run to the next (a date, the
@@ -112,9 +113,10 @@ def _queue_limit(result: "Result", link_dir: str) -> dict | None:
 
 def level_and_buffer(
     result: "Result", path: str | os.PathLike, players: list[str] | None = None, max_players: int = 12
-) -> None:
-    """Saves a figure with one panel per HAS player: the level of its latest request over time
-    (steps, left axis, with the optimal level for its fair share dotted) and its buffer in
+) -> Figure:
+    """Saves a figure with one panel per HAS player: the bitrate of its latest request over time
+    (steps, left axis: the levels evenly spaced and labelled in kbps, with the optimal level for
+    its fair share dotted) and its buffer in
     seconds (right axis); stalls are shaded. ``players`` picks players by name (default: the
     first ``max_players``)."""
     df = result.players
@@ -136,18 +138,25 @@ def level_and_buffer(
     for ax, name in zip(axes, names):
         d = df[df["player_name"] == name]
         t = d["time_ns"] / 1e9
-        ax.step(t, d["level"], where="post", color="tab:blue", lw=1.2, label="level (requested)")
+        ax.step(t, d["level"], where="post", color="tab:blue", lw=1.2, label="requested bitrate")
         if "optimal_level" in d:
-            ax.step(t, d["optimal_level"], where="post", color="tab:green", lw=0.8, ls=":", label="optimal level")
-        levels = len(plan_players.get(name, {}).get("bitrates_bps", [])) or int(d["level"].max() + 1 if len(d) else 1)
+            ax.step(t, d["optimal_level"], where="post", color="tab:green", lw=0.8, ls=":", label="optimal (fair share)")
+        ladder = list(plan_players.get(name, {}).get("bitrates_bps", []))
+        levels = len(ladder) or int(d["level"].max() + 1 if len(d) else 1)
         ax.set_ylim(-0.3, levels - 0.7)
-        ax.set_yticks(range(0, levels, max(1, (levels + 7) // 8)))
-        ax.set_ylabel("level")
+        ticks = range(0, levels, max(1, (levels + 7) // 8))
+        if ladder:
+            # levels evenly spaced, labelled with their bitrates
+            ax.set_yticks(ticks, [f"{ladder[i] / 1e3:.0f}" for i in ticks])
+            ax.set_ylabel("bitrate (kbps)")
+        else:
+            ax.set_yticks(ticks)
+            ax.set_ylabel("level")
         stalled = d["phase"] == 2
         if stalled.any():
-            ax.fill_between(t, -0.3, levels - 0.7, where=stalled, step="post", color="tab:red", alpha=0.15, label="stalled")
+            ax.fill_between(t, -0.3, levels - 0.7, where=stalled, step="post", color="tab:red", alpha=0.15)
         ax2 = ax.twinx()
-        ax2.plot(t, d["buffer_ns"] / 1e9, color="tab:orange", lw=1, label="buffer")
+        ax2.plot(t, d["buffer_ns"] / 1e9, color="tab:orange", lw=1, label="buffer (s, right axis)")
         ax2.set_ylabel("buffer (s)")
         ax2.set_ylim(bottom=0)
         p = summaries.get(name, {})
@@ -161,9 +170,15 @@ def level_and_buffer(
         )
         ax.grid(alpha=0.3)
         if ax is axes[0]:
+            from matplotlib.patches import Patch
+
             h1, l1 = ax.get_legend_handles_labels()
             h2, l2 = ax2.get_legend_handles_labels()
-            ax.legend(h1 + h2, l1 + l2, loc="lower right", fontsize="small", ncols=4, framealpha=0.9)
+            stall = Patch(color="tab:red", alpha=0.15, label="stalled")
+            ax.legend(
+                h1 + h2 + [stall], l1 + l2 + ["stalled"], loc="lower right", fontsize="small", ncols=4, framealpha=0.9
+            )
     axes[-1].set_xlabel("time (s)")
     axes[-1].set_xlim(0, end)
     save_figure(fig, path, dpi=100)
+    return fig

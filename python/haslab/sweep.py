@@ -302,6 +302,9 @@ class RunSpec:
     scenario: dict  # the full scenario, seed included
     traces: bool = True
     pcap: bool = False
+    #: Absolute folder the scenario's relative file names (MPDs, traces, Sabre files) resolve
+    #: against; None: the worker's current directory. Not part of the run's hash.
+    base_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -354,6 +357,8 @@ def _load_scenario(scenario: Any, base_dir: Path | None) -> tuple[dict, str | No
 #: Most seeds a sweep takes (each is at least one run; a count of a billion made a list that
 #: did not fit the memory).
 MAX_SEEDS = 100_000
+#: Most runs a sweep expands to (grid points × seeds), checked before the runs are built.
+MAX_RUNS = 1_000_000
 
 
 def _seeds(seeds: Any) -> list[int]:
@@ -402,6 +407,9 @@ class Sweep:
         traces: store the run's trace files (cwnd, goodput, queue Parquet) besides its summary.
         pcap: write the pcap captures the scenario asks for into the run's directory.
         name: a label for the sweep (defaults to the scenario file's stem).
+        base_dir: the folder a relative ``scenario`` path is found in, and the folder relative
+            file names (MPDs, traces, Sabre files) of an inline scenario resolve against. Those
+            of a scenario file resolve against that file's folder, as with ``haslab run``.
     """
 
     def __init__(
@@ -419,6 +427,13 @@ class Sweep:
         base_dir: str | os.PathLike | None = None,
     ):
         self.base, self.scenario_path = _load_scenario(scenario, Path(base_dir) if base_dir else None)
+        # Relative file names in the scenario resolve against the folder of the file it comes
+        # from: the scenario file's, else (an inline table) the sweep file's (base_dir).
+        if self.scenario_path is not None:
+            files_dir: Path | None = Path(self.scenario_path).parent
+        else:
+            files_dir = Path(base_dir) if base_dir else None
+        self.files_dir = str(files_dir.resolve()) if files_dir is not None else None
         if not isinstance(self.base, dict):
             raise SweepError("sweep.scenario: the scenario must be a table")
         self.set = dict(set or {})
@@ -430,7 +445,20 @@ class Sweep:
         self.pcap = bool(pcap)
         self.name = name or (Path(self.scenario_path).stem if self.scenario_path else "sweep")
         self._axes = self._build_axes()
+        self._check_size()
         self._runs: list[RunSpec] | None = None
+
+    def _check_size(self) -> None:
+        """Refuses a sweep of more than :data:`MAX_RUNS` runs before any run is built."""
+        total = len(self.seeds)
+        for a in self._axes:
+            total *= len(a.labels)
+        if total > MAX_RUNS:
+            factors = " × ".join([f"{len(a.labels)} ({a.name})" for a in self._axes] + [f"{len(self.seeds)} seeds"])
+            raise SweepError(
+                f"sweep.grid: {factors} = {total:,} runs: a sweep has at most {MAX_RUNS:,} runs "
+                "(split it into several sweeps, or use fewer values or seeds)"
+            )
 
     def _build_axes(self) -> list[_Axis]:
         axes = []
@@ -563,7 +591,7 @@ class Sweep:
                         f"sweep: two runs have the same scenario: {seen[h]} and {{**{params}, 'seed': {seed}}}"
                     )
                 seen[h] = {**params, "seed": seed}
-                runs.append(RunSpec(h, dict(params), seed, scenario, self.traces, self.pcap))
+                runs.append(RunSpec(h, dict(params), seed, scenario, self.traces, self.pcap, self.files_dir))
         self._runs = runs
         return runs
 
@@ -629,7 +657,7 @@ def execute(spec: RunSpec, scratch: str | None = None) -> dict:
         if scratch is not None:
             os.makedirs(scratch, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="haslab-run-", dir=scratch) as tmp:
-            result = run(spec.scenario, out_dir=tmp if spec.pcap else None, pcap=spec.pcap)
+            result = run(spec.scenario, out_dir=tmp if spec.pcap else None, pcap=spec.pcap, base_dir=spec.base_dir)
             wall = time.perf_counter() - t0
             files: dict[str, bytes] = {}
             if spec.traces:

@@ -28,6 +28,21 @@ def test_flow_and_link_frames_match_the_summary(short_demo):
     assert (r.flows["bytes_received"] <= r.flows["bytes_sent"]).all()
 
 
+def test_flow_one_way_delay_jitter_and_loss(short_demo):
+    """FlowMonitor's statistics per flow: every data packet sent is received, lost or still in
+    flight; drops at the bottleneck queue are part of the losses; the one-way delay is at least
+    the path's propagation delay (50 ms) and the mean lies between the extremes."""
+    f = short_demo.flows
+    in_flight = f["data_packets_sent"] - f["data_packets_received"] - f["data_packets_lost"]
+    assert (in_flight >= 0).all()
+    assert (f["data_packets_lost"] >= f["queue_dropped_packets"]).all()
+    assert np.allclose(f["data_loss_fraction"], f["data_packets_lost"] / f["data_packets_sent"])
+    assert (f["min_one_way_delay_ns"] >= 50_000_000).all()
+    assert (f["min_one_way_delay_ns"] <= f["mean_one_way_delay_ns"]).all()
+    assert (f["mean_one_way_delay_ns"] <= f["max_one_way_delay_ns"]).all()
+    assert (f["mean_jitter_ns"] <= f["max_one_way_delay_ns"] - f["min_one_way_delay_ns"]).all()
+
+
 def test_trace_tables_are_labelled_with_flow_and_link_names(short_demo):
     r = short_demo
     names = list(r.flows["name"])
@@ -211,6 +226,35 @@ def test_step_by_step_simulation_equals_one_shot():
 def test_progress_bar_when_forced(capsys):
     haslab.run(demo_dict("1s"), progress="always")
     assert "simulat" in capsys.readouterr().err
+
+
+def test_progress_does_not_change_results():
+    quiet = haslab.run(demo_dict("3s"), progress=False)
+    shown = haslab.run(demo_dict("3s"), progress="always")
+    assert json.dumps(shown.summary, sort_keys=True) == json.dumps(quiet.summary, sort_keys=True)
+    pd.testing.assert_frame_equal(shown.cwnd, quiet.cwnd)
+
+
+def test_line_progress_waits_then_reports_simulated_time_and_time_left():
+    import io
+
+    from haslab.api import LineProgress
+
+    now = [100.0]
+    buf = io.StringIO()
+    p = LineProgress(60_000_000_000, buf, clock=lambda: now[0], first_after_s=5, every_s=10)
+    now[0] = 104.0
+    p.update(20_000_000_000)
+    assert buf.getvalue() == "", "quiet during the first 5 s"
+    now[0] = 106.0
+    p.update(15_000_000_000)  # a quarter done in 6 s: 18 s left
+    assert buf.getvalue() == "simulated 15/60 s (25%), 0:06 elapsed, about 0:18 left\n"
+    now[0] = 110.0
+    p.update(20_000_000_000)
+    assert buf.getvalue().count("\n") == 1, "at most one line per 10 s"
+    now[0] = 116.0
+    p.update(40_000_000_000)  # two thirds in 16 s: 8 s left
+    assert buf.getvalue().splitlines()[-1] == "simulated 40/60 s (67%), 0:16 elapsed, about 0:08 left"
 
 
 def test_no_progress_output_by_default(capsys):

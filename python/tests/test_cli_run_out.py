@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import haslab
 from haslab.cli import histogram_ms
@@ -93,3 +94,49 @@ def test_the_link_table_prints_p99_to_two_significant_digits(tmp_path):
     cells = [c.strip() for c in row.strip("│ ").split("│")]
     assert cells[-1] == histogram_ms(link["sojourn_p99_ns"]), row
     assert link["sojourn_p99_ns"] > 1_000_000  # the demo's queue builds up: a number, not "<0.001"
+
+
+def test_two_runs_of_a_scenario_write_the_same_bytes_in_every_file(tmp_path):
+    """Same scenario + seed => identical bytes, for every file `haslab run` writes: summary.json,
+    every Parquet trace (players, segments, cwnd, goodput, queue), players.png and the pcaps."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    args = ["--set", "duration=8s", "--set", 'trace.pcap=["r1->r2"]', "--quiet"]
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        p = subprocess.run(
+            [sys.executable, "-m", "haslab", "run", str(repo / "examples" / "has.toml"), "--out", str(out), *args],
+            capture_output=True, text=True, timeout=600,
+        )
+        assert p.returncode == 0, p.stderr
+        outs.append({f.name: f.read_bytes() for f in sorted(out.iterdir()) if f.is_file()})
+    a, b = outs
+    assert set(a) == set(b)
+    for kind in ("summary.json", "players.parquet", "segments.parquet", "players.png"):
+        assert kind in a, sorted(a)
+    assert any(n.endswith(".pcap") for n in a), sorted(a)
+    different = [n for n in a if a[n] != b[n]]
+    assert not different, f"files that differ between two runs: {different}"
+
+
+def test_duplicate_representation_ids_are_a_warning_on_stderr_and_in_the_summary(tmp_path):
+    (tmp_path / "dup.mpd").write_text(
+        '<?xml version="1.0"?><MPD type="static" mediaPresentationDuration="PT4S"><Period>'
+        '<AdaptationSet mimeType="video/mp4"><SegmentTemplate media="$Number$.m4s" duration="2"/>'
+        '<Representation id="a" bandwidth="100000"/><Representation id="a" bandwidth="200000"/>'
+        "</AdaptationSet></Period></MPD>"
+    )
+    (tmp_path / "s.toml").write_text(
+        'duration = "4s"\n[dumbbell]\npairs = 1\nbottleneck_rate = "5Mbps"\n'
+        '[[player]]\nclient = "right0"\nserver = "left0"\nabr = "bba"\nvideo = { mpd = "dup.mpd" }\n'
+    )
+    p = cli("run", tmp_path / "s.toml", "--out", tmp_path / "o")
+    assert p.returncode == 0, p.stderr
+    assert "warning: player[0].video.mpd: dup.mpd: Representations #0 and #1 have the same @id" in p.stderr
+    assert "ISO/IEC 23009-1" in p.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert len(summary["warnings"]) == 1 and "same @id" in summary["warnings"][0]
+    assert haslab.run(tmp_path / "s.toml").warnings == summary["warnings"]

@@ -117,3 +117,27 @@ def test_integer_trace_columns_are_signed(has_result):
     assert (seg["level"].diff().dropna().abs() < 20).all()
     # a player whose buffer drains while a segment downloads exists in this run: the check bites
     assert (change < 0).any() or (seg["level"].diff() < 0).any()
+
+
+def test_every_panel_has_axis_labels_with_units_and_a_legend(tmp_path, bulk_result, has_result):
+    """Fit for a paper: every panel names its y axis (with a unit in parentheses, or a count),
+    the bottom panels name the x axis, and every panel with more than one kind of mark has a
+    legend that names them all."""
+    for name, draw in _figures(bulk_result, has_result):
+        fig = draw(tmp_path / f"{name}.png")
+        axes = [ax for ax in fig.axes if ax.get_visible()]
+        assert axes, name
+        legends = [ax.get_legend() for ax in axes if ax.get_legend()] + list(fig.legends)
+        shown = {t.get_text() for lg in legends for t in lg.get_texts()}
+        for ax in axes:
+            assert ax.get_ylabel(), f"{name}: a panel without a y label"
+            labels = {m.get_label() for m in ax.get_lines() + ax.collections + ax.containers}
+            labels = {l for l in labels if l and not l.startswith("_")}
+            assert labels <= shown, f"{name}: {ax.get_ylabel()!r}: marks missing from the legends: {labels - shown}"
+        assert any(ax.get_xlabel() for ax in axes), f"{name}: no x label"
+    # players.png: the level axis reads in kbps, the ladder's bitrates
+    fig = haslab.plots.level_and_buffer(has_result, tmp_path / "p.png")
+    ladder = has_result.plan["players"][0]["bitrates_bps"]
+    ticks = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert ticks and all(t in {f"{b / 1e3:.0f}" for b in ladder} for t in ticks)
+    assert fig.axes[0].get_ylabel() == "bitrate (kbps)"

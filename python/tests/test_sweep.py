@@ -730,3 +730,72 @@ def test_example_sweep_file_expands():
     assert len(s) == 3 * 2 * 2 * 3
     for r in s.runs()[:4]:
         haslab.validate(r.scenario)
+
+
+MAHIMAHI_SCENARIO = """\
+duration = "2s"
+[[node]]
+name = "s"
+[[node]]
+name = "c"
+[[link]]
+a = "s"
+b = "c"
+rate = "1Gbps"
+delay = "5ms"
+[[capacity]]
+link = "s->c"
+mahimahi = "traces/12mbps.trace"
+[[flow]]
+src = "s"
+dst = "c"
+app = "bulk"
+"""
+
+
+def _trace_dir(root: Path) -> None:
+    (root / "traces").mkdir(parents=True)
+    (root / "traces" / "12mbps.trace").write_text("1\n")
+
+
+def test_relative_files_resolve_against_the_sweep_file_folder(tmp_path, monkeypatch):
+    """An inline scenario's relative trace is found next to the sweep file, and a scenario
+    file's next to that file, whatever the working directory (as `haslab run` does)."""
+    inline = tmp_path / "inline"
+    _trace_dir(inline)
+    scenario = tomllib.loads(MAHIMAHI_SCENARIO)
+    body = "\n".join(f"{k} = {json.dumps(v)}" for k, v in scenario.items() if not isinstance(v, list))
+    (inline / "sweep.toml").write_text(
+        "[sweep]\nseeds = [1, 2]\n[sweep.scenario]\n" + body + "\n"
+        + "".join(
+            f"[[sweep.scenario.{key}]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in item.items())
+            for key, items in scenario.items() if isinstance(items, list) for item in items
+        )
+    )
+    nested = tmp_path / "nested"
+    _trace_dir(nested / "scenarios")
+    (nested / "scenarios" / "cell.toml").write_text(MAHIMAHI_SCENARIO)
+    (nested / "sweep.toml").write_text('[sweep]\nscenario = "scenarios/cell.toml"\nseeds = [1, 2]\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # neither traces/ folder is here
+    for d in (inline, nested):
+        s = Sweep.from_toml(d / "sweep.toml")
+        p = cli("sweep", "validate", d / "sweep.toml", cwd=elsewhere)
+        assert p.returncode == 0, p.stdout + p.stderr
+        outcome = s.run(tmp_path / f"out-{d.name}", jobs=1, progress=False)
+        assert (outcome.ok, outcome.failed) == (2, 0), outcome.failures
+        links = Store(tmp_path / f"out-{d.name}").links()
+        # the trace (one opportunity per ms: 12 Mbit/s) serves the direction
+        assert set(links[links["name"] == "s->c"]["rate_bps"]) == {12_000_000}
+
+
+def test_a_grid_too_large_is_refused_before_its_runs_are_built():
+    grid = {"dumbbell.bottleneck_rate": [f"{i}Mbps" for i in range(1, 1001)], "duration": [f"{i}s" for i in range(1, 1001)]}
+    with pytest.raises(SweepError) as e:
+        Sweep(tiny(), grid=grid, seeds=2)
+    msg = str(e.value)
+    assert msg.startswith("sweep.grid: 1000 (dumbbell.bottleneck_rate) × 1000 (duration) × 2 seeds = 2,000,000 runs")
+    assert "at most 1,000,000 runs" in msg
+    # at the limit it is accepted (without building the runs)
+    assert Sweep(tiny(), grid={"duration": [f"{i}s" for i in range(1, 1001)]}, seeds=1000)._runs is None

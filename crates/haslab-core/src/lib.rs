@@ -19,6 +19,7 @@ pub mod has;
 pub mod input;
 pub mod metrics;
 pub mod net;
+pub mod sabre;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

@@ -10,6 +10,7 @@ use crate::app::bulk::BulkSender;
 use crate::app::chunks::ChunkSender;
 use crate::app::{App, AppAction, AppApi, AppReport, OpenSpec};
 use crate::has::session::HasSession;
+use crate::metrics::delay::DelayStats;
 use crate::metrics::series::{CwndSeries, GoodputSeries, QueueSeries, WindowTotals};
 use crate::metrics::{FlowSummary, LinkDirSummary, SimResult};
 use crate::net::link::{LinkAction, LinkDir};
@@ -92,6 +93,8 @@ pub struct World {
     /// Per connection (same length as `data_side`): its data-carrying side's segments dropped by
     /// a drop-tail queue.
     data_queue_drops: Vec<u64>,
+    /// Per connection: one-way delay, jitter and loss of its data packets.
+    data_delay: Vec<DelayStats>,
     /// The flow (index into `flow_names`) each connection reports as, if any: web transfers
     /// of `[[traffic]]` are connections without a flow.
     conn_flow: Vec<Option<u32>>,
@@ -113,6 +116,8 @@ pub struct World {
     queues: QueueSeries,
     unroutable: u64,
     finished: bool,
+    /// The plan's input warnings (players' videos), in scenario order, without repeats.
+    warnings: Vec<String>,
     /// cross-traffic generators and link dynamics (world/traffic.rs)
     traffic: traffic::TrafficState,
 }
@@ -276,6 +281,7 @@ impl World {
             routes,
             data_side: vec![0; conns.len()],
             data_queue_drops: vec![0; conns.len()],
+            data_delay: vec![DelayStats::default(); conns.len()],
             conn_flow: (0..conns.len() as u32).map(Some).collect(),
             flow_conns: (0..conns.len() as u32).collect(),
             conns,
@@ -296,6 +302,17 @@ impl World {
             last_goodput_ns: 0,
             unroutable: 0,
             finished: false,
+            warnings: {
+                let mut w: Vec<String> = Vec::new();
+                for p in &plan.players {
+                    for m in &p.video.warnings {
+                        if !w.contains(m) {
+                            w.push(m.clone());
+                        }
+                    }
+                }
+                w
+            },
             traffic,
         })
     }
@@ -339,14 +356,21 @@ impl World {
                 self.trace_queue(ld as usize, now);
             }
             Ev::Arrive(ld) => {
+                let head_conn = self.links[ld as usize]
+                    .pipe
+                    .front()
+                    .and_then(|(_, p)| self.data_conn(p));
                 let link = &mut self.links[ld as usize];
                 let to = link.to;
                 let (pkt, next) = link.arrive();
                 if let Some(t) = next {
                     self.q.schedule(t, Ev::Arrive(ld));
                 }
-                if let Some(p) = pkt {
-                    self.receive(to, p, now);
+                match (pkt, head_conn) {
+                    (Some(p), _) => self.receive(to, p, now),
+                    // lost to the link's random loss
+                    (None, Some(c)) => self.data_delay[c].on_lost(),
+                    (None, None) => {}
                 }
             }
             Ev::Tcp { conn, side, kind } => {
@@ -422,6 +446,9 @@ impl World {
     #[inline]
     fn receive(&mut self, node: u32, pkt: Packet, now: u64) {
         if pkt.dst == node {
+            if let Some(c) = self.data_conn(&pkt) {
+                self.data_delay[c].on_received(now - pkt.sent_ns);
+            }
             if let Transport::Tcp(h) = pkt.transport {
                 let side = pkt.to_server as usize;
                 let mut out = std::mem::take(&mut self.out);
@@ -449,17 +476,7 @@ impl World {
             self.unroutable += 1;
             return;
         }
-        // a data segment from its connection's data-carrying side (towards the server means
-        // from the connecting side 0)
-        let data_conn = match &pkt.transport {
-            Transport::Tcp(h)
-                if h.payload_bytes > 0
-                    && self.data_side.get(pkt.conn as usize) == Some(&u8::from(!pkt.to_server)) =>
-            {
-                Some(pkt.conn as usize)
-            }
-            _ => None,
-        };
+        let data_conn = self.data_conn(&pkt);
         let dropped_before = self.links[ld as usize].queue.dropped;
         match self.links[ld as usize].enqueue(pkt, now) {
             LinkAction::TxDoneAt(t) => self.q.schedule(t, Ev::TxDone(ld)),
@@ -469,9 +486,25 @@ impl World {
         if let Some(c) = data_conn {
             if self.links[ld as usize].queue.dropped > dropped_before {
                 self.data_queue_drops[c] += 1;
+                self.data_delay[c].on_lost();
             }
         }
         self.trace_queue(ld as usize, now);
+    }
+
+    /// The connection of a data segment from its connection's data-carrying side (towards the
+    /// server means from the connecting side 0); None for other packets.
+    #[inline]
+    fn data_conn(&self, pkt: &Packet) -> Option<usize> {
+        match &pkt.transport {
+            Transport::Tcp(h)
+                if h.payload_bytes > 0
+                    && self.data_side.get(pkt.conn as usize) == Some(&u8::from(!pkt.to_server)) =>
+            {
+                Some(pkt.conn as usize)
+            }
+            _ => None,
+        }
     }
 
     #[inline]
@@ -487,7 +520,11 @@ impl World {
     fn after_tcp(&mut self, conn: u32, now: u64) {
         loop {
             let mut out = std::mem::take(&mut self.out);
-            for p in out.packets.drain(..) {
+            for mut p in out.packets.drain(..) {
+                p.sent_ns = now;
+                if let Some(c) = self.data_conn(&p) {
+                    self.data_delay[c].on_sent();
+                }
                 self.forward(p.src, p, now);
             }
             for (t, c, s, kind) in out.timers.drain(..) {
@@ -614,6 +651,7 @@ impl World {
         self.conn_apps.push([Some(app), spec.serve.then_some(app)]);
         self.data_side.push(spec.data_side.min(1));
         self.data_queue_drops.push(0);
+        self.data_delay.push(DelayStats::default());
         self.conn_flow.push(Some(self.flow_names.len() as u32));
         self.flow_conns.push(conn);
         self.flow_names.push(spec.name.clone());
@@ -682,6 +720,7 @@ impl World {
                     final_ssthresh_pkts: tx.tp.ssthresh_pkts,
                     min_rtt_ns: tx.rtt.has_sample().then_some(tx.rtt.min_rtt_ns),
                     mean_srtt_ns: tx.rtt.mean_srtt_ns(),
+                    delay: self.data_delay[conn as usize].summary(),
                 }
             })
             .collect();
@@ -723,6 +762,7 @@ impl World {
             players: qoe.players,
             has: qoe.has,
             traffic,
+            warnings: std::mem::take(&mut self.warnings),
             tables,
         })
     }

@@ -130,3 +130,45 @@ fn empty_and_unused_attributes_outside_the_video_set_are_ignored() {
         "{e}"
     );
 }
+
+/// Two Representations with the same @id break ISO/IEC 23009-1 (5.3.5.2: unique within a
+/// Period), but haslab tells levels apart by @bandwidth: the MPD loads with both levels and a
+/// warning that names the rule, and a run reports it in its warnings, naming the field.
+#[test]
+fn duplicate_representation_ids_load_with_a_warning() {
+    let xml = r#"<?xml version="1.0"?>
+<MPD type="static" mediaPresentationDuration="PT4S"><Period><AdaptationSet mimeType="video/mp4">
+<SegmentTemplate media="$Number$.m4s" duration="2"/>
+<Representation id="a" bandwidth="1000"/><Representation id="a" bandwidth="2000"/>
+</AdaptationSet></Period></MPD>"#;
+    let dir = std::env::temp_dir().join(format!("haslab-dup-ids-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("dup.mpd"), xml).unwrap();
+    let v = load_file(&dir.join("dup.mpd"), &MpdOptions::default()).unwrap();
+    assert_eq!(v.bitrates_bps, [1000, 2000]);
+    assert_eq!(v.warnings.len(), 1);
+    assert!(v.warnings[0].contains("Representations #0 and #1 have the same @id \"a\""));
+    assert!(v.warnings[0].contains("ISO/IEC 23009-1, 5.3.5.2"));
+    let text = r#"
+duration = "5s"
+[dumbbell]
+pairs = 2
+bottleneck_rate = "10Mbps"
+[[player]]
+name = "p{i}"
+count = 2
+client = "right{i}"
+server = "left{i}"
+abr = "bba"
+video = { mpd = "dup.mpd" }
+"#;
+    let plan = plan_from_toml_in(text, Some(&dir)).unwrap();
+    let r = run_plan(&plan, &RunOptions::default()).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    // one warning, although two players play the video
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].starts_with("player[0].video.mpd: dup.mpd: Representations #0 and #1"));
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["warnings"][0], serde_json::json!(r.warnings[0]));
+    assert_eq!(r.players.len(), 2);
+}

@@ -215,6 +215,37 @@ fn apply(text: &str, muts: &[Mutation]) -> String {
     s
 }
 
+const SABRE_NETWORK: &str = include_str!("../../../examples/sabre/network.json");
+const SABRE_MOVIE: &str = include_str!("../../../examples/sabre/movie.json");
+
+/// A Sabre file parses into something that keeps its invariants, or gives an error with a
+/// message; looping a parsed trace over a minute never panics either.
+fn check_sabre(bytes: &[u8]) -> Result<(), TestCaseError> {
+    match haslab_core::sabre::parse_network(bytes, "fuzz") {
+        Err(e) => prop_assert!(!e.trim().is_empty()),
+        Ok(periods) => {
+            prop_assert!(!periods.is_empty());
+            prop_assert!(periods.iter().all(|p| p.duration_ns > 0 && p.rate_bps > 0));
+            if let Ok(steps) = haslab_core::sabre::steps(&periods, 60_000_000_000) {
+                prop_assert!(steps
+                    .windows(2)
+                    .all(|w| w[0].0 < w[1].0 && w[0].1 != w[1].1));
+            }
+        }
+    }
+    match haslab_core::sabre::parse_movie(bytes, "fuzz") {
+        Err(e) => prop_assert!(!e.trim().is_empty()),
+        Ok(v) => {
+            prop_assert!(v.bitrates_bps.windows(2).all(|w| w[0] < w[1]));
+            prop_assert!(v
+                .sizes_bytes
+                .iter()
+                .all(|r| r.len() == v.segments() && r.iter().all(|&b| b > 0)));
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
 
@@ -243,6 +274,19 @@ proptest! {
     fn mutated_traces_parse_or_fail_cleanly(muts in proptest::collection::vec(mutation(), 1..6)) {
         check_trace(apply(TRACE, &muts).as_bytes())?;
     }
+
+    #[test]
+    fn mutated_sabre_files_parse_or_fail_cleanly(
+        which in 0usize..2,
+        muts in proptest::collection::vec(mutation(), 1..6),
+    ) {
+        check_sabre(apply([SABRE_NETWORK, SABRE_MOVIE][which], &muts).as_bytes())?;
+    }
+
+    #[test]
+    fn random_bytes_never_panic_the_sabre_parsers(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        check_sabre(&bytes)?;
+    }
 }
 
 /// The valid documents the mutations start from are valid (else the properties above would
@@ -253,4 +297,6 @@ fn the_seed_documents_load() {
         load_str(m, "seed", &MpdOptions::default()).unwrap();
     }
     MahimahiTrace::parse(TRACE.as_bytes(), false).unwrap();
+    haslab_core::sabre::parse_network(SABRE_NETWORK.as_bytes(), "seed").unwrap();
+    haslab_core::sabre::parse_movie(SABRE_MOVIE.as_bytes(), "seed").unwrap();
 }

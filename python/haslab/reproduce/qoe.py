@@ -183,19 +183,25 @@ def plot(env: int, ctx: Context, tables: dict, path: Path) -> None:
             g = t[t["variant"] == v].set_index("player").reindex(list(ABRS))
             ax.bar(x + (i - 1.5) * w, g[col], w, color=COLORS[v], label=v)
             if pcol is not None and col != "utilization":
-                ax.scatter(x + (i - 1.5) * w, g[pcol], marker="_", s=120, color="black", zorder=3)
+                ax.scatter(x + (i - 1.5) * w, g[pcol], marker="_", s=120, color="black", zorder=3,
+                           label="the paper's value" if i == 0 else None)
         ax.set_xticks(x)
         ax.set_xticklabels(list(ABRS))
+        ax.set_xlabel("player (ABR)")
+        ax.set_ylabel(label)
         ax.set_title(label, fontsize=9)
         ax.grid(alpha=0.3, axis="y")
-    axes[0].legend(fontsize=7)
+    # one legend for every panel: the server congestion controls (bars) and the paper's values
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=len(labels), fontsize=8, title="server congestion control (bars)",
+               title_fontsize=8, frameon=False)
     labels = ", ".join(PAPER[env][a][0] for a in ABRS)
     fig.suptitle(
         f"Environment {env} ({ENV_TEXT[env]}): {labels} — bars ours (RTT {DEFAULT_SETTING[0]} ms, queue "
         f"{DEFAULT_SETTING[1]}), black ticks the paper's numbers",
         fontsize=9,
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(path, dpi=100)
 
 

@@ -266,13 +266,15 @@ def fig2_plot(ctx: Context, tables: dict, path: Path) -> None:
     player = sorted(df["player_name"].astype(str).unique())[0]
     for ax, method in zip(axes, METHODS):
         g = df[(df["method"] == method) & (df["player_name"].astype(str) == player)]
-        ax.step(g["time_s"], g["level"], where="post", color=COLORS[method], lw=1.2)
-        ax.axhline(OPTIMAL_LEVEL, color="grey", ls=":", lw=0.8)
-        ax.set_ylabel("quality\nlevel")
-        ax.set_yticks(range(5))
+        ax.step(g["time_s"], g["level"], where="post", color=COLORS[method], lw=1.2, label=f"{player} ({method})")
+        ax.axhline(OPTIMAL_LEVEL, color="grey", ls=":", lw=0.8, label="optimal level (fair share)")
+        # the five levels evenly spaced, labelled with Table I's bitrates
+        ax.set_ylabel("bitrate\n(kbps)")
+        ax.set_yticks(range(5), [str(k) for k in TABLE1_KBPS])
         ax.set_ylim(-0.3, 4.3)
         ax.set_title(f"{method}", fontsize=9, loc="left")
         ax.grid(alpha=0.3)
+        ax.legend(loc="lower right", fontsize=7, ncols=2)
     axes[-1].set_xlabel("time (s)")
     fig.suptitle(f"Fig. 2: quality level selection over time ({player}, one of 8 competing players)", fontsize=10)
     fig.tight_layout()

@@ -104,6 +104,7 @@ fn convert(mpd: &MPD, name: &str, opts: &MpdOptions) -> Result<Video, String> {
         return Err(format!("{set_name} has no Representation"));
     }
     let mut reps: Vec<(u64, String, &Representation)> = Vec::new();
+    let mut warnings = Vec::new();
     for (i, r) in set.representations.iter().enumerate() {
         let rn = rep_name(r, i);
         if r.href.is_some() {
@@ -116,8 +117,10 @@ fn convert(mpd: &MPD, name: &str, opts: &MpdOptions) -> Result<Video, String> {
                 .iter()
                 .position(|o| o.id.as_ref() == Some(id))
             {
-                return Err(format!(
-                    "Representations #{j} and #{i} have the same @id {id:?}: ids must be unique within a Period (ISO/IEC 23009-1 5.3.5.2)"
+                // haslab tells levels apart by @bandwidth, so it can read such an MPD; a DASH
+                // client that addresses Representations by id could not
+                warnings.push(format!(
+                    "Representations #{j} and #{i} have the same @id {id:?}: the DASH standard requires ids unique within a Period (ISO/IEC 23009-1, 5.3.5.2); haslab tells the levels apart by @bandwidth and reads both"
                 ));
             }
         }
@@ -172,13 +175,15 @@ fn convert(mpd: &MPD, name: &str, opts: &MpdOptions) -> Result<Video, String> {
         }
     }
     let (_, durations) = durations.expect("at least one Representation");
-    Video::from_durations(
+    let mut video = Video::from_durations(
         name,
         reps.iter().map(|r| r.0).collect(),
         durations,
         Some(sizes),
     )
-    .map_err(|e| format!("{set_name}: {e}"))
+    .map_err(|e| format!("{set_name}: {e}"))?;
+    video.warnings = warnings;
+    Ok(video)
 }
 
 /// Attribute-wise inheritance of segment templates (lower level wins).

@@ -40,6 +40,9 @@ pub struct Video {
     pub durations_ns: Vec<u64>,
     /// `sizes_bytes[level][segment]`.
     pub sizes_bytes: Vec<Vec<u64>>,
+    /// What reading the video forgave (e.g. duplicate Representation ids in an MPD): reported
+    /// as the run's warnings, never changing the video.
+    pub warnings: Vec<String>,
 }
 
 /// Most segments a video may have (a 10-day video of 1 s segments is below this).
@@ -136,6 +139,7 @@ impl Video {
             bitrates_bps,
             durations_ns,
             sizes_bytes: sizes,
+            warnings: Vec::new(),
         })
     }
 

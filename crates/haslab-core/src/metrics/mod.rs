@@ -1,6 +1,7 @@
 //! What a run measures: per-flow and per-link-direction summaries, and time series as
 //! columnar tables (one row per sample) that Python turns into pandas DataFrames and Parquet.
 
+pub mod delay;
 pub mod hurst;
 pub mod qoe;
 pub mod series;
@@ -30,6 +31,10 @@ pub struct SimResult {
     pub has: Option<qoe::HasSummary>,
     /// One entry per `[[traffic]]` generator.
     pub traffic: Vec<traffic::TrafficSummary>,
+    /// What the inputs had that haslab forgave (e.g. duplicate Representation ids in an MPD),
+    /// each naming the scenario field; absent when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Time series, by name: `cwnd`, `goodput`, `queue` (see [`series`]); with players also
     /// `segments` and `players` (see [`qoe`]); `traffic` (see [`traffic`]) when the scenario
     /// has traffic generators.
@@ -84,6 +89,10 @@ pub struct FlowSummary {
     pub final_ssthresh_pkts: u32,
     pub min_rtt_ns: Option<u64>,
     pub mean_srtt_ns: Option<u64>,
+    /// One-way delay, jitter and loss of the data packets (FlowMonitor's statistics; see
+    /// [`delay`]), flattened into the flow's record.
+    #[serde(flatten)]
+    pub delay: delay::DelaySummary,
 }
 
 /// Per-link-direction counters: the output queue and the link it feeds.

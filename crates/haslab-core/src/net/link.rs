@@ -250,6 +250,7 @@ mod tests {
             conn: 0,
             to_server: false,
             enqueued_ns: 0,
+            sent_ns: 0,
             transport: Transport::Udp {
                 src_port: 1,
                 dst_port: 2,

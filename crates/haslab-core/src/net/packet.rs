@@ -109,6 +109,8 @@ pub struct Packet {
     pub to_server: bool,
     /// Time the packet entered its current queue (for sojourn-time statistics).
     pub enqueued_ns: u64,
+    /// Time the sending endpoint put the packet on the network (one-way delay statistics).
+    pub sent_ns: u64,
     pub transport: Transport,
 }
 
@@ -122,6 +124,7 @@ impl Packet {
             conn,
             to_server,
             enqueued_ns: 0,
+            sent_ns: 0,
             transport: Transport::Tcp(h),
         }
     }

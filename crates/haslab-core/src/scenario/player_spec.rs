@@ -118,11 +118,11 @@ impl ConnectionKind {
     }
 }
 
-/// A video described by a table: exactly one of `preset`, `bitrates` or `mpd`.
+/// A video described by a table: exactly one of `preset`, `bitrates`, `mpd` or `sabre`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a video table with one of `preset`, `bitrates` or `mpd`"
+    expecting = "a video table with one of `preset`, `bitrates`, `mpd` or `sabre`"
 )]
 pub struct VideoSpec {
     /// A preset ladder: "tcphas", "qoe" or "newcwv" (2 s segments, 10 min).
@@ -145,6 +145,10 @@ pub struct VideoSpec {
     /// when the scenario is not a file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mpd: Option<String>,
+    /// Path of a Sabre movie (`movie.json`: { segment_duration_ms, bitrates_kbps,
+    /// segment_sizes_bits }), relative to the scenario file's folder like `mpd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sabre: Option<String>,
 }
 
 /// A video: a preset name or a [`VideoSpec`] table.

@@ -36,6 +36,7 @@ impl Scenario {
             spec.preset.is_some(),
             spec.bitrates.is_some(),
             spec.mpd.is_some(),
+            spec.sabre.is_some(),
         ]
         .iter()
         .filter(|&&x| x)
@@ -44,9 +45,9 @@ impl Scenario {
             return Err(err(
                 format!("{p}.video"),
                 if given == 0 {
-                    "give one of `preset`, `bitrates` or `mpd`".to_string()
+                    "give one of `preset`, `bitrates`, `mpd` or `sabre`".to_string()
                 } else {
-                    "give only one of `preset`, `bitrates` and `mpd`".to_string()
+                    "give only one of `preset`, `bitrates`, `mpd` and `sabre`".to_string()
                 },
             ));
         }
@@ -61,7 +62,7 @@ impl Scenario {
         if spec.sizes.is_some() && spec.bitrates.is_none() {
             return Err(err(
                 format!("{p}.video.sizes"),
-                "only allowed with `bitrates` (presets and MPDs have their own sizes)",
+                "only allowed with `bitrates` (presets, MPDs and Sabre movies have their own sizes)",
             ));
         }
         if let Some(name) = &spec.preset {
@@ -120,6 +121,27 @@ impl Scenario {
                 }
             };
         }
+        if let Some(file) = &spec.sabre {
+            for (key, given) in [
+                ("segment", spec.segment.is_some()),
+                ("duration", spec.duration.is_some()),
+            ] {
+                if given {
+                    return Err(err(
+                        format!("{p}.video.{key}"),
+                        "not allowed with `sabre`: the movie gives the segments",
+                    ));
+                }
+            }
+            let path = match base {
+                Some(b) if Path::new(file).is_relative() => b.join(file),
+                _ => Path::new(file).to_path_buf(),
+            };
+            let mut video =
+                crate::sabre::read_movie(&path).map_err(|m| err(format!("{p}.video.sabre"), m))?;
+            video.name = file.clone();
+            return Ok(video);
+        }
         let file = spec.mpd.as_deref().unwrap_or_default();
         if spec.duration.is_some() {
             return Err(err(
@@ -141,6 +163,9 @@ impl Scenario {
         // results name the MPD as the scenario does, not by where this machine found it
         // (an absolute path in summary.json would tie the results to one directory)
         video.name = file.to_string();
+        for w in &mut video.warnings {
+            *w = format!("{p}.video.mpd: {file}: {w}");
+        }
         Ok(video)
     }
 

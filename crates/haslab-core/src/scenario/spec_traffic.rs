@@ -146,8 +146,8 @@ pub struct CapacityStepSpec {
     pub rate: Rate,
 }
 
-/// The capacity of a link direction over time: rate `steps`, or a Mahimahi trace file that
-/// replaces the fixed-rate transmitter (give exactly one of the two).
+/// The capacity of a link direction over time: rate `steps`, a Mahimahi trace file that
+/// replaces the fixed-rate transmitter, or a Sabre network trace (give exactly one of the three).
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(
     deny_unknown_fields,
@@ -164,6 +164,12 @@ pub struct CapacitySpec {
     /// relative to the scenario file's directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mahimahi: Option<String>,
+    /// Path of a Sabre network trace (`network.json`: a list of { duration_ms, bandwidth_kbps,
+    /// latency_ms }), relative to the scenario file's directory: its bandwidths become rate
+    /// steps, played in a loop to the end of the run as Sabre does; latency_ms is not used
+    /// (the links' delays are the path's latency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sabre: Option<String>,
     /// mahimahi only: play the trace once and then deliver nothing (`mm-link --once`) instead
     /// of looping. Default false.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -421,17 +421,51 @@ impl Scenario {
         for (i, c) in self.capacity.iter().enumerate() {
             let p = format!("capacity[{i}]");
             let dirs = link_dirs(&c.link, &format!("{p}.link"), net)?;
-            let service = match (&c.steps, &c.mahimahi) {
-                (Some(_), Some(_)) => {
-                    return Err(err(
-                        format!("{p}.mahimahi"),
-                        "give either `steps` or `mahimahi`, not both",
-                    ))
+            let given = [c.steps.is_some(), c.mahimahi.is_some(), c.sabre.is_some()];
+            if given.iter().filter(|&&g| g).count() > 1 {
+                let key = if c.sabre.is_some() {
+                    "sabre"
+                } else {
+                    "mahimahi"
+                };
+                return Err(err(
+                    format!("{p}.{key}"),
+                    "give only one of `steps`, `mahimahi` and `sabre`",
+                ));
+            }
+            if let Some(file) = &c.sabre {
+                if c.once.is_some() {
+                    return Err(err(format!("{p}.once"), "only allowed with `mahimahi`"));
                 }
+                let path = std::path::Path::new(file);
+                let full = match &self.base_dir {
+                    Some(b) if path.is_relative() => b.join(path),
+                    _ => path.to_path_buf(),
+                };
+                let periods =
+                    crate::sabre::read_network(&full).map_err(|m| err(format!("{p}.sabre"), m))?;
+                let steps = crate::sabre::steps(&periods, duration_ns)
+                    .map_err(|m| err(format!("{p}.sabre"), m))?;
+                for (k, &(_, bps)) in steps.iter().enumerate() {
+                    check_rate(&format!("{p}.sabre (step {k})"), bps)?;
+                }
+                push_capacity(
+                    &mut capacity,
+                    &mut cap_owner,
+                    &dirs,
+                    ServicePlan::Steps(steps),
+                    i,
+                    &p,
+                    net,
+                )?;
+                continue;
+            }
+            let service = match (&c.steps, &c.mahimahi) {
+                (Some(_), Some(_)) => unreachable!("refused above"),
                 (None, None) => {
                     return Err(err(
                         p.clone(),
-                        "missing `steps` (a list of { at, rate }) or `mahimahi` (a trace file)",
+                        "missing `steps` (a list of { at, rate }), `mahimahi` (a trace file) or `sabre` (a Sabre network.json)",
                     ))
                 }
                 (Some(steps), None) => {
@@ -479,29 +513,44 @@ impl Scenario {
                     }
                 }
             };
-            for at in dirs {
-                if let Some(k) = capacity.iter().position(|o| o.at == at) {
-                    return Err(err(
-                        format!("{p}.link"),
-                        format!(
-                            "{} already has a capacity schedule (capacity[{}]); give one per link direction",
-                            dir_name(net, at),
-                            cap_owner[k]
-                        ),
-                    ));
-                }
-                capacity.push(CapacityPlan {
-                    at,
-                    service: service.clone(),
-                });
-                cap_owner.push(i);
-            }
+            push_capacity(&mut capacity, &mut cap_owner, &dirs, service, i, &p, net)?;
         }
         Ok(DynamicsPlan {
             loss_events,
             capacity,
         })
     }
+}
+
+/// Adds the schedule of `capacity[i]` (path `p`) to each of its link directions, refusing a
+/// direction that already has one.
+fn push_capacity(
+    capacity: &mut Vec<CapacityPlan>,
+    cap_owner: &mut Vec<usize>,
+    dirs: &[LinkDirRef],
+    service: ServicePlan,
+    i: usize,
+    p: &str,
+    net: &Net,
+) -> Result<(), ScenarioError> {
+    for &at in dirs {
+        if let Some(k) = capacity.iter().position(|o| o.at == at) {
+            return Err(err(
+                format!("{p}.link"),
+                format!(
+                    "{} already has a capacity schedule (capacity[{}]); give one per link direction",
+                    dir_name(net, at),
+                    cap_owner[k]
+                ),
+            ));
+        }
+        capacity.push(CapacityPlan {
+            at,
+            service: service.clone(),
+        });
+        cap_owner.push(i);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

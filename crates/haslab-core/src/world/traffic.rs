@@ -9,6 +9,7 @@
 
 use super::{Ev, World};
 use crate::app::bulk::BulkSender;
+use crate::metrics::delay::DelayStats;
 use crate::metrics::traffic::{TrafficSeries, TrafficSummary};
 use crate::net::closed_form::ClosedFormHop;
 use crate::net::link::LinkDir;
@@ -331,6 +332,7 @@ impl World {
                 conn: g,
                 to_server: false,
                 enqueued_ns: 0,
+                sent_ns: 0,
                 transport: Transport::Udp {
                     src_port: port,
                     dst_port: SINK_PORT,
@@ -471,6 +473,7 @@ impl World {
         // a web transfer is a connection without a flow; its sender is side 0
         self.data_side.push(0);
         self.data_queue_drops.push(0);
+        self.data_delay.push(DelayStats::default());
         self.conn_flow.push(None);
         let app = self.apps.len() as u32;
         self.apps
