@@ -604,6 +604,10 @@ def demo(
             t = Table(
                 title=f"8 RBB players, 8 Mbps bottleneck, 100 ms RTT, {duration} s (tcphas-home)",
                 title_justify="left",
+                caption=f"Measured over the whole run, [0, {duration}) s, the players' start-up "
+                "included (the TcpHas paper's K); `haslab reproduce tcphas-fig2` also measures "
+                "from 60 s and over [300, 560) s of 600 s runs (docs/reproductions.md).",
+                caption_justify="left",
             )
             for col in table.columns:
                 # the CSV's column names, on lines of at most 13 characters

@@ -36,7 +36,10 @@ def scenario(cc: str, duration_s: int = 180, seed: int = 1) -> dict:
 
 
 def summarize(cc: str, r: "Result") -> dict:
-    """One row of the demo table from a run (players' averages; the bottleneck's queue)."""
+    """One row of the demo table from a run (players' averages; the bottleneck's queue), each
+    number over the whole run, [0, duration): the start-up phase is included, as in the TcpHas
+    paper's K = 180 s (`haslab reproduce tcphas-fig2` also measures from 60 s and over a
+    steady-state window of 600 s runs)."""
     ps = r.player_summary
     pl = r.players
     at_optimal = float((pl["level"] == pl["optimal_level"]).mean() * 100) if len(pl) else float("nan")
