@@ -37,9 +37,10 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=1)
 
 
-def _first_line(text: Optional[str], width: int = 160) -> str:
-    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
+def _first_line(text: Optional[str]) -> str:
+    """The first line of an error, whole (the table wraps it; a cut message would hide the
+    list of accepted values that ends most errors)."""
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
 
 
 def _failures_table(rows: list[dict], params: list[str], limit: int) -> Table:

@@ -79,3 +79,19 @@ def test_split_tables_keep_every_column_and_the_row_names():
         seen += headers[1:]
         assert console.measure(part).maximum <= 80
     assert seen == names[1:]
+
+
+def test_sweep_tables_fit_80_columns_and_keep_errors_whole(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(
+        f'[sweep]\nscenario = "{EX / "dumbbell.toml"}"\nseeds = 2\nset = {{ duration = "1s" }}\n'
+        '[sweep.grid]\n"flow.0.count" = [1, 2]\n"defaults.cc" = ["cubic", "nosuchcc"]\n'
+    )
+    p = cli80("sweep", "validate", f)
+    assert p.returncode == 1
+    assert_fits(p.stdout)
+    assert cli80("sweep", "run", f, "--out", tmp_path / "o", "--jobs", "1", "--quiet").returncode != 0  # failed runs
+    p = cli80("sweep", "status", tmp_path / "o")
+    assert_fits(p.stdout)
+    # the error's list of accepted values is printed to its end, wrapped
+    assert "trickle" in p.stdout.replace("│", " ")
