@@ -47,6 +47,7 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
     let (pl, idx, lv) = (col(t, "player"), col(t, "index"), col(t, "level"));
     let (req, done, flow) = (col(t, "request_ns"), col(t, "done_ns"), col(t, "flow"));
     let (bb, ba) = (col(t, "buffer_before_ns"), col(t, "buffer_after_ns"));
+    let fb = col(t, "first_byte_ns");
     let rows: Vec<usize> = (0..pl.len()).filter(|&i| pl[i] as usize == p).collect();
     assert!(
         rows.len() > 5,
@@ -73,7 +74,7 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
             "player {p} row {i}"
         );
         assert_eq!(now, req[i], "player {p} segment {}: request time", idx[i]);
-        now = d.completed(done[i], flow[i] as u32);
+        now = d.completed(done[i], flow[i] as u32, Some(fb[i]));
     }
     let log = d.into_log(r.duration_ns);
     for (k, &i) in rows.iter().enumerate() {

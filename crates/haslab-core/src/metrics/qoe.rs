@@ -437,7 +437,7 @@ fn across(
 }
 
 fn segment_table(logs: &[PlayerLog]) -> Table {
-    let mut c: [Vec<u64>; 8] = Default::default();
+    let mut c: [Vec<u64>; 10] = Default::default();
     let (mut player, mut index, mut level, mut flow) = (vec![], vec![], vec![], vec![]);
     let (mut thr, mut est) = (vec![], vec![]);
     for (i, log) in logs.iter().enumerate() {
@@ -454,11 +454,13 @@ fn segment_table(logs: &[PlayerLog]) -> Table {
             c[5].push(s.download_ns());
             c[6].push(s.buffer_before_ns);
             c[7].push(s.buffer_after_ns);
+            c[8].push(s.first_byte_ns);
+            c[9].push(s.ttfb_ns());
             thr.push(s.throughput_bps());
             est.push(s.estimate_bps);
         }
     }
-    let [bitrate, bytes, media, req, done, dl, bb, ba] = c;
+    let [bitrate, bytes, media, req, done, dl, bb, ba, fb, ttfb] = c;
     Table {
         name: "segments".into(),
         columns: vec![
@@ -469,7 +471,9 @@ fn segment_table(logs: &[PlayerLog]) -> Table {
             ("bytes".into(), ColumnData::U64(bytes)),
             ("media_ns".into(), ColumnData::U64(media)),
             ("request_ns".into(), ColumnData::U64(req)),
+            ("first_byte_ns".into(), ColumnData::U64(fb)),
             ("done_ns".into(), ColumnData::U64(done)),
+            ("ttfb_ns".into(), ColumnData::U64(ttfb)),
             ("download_ns".into(), ColumnData::U64(dl)),
             ("throughput_bps".into(), ColumnData::F64(thr)),
             ("estimate_bps".into(), ColumnData::F64(est)),

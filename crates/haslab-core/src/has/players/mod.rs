@@ -62,6 +62,8 @@ pub struct SegmentResult {
     pub media_ns: u64,
     /// When the request was issued (including connection set-up when one was needed).
     pub request_ns: u64,
+    /// When the first byte of the response arrived (request_ns ≤ first_byte_ns ≤ done_ns).
+    pub first_byte_ns: u64,
     /// When the last byte arrived.
     pub done_ns: u64,
 }
@@ -70,6 +72,16 @@ impl SegmentResult {
     /// T̃: request → last byte, at least 1 ns.
     pub fn download_ns(&self) -> u64 {
         (self.done_ns - self.request_ns).max(1)
+    }
+    /// Time to first byte: request → first byte of the response (dash.js's "latency",
+    /// `tresponse − trequest`).
+    pub fn ttfb_ns(&self) -> u64 {
+        self.first_byte_ns.saturating_sub(self.request_ns)
+    }
+    /// First byte → last byte, at least 1 ns (dash.js's download time with
+    /// `useDeadTimeLatency`, Sabre's `time − time_to_first_bit`).
+    pub fn transfer_ns(&self) -> u64 {
+        self.done_ns.saturating_sub(self.first_byte_ns).max(1)
     }
     /// x̃ = bits / T̃ (actual segment bytes, algorithms.md B0).
     pub fn throughput_bps(&self) -> f64 {
@@ -95,6 +107,28 @@ impl BufferState {
     }
 }
 
+/// An in-flight download, as a player sees it on a progress event.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    pub index: usize,
+    pub level: usize,
+    /// Media (body) bytes of the whole segment (Content-Length).
+    pub bytes_total: u64,
+    /// Media bytes received so far (< bytes_total).
+    pub bytes_loaded: u64,
+    pub media_ns: u64,
+    pub request_ns: u64,
+    /// When the first byte of the response arrived (None: not yet).
+    pub first_byte_ns: Option<u64>,
+    pub now_ns: u64,
+}
+
+/// The interval of progress events a player that abandons requests is given: the
+/// XMLHttpRequest standard fires `progress` "every 50ms or for every byte received, whichever
+/// is least frequent" (XHR Living Standard, "process response body"); Sabre checks abandonment
+/// every 50 ms of download as well (`NetworkModel.min_progress_time = 50`).
+pub const PROGRESS_EVERY_NS: u64 = 50_000_000;
+
 /// When to issue the next request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum When {
@@ -115,6 +149,17 @@ pub trait Player: Send {
     fn downloaded(&mut self, seg: &SegmentResult, st: &BufferState) -> When;
     /// The current bandwidth estimate (the value the last decision used), for the log.
     fn estimate_bps(&self) -> Option<f64> {
+        None
+    }
+    /// Whether the player may abandon an in-flight request (then the session reports
+    /// progress every [`PROGRESS_EVERY_NS`] to [`Player::progress`]).
+    fn abandons(&self) -> bool {
+        false
+    }
+    /// Progress of the in-flight download: Some(level) abandons it and requests the same
+    /// segment again at `level` (lower than the in-flight level); the next [`Player::choose`]
+    /// is asked for that request and should answer `level`.
+    fn progress(&mut self, _p: &Progress, _st: &BufferState) -> Option<usize> {
         None
     }
 }
