@@ -271,7 +271,13 @@ impl LivePlayers {
     /// byte at first_byte_ns (None: not measured); returns the earliest time of its next
     /// request.
     #[pyo3(signature = (i, now_ns, flow, first_byte_ns = None))]
-    fn completed(&self, i: usize, now_ns: u64, flow: u32, first_byte_ns: Option<u64>) -> PyResult<u64> {
+    fn completed(
+        &self,
+        i: usize,
+        now_ns: u64,
+        flow: u32,
+        first_byte_ns: Option<u64>,
+    ) -> PyResult<u64> {
         self.with(i, |d| d.completed(now_ns, flow, first_byte_ns))
     }
 

@@ -376,8 +376,7 @@ impl HasSession {
     /// The outstanding request answered by `tag` on connection `conn`.
     fn find(&self, conn: u32, tag: u64) -> Option<usize> {
         self.outstanding.iter().position(|o| {
-            http::tag(o.segment, o.level) == tag
-                && self.slots[o.slot].map(|s| s.conn) == Some(conn)
+            http::tag(o.segment, o.level) == tag && self.slots[o.slot].map(|s| s.conn) == Some(conn)
         })
     }
 

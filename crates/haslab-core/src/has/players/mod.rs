@@ -10,15 +10,23 @@
 //! session enforces the buffer cap on top of a player's [`When`].
 //!
 //! One file per player, each with its parameters on top and the source of every default:
-//! [`rbb`], [`conventional`], [`panda`], [`elastic`], [`festive`], [`bba`], [`bola`].
+//! [`rbb`], [`conventional`], [`panda`], [`elastic`], [`festive`], [`bba`], [`bola`],
+//! [`bola_e`], [`dashjs`] (with [`dashjs_bola`], [`dashjs_abandon`]), [`mpc`]; the dash.js
+//! throughput estimate shared by several is [`throughput_history`].
 
 pub mod bba;
 pub mod bola;
+pub mod bola_e;
 pub mod conventional;
+pub mod dashjs;
+pub mod dashjs_abandon;
+pub mod dashjs_bola;
 pub mod elastic;
 pub mod festive;
+pub mod mpc;
 pub mod panda;
 pub mod rbb;
+pub mod throughput_history;
 
 use super::playback::Phase;
 use crate::sim::rng::Stream;
@@ -183,6 +191,24 @@ pub enum AbrConfig {
     Bba(bba::BbaConfig),
     /// BOLA-BASIC, Lyapunov buffer control (B6).
     Bola(bola::BolaConfig),
+    /// BOLA-E: placeholder buffer, BOLA-U/BOLA-O, insufficient-buffer rule, abandonment.
+    #[serde(rename = "bola-e")]
+    BolaE(bola_e::BolaEConfig),
+    /// dash.js v4.7.4, strategy abrThroughput.
+    #[serde(rename = "dashjs-throughput")]
+    DashjsThroughput(dashjs::DashjsConfig),
+    /// dash.js v4.7.4, strategy abrBola.
+    #[serde(rename = "dashjs-bola")]
+    DashjsBola(dashjs::DashjsConfig),
+    /// dash.js v4.7.4, strategy abrDynamic (its default).
+    #[serde(rename = "dashjs-dynamic")]
+    DashjsDynamic(dashjs::DashjsConfig),
+    /// RobustMPC.
+    #[serde(rename = "robustmpc")]
+    RobustMpc(mpc::MpcConfig),
+    /// FastMPC (solved exactly).
+    #[serde(rename = "fastmpc")]
+    FastMpc(mpc::MpcConfig),
 }
 
 impl Default for AbrConfig {
@@ -200,6 +226,12 @@ impl AbrConfig {
         "festive",
         "bba",
         "bola",
+        "bola-e",
+        "dashjs-throughput",
+        "dashjs-bola",
+        "dashjs-dynamic",
+        "robustmpc",
+        "fastmpc",
     ];
 
     pub fn name(&self) -> &'static str {
@@ -211,6 +243,12 @@ impl AbrConfig {
             AbrConfig::Festive(_) => "festive",
             AbrConfig::Bba(_) => "bba",
             AbrConfig::Bola(_) => "bola",
+            AbrConfig::BolaE(_) => "bola-e",
+            AbrConfig::DashjsThroughput(_) => "dashjs-throughput",
+            AbrConfig::DashjsBola(_) => "dashjs-bola",
+            AbrConfig::DashjsDynamic(_) => "dashjs-dynamic",
+            AbrConfig::RobustMpc(_) => "robustmpc",
+            AbrConfig::FastMpc(_) => "fastmpc",
         }
     }
 
@@ -224,6 +262,12 @@ impl AbrConfig {
             "festive" => AbrConfig::Festive(Default::default()),
             "bba" | "bba0" | "bba-0" => AbrConfig::Bba(Default::default()),
             "bola" => AbrConfig::Bola(Default::default()),
+            "bola-e" | "bolae" => AbrConfig::BolaE(Default::default()),
+            "dashjs-throughput" => AbrConfig::DashjsThroughput(Default::default()),
+            "dashjs-bola" => AbrConfig::DashjsBola(Default::default()),
+            "dashjs-dynamic" | "dashjs" => AbrConfig::DashjsDynamic(Default::default()),
+            "robustmpc" | "robust-mpc" => AbrConfig::RobustMpc(Default::default()),
+            "fastmpc" | "fast-mpc" => AbrConfig::FastMpc(Default::default()),
             _ => return None,
         })
     }
@@ -238,6 +282,11 @@ impl AbrConfig {
             AbrConfig::Festive(c) => c.check(),
             AbrConfig::Bba(c) => c.check(),
             AbrConfig::Bola(c) => c.check(),
+            AbrConfig::BolaE(c) => c.check(),
+            AbrConfig::DashjsThroughput(c)
+            | AbrConfig::DashjsBola(c)
+            | AbrConfig::DashjsDynamic(c) => c.check(),
+            AbrConfig::RobustMpc(c) | AbrConfig::FastMpc(c) => c.check(),
         }
     }
 
@@ -251,6 +300,22 @@ impl AbrConfig {
             AbrConfig::Festive(c) => Box::new(festive::Festive::new(c.clone(), ctx, rng)),
             AbrConfig::Bba(c) => Box::new(bba::Bba::new(c.clone(), ctx)),
             AbrConfig::Bola(c) => Box::new(bola::Bola::new(c.clone(), ctx)),
+            AbrConfig::BolaE(c) => Box::new(bola_e::BolaE::new(c.clone(), ctx)),
+            AbrConfig::DashjsThroughput(c) => Box::new(dashjs::Dashjs::new(
+                c.clone(),
+                ctx,
+                dashjs::Strategy::Throughput,
+            )),
+            AbrConfig::DashjsBola(c) => {
+                Box::new(dashjs::Dashjs::new(c.clone(), ctx, dashjs::Strategy::Bola))
+            }
+            AbrConfig::DashjsDynamic(c) => Box::new(dashjs::Dashjs::new(
+                c.clone(),
+                ctx,
+                dashjs::Strategy::Dynamic,
+            )),
+            AbrConfig::RobustMpc(c) => Box::new(mpc::Mpc::new(c.clone(), ctx, true)),
+            AbrConfig::FastMpc(c) => Box::new(mpc::Mpc::new(c.clone(), ctx, false)),
         }
     }
 }
