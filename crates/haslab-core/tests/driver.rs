@@ -30,7 +30,7 @@ bottleneck_queue = "40pkts"
     );
     for k in 0..3 {
         t += &format!(
-            "[[player]]\nname = \"p{k}\"\nclient = \"right{k}\"\nserver = \"left{k}\"\nabr = \"{abr}\"\n\
+            "[[player]]\nname = \"p{k}\"\nclient = \"right{k}\"\nserver = \"left{k}\"\nabr = {abr}\n\
              video = \"tcphas\"\nstart = \"{}ms\"\n{extra}\n",
             k * 700
         );
@@ -90,14 +90,22 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
 
 #[test]
 fn the_driver_replays_the_simulators_decisions_for_every_player() {
+    // the driver cannot abort a request (live mode does not abandon): the players that
+    // abandon are replayed with abandonment off
     for abr in [
-        "rbb",
-        "conventional",
-        "panda",
-        "elastic",
-        "festive",
-        "bba",
-        "bola",
+        "\"rbb\"",
+        "\"conventional\"",
+        "\"panda\"",
+        "\"elastic\"",
+        "\"festive\"",
+        "\"bba\"",
+        "\"bola\"",
+        "{ algorithm = \"bola-e\", abandon = false }",
+        "{ algorithm = \"dashjs-throughput\", abandon_requests_rule = false }",
+        "{ algorithm = \"dashjs-bola\", abandon_requests_rule = false }",
+        "{ algorithm = \"dashjs-dynamic\", abandon_requests_rule = false }",
+        "\"robustmpc\"",
+        "\"fastmpc\"",
     ] {
         let text = scenario(abr, "buffer = \"20s\"");
         let plan = plan_from_toml(&text).unwrap();
@@ -111,7 +119,7 @@ fn the_driver_replays_the_simulators_decisions_for_every_player() {
 
 #[test]
 fn the_refill_scheduler_is_the_same_in_both() {
-    let text = scenario("conventional", "buffer = \"20s\"\nrefill = \"12s\"");
+    let text = scenario("\"conventional\"", "buffer = \"20s\"\nrefill = \"12s\"");
     let plan = plan_from_toml(&text).unwrap();
     let r = run_plan(&plan, &RunOptions::default()).unwrap();
     for p in 0..3 {

@@ -514,4 +514,35 @@ mod tests {
         };
         assert_eq!(b.check_abandon(&late, 2.0), None);
     }
+
+    #[test]
+    fn the_placeholder_keeps_a_late_top_level_download() {
+        // the tcphas ladder and a 30 s buffer: B_t = 30, γp = ln(4256/248)/2 = 1.4213,
+        // V_p = 7.036; V_p(υ_M + γp) = 37.04, V_p(υ_1 + γp) = 17.04.
+        let ctx = PlayerContext {
+            bitrates_bps: vec![248_000, 456_000, 928_000, 1_632_000, 4_256_000],
+            segment_ns: 2 * S,
+            buffer_cap_ns: 30 * S,
+        };
+        let mut b = BolaE::new(Default::default(), ctx);
+        // the step-down trace at 63 s: 846 780 of 1 064 000 bytes after 23 s, first byte
+        // after 40 ms, B = 4.97 s
+        let p = Progress {
+            index: 32,
+            level: 4,
+            bytes_total: 1_064_000,
+            bytes_loaded: 846_780,
+            media_ns: 2 * S,
+            request_ns: 0,
+            first_byte_ns: Some(40_000_000),
+            now_ns: 23_040_000_000,
+        };
+        // P = 0: B' = 4.93; z ≈ 217 220 − 0.04·36 800 ≈ 215 750 B; top: (37.04 − 4.93)/z =
+        // 1.49e-4; level 0 (62 000 B): (17.04 − 4.93)/62 000 = 1.95e-4 → abandon to 0
+        assert_eq!(b.check_abandon(&p, 4.97), Some(0));
+        // P = 7.85 s as in the run: B' = 12.78; top 1.12e-4 beats level 0's 0.69e-4 and level
+        // 1's (114 000 B): (V_p(υ_2 + γp) − 12.78)/114 000 = 0.75e-4 → keep
+        b.placeholder = 7.85;
+        assert_eq!(b.check_abandon(&p, 4.97), None);
+    }
 }

@@ -252,6 +252,54 @@ impl AbrConfig {
         }
     }
 
+    /// The source the algorithm follows (for the catalog).
+    pub fn source(&self) -> &'static str {
+        match self {
+            AbrConfig::Rbb(_) => {
+                "TcpHas paper's rate-and-buffer-based player (ICC 2017, §IV-A; a reconstruction)"
+            }
+            AbrConfig::Conventional(_) => {
+                "QoE-of-legacy-TCP paper eqs. 1-6 with PANDA's Algorithm 1 (TAPAS parameters)"
+            }
+            AbrConfig::Panda(_) => "Li et al., PANDA, IEEE JSAC 2014",
+            AbrConfig::Elastic(_) => "De Cicco et al., ELASTIC, Packet Video 2013",
+            AbrConfig::Festive(_) => "Jiang, Sekar, Zhang, FESTIVE, CoNEXT 2012",
+            AbrConfig::Bba(_) => "Huang et al., BBA-0, SIGCOMM 2014",
+            AbrConfig::Bola(_) => "Spiteri, Urgaonkar, Sitaraman, BOLA-BASIC, INFOCOM 2016 (Sabre)",
+            AbrConfig::BolaE(_) => {
+                "Spiteri, Sitaraman, Sparacio, BOLA-E, MMSys 2018 / TOMM 2019 (Sabre BolaEnh)"
+            }
+            AbrConfig::DashjsThroughput(_) => {
+                "dash.js v4.7.4 ABRStrategy abrThroughput with its default rules"
+            }
+            AbrConfig::DashjsBola(_) => "dash.js v4.7.4 ABRStrategy abrBola with its default rules",
+            AbrConfig::DashjsDynamic(_) => {
+                "dash.js v4.7.4 ABRStrategy abrDynamic (its default) with its default rules"
+            }
+            AbrConfig::RobustMpc(_) => "Yin, Jindal, Sekar, Sinopoli, RobustMPC, SIGCOMM 2015",
+            AbrConfig::FastMpc(_) => {
+                "Yin, Jindal, Sekar, Sinopoli, FastMPC, SIGCOMM 2015 (solved exactly online)"
+            }
+        }
+    }
+
+    /// `[{name, source, parameters: {key: default}}]` for every algorithm, in [`Self::NAMES`]
+    /// order (`haslab abr`).
+    pub fn catalog_json() -> serde_json::Value {
+        let list: Vec<serde_json::Value> = Self::NAMES
+            .iter()
+            .map(|n| {
+                let c = Self::by_name(n).expect("every name builds");
+                let mut params = serde_json::to_value(&c).unwrap_or_default();
+                if let Some(o) = params.as_object_mut() {
+                    o.remove("algorithm");
+                }
+                serde_json::json!({"name": n, "source": c.source(), "parameters": params})
+            })
+            .collect();
+        serde_json::Value::Array(list)
+    }
+
     /// Default parameters of the algorithm called `name`.
     pub fn by_name(name: &str) -> Option<AbrConfig> {
         Some(match name {
