@@ -366,7 +366,7 @@ fn tcphas_servers_stabilise_rbb_players() {
 }
 
 /// Connection policies open the connections they promise: one persistent; one per segment;
-/// N in parallel, used in turn; a new one every k segments. Same scenario, same results.
+/// N used in turn (`rotate`); a new one every k segments. Same scenario, same results.
 #[test]
 fn connection_policies_open_the_promised_connections_and_runs_repeat_exactly() {
     let policy = |c: &str| {
@@ -392,7 +392,7 @@ fn connection_policies_open_the_promised_connections_and_runs_repeat_exactly() {
         f.windows(2).all(|w| w[0] != w[1]),
         "a new connection per segment"
     );
-    let r = policy("connection = \"parallel\"\nconnections = 3");
+    let r = policy("connection = \"rotate\"\nconnections = 3");
     assert_eq!(r.players[0].connections, 3);
     let f = flows_of(&r);
     assert!(

@@ -13,7 +13,8 @@
 //! once (one request in flight on each, HTTP/1.1 without pipelining: whenever a connection is
 //! idle and the next segment fits under the buffer cap — media in flight counted — the player
 //! chooses its level and it is requested there; segments that arrive ahead of an earlier one
-//! enter the buffer when it does); a new connection every k segments.
+//! enter the buffer when it does); N persistent connections used in turn, one request at a
+//! time (`rotate`); a new connection every k segments.
 //!
 //! Each segment record carries the time its response's first byte arrived (the time to first
 //! byte, `ttfb_ns`, is request → first byte). Players that abandon requests
@@ -168,6 +169,8 @@ pub struct HasSession {
     playback: Playback,
     server: HttpServer,
     slots: Vec<Option<Slot>>,
+    /// `rotate`: the slot the next request goes to
+    next_slot: usize,
     opened: u32,
     next_segment: usize,
     /// requests in flight, in the order they were issued (at most one per slot)
@@ -202,7 +205,7 @@ impl HasSession {
         let rng = Stream::new(seed, &format!("player:{}:abr", plan.name));
         let player = plan.abr.build(ctx, rng);
         let slots = match plan.connection {
-            ConnectionPolicy::Parallel(n) => vec![None; n as usize],
+            ConnectionPolicy::Parallel(n) | ConnectionPolicy::Rotate(n) => vec![None; n as usize],
             _ => vec![None],
         };
         HasSession {
@@ -211,6 +214,7 @@ impl HasSession {
             player,
             server: HttpServer::default(),
             slots,
+            next_slot: 0,
             opened: 0,
             next_segment: 0,
             outstanding: Vec::new(),
@@ -280,6 +284,9 @@ impl HasSession {
     /// idle one of `parallel` (every parallel connection carries one request at a time, as
     /// HTTP/1.1 without pipelining does).
     fn free_slot(&self) -> Option<usize> {
+        if let ConnectionPolicy::Rotate(_) = self.plan.connection {
+            return self.outstanding.is_empty().then_some(self.next_slot);
+        }
         (0..self.slots.len()).find(|&s| self.outstanding.iter().all(|o| o.slot != s))
     }
 
@@ -332,6 +339,9 @@ impl HasSession {
         let level = self.player.choose(&st).min(self.video.levels() - 1);
         let estimate_bps = self.player.estimate_bps().unwrap_or(f64::NAN);
         self.last_level = Some(level);
+        if let ConnectionPolicy::Rotate(n) = self.plan.connection {
+            self.next_slot = (slot + 1) % n as usize;
+        }
         let need_new =
             self.slots[slot].is_none() || self.plan.connection == ConnectionPolicy::PerRequest;
         if need_new {
@@ -554,7 +564,7 @@ impl HasSession {
 impl App for HasSession {
     fn start(&mut self, api: &mut AppApi) {
         let now = api.now_ns;
-        if let ConnectionPolicy::Parallel(n) = self.plan.connection {
+        if let ConnectionPolicy::Parallel(n) | ConnectionPolicy::Rotate(n) = self.plan.connection {
             for slot in 0..n as usize {
                 self.open_slot(api, slot);
             }
