@@ -30,7 +30,7 @@ FLOW_TABLES = ("cwnd", "goodput")
 #: Trace tables whose ``link`` column indexes ``Result.links``.
 LINK_TABLES = ("queue",)
 #: Trace tables whose ``player`` column indexes ``Result.player_summary``.
-PLAYER_TABLES = ("players", "segments")
+PLAYER_TABLES = ("players", "segments", "abandons")
 #: Trace tables whose ``source`` column indexes ``Result.traffic``.
 TRAFFIC_TABLES = ("traffic",)
 
@@ -444,10 +444,19 @@ class Result:
     @property
     def segments(self) -> "pd.DataFrame":
         """One row per downloaded segment: ``player_name``, ``index``, ``level``,
-        ``bitrate_bps``, ``bytes``, ``request_ns`` → ``done_ns`` (``download_ns``),
-        ``throughput_bps``, the player's ``estimate_bps`` when it chose the level, buffer
+        ``bitrate_bps``, ``bytes``, ``request_ns`` → ``first_byte_ns`` → ``done_ns``
+        (``ttfb_ns`` = request to first byte of the response, ``download_ns`` = request to last
+        byte), ``throughput_bps``, the player's ``estimate_bps`` when it chose the level, buffer
         before and after, and the connection (``flow_name``) it came over."""
         return self._player_trace("segments")
+
+    @property
+    def abandons(self) -> "pd.DataFrame":
+        """One row per request a player abandoned (``bola-e``, the ``dashjs-*`` players):
+        ``player_name``, ``index``, ``level`` → ``to_level`` (the level it was requested at
+        again), ``request_ns``, ``abandon_ns``, ``bytes_loaded`` of ``bytes_total`` (discarded),
+        the connection (``flow_name``, closed by the abandonment). Empty when none was."""
+        return self._player_trace("abandons")
 
     def _player_trace(self, name: str) -> "pd.DataFrame":
         import pandas as pd

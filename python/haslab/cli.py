@@ -881,6 +881,31 @@ def cc_list(
     out.print(trans)
 
 
+@app.command("abr")
+def abr_list(
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+) -> None:
+    """List every player algorithm: its scenario name (abr = "NAME" in a [[player]], or a table with algorithm = "NAME" and parameters), the source it follows and its default parameters (docs/has.md describes each)."""
+    from rich.markup import escape as esc
+
+    from .api import catalog
+
+    players = catalog().get("players", [])
+    if as_json:
+        sys.stdout.write(json.dumps(players, indent=2) + "\n")
+        return
+    t = Table(title=esc('Player algorithms (abr = "NAME", or { algorithm = "NAME", ... })'), title_justify="left", show_lines=True)
+    t.add_column("abr", no_wrap=True)
+    t.add_column("source")
+    t.add_column("parameters (defaults)")
+    for p in players:
+        params = "\n".join(
+            f"{k} = {_human(v) if v is not None else '(derived)'}" for k, v in p["parameters"].items()
+        ) or "-"
+        t.add_row(esc(p["name"]), esc(p["source"]), esc(params))
+    out.print(t)
+
+
 app.add_typer(__import__("haslab.cli_sweep", fromlist=["app"]).app, name="sweep")
 app.add_typer(__import__("haslab.cli_live", fromlist=["app"]).app, name="live")
 app.command("reproduce")(__import__("haslab.cli_reproduce", fromlist=["reproduce"]).reproduce)

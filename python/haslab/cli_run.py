@@ -60,7 +60,7 @@ def scenario_with_overrides(scenario: Path, items: list[str]):
 RUN_MANIFEST = ".haslab-run"
 #: What a run writes besides pcap files (for directories written before the manifest existed).
 RUN_FILES = ("summary.json", "players.png") + tuple(
-    f"{t}.parquet" for t in ("cwnd", "goodput", "queue", "players", "segments", "traffic")
+    f"{t}.parquet" for t in ("cwnd", "goodput", "queue", "players", "segments", "abandons", "traffic")
 )
 
 

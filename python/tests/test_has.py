@@ -72,6 +72,9 @@ def test_segments_log_each_download_with_its_timing(has_run):
         # a request is issued after the previous segment arrived (one at a time)
         assert (d["request_ns"].to_numpy()[1:] >= d["done_ns"].to_numpy()[:-1]).all()
         assert d["flow_name"].astype(str).str.startswith(f"{name}.c").all()
+        # first byte between request and last byte; ttfb = request → first byte
+        assert ((d["request_ns"] <= d["first_byte_ns"]) & (d["first_byte_ns"] <= d["done_ns"])).all()
+        assert (d["ttfb_ns"] == d["first_byte_ns"] - d["request_ns"]).all()
     # media conservation, from the summary
     for _, p in has_run.player_summary.iterrows():
         assert p["downloaded_ns"] == p["played_ns"] + p["buffered_ns"] + p["discarded_ns"]
@@ -182,3 +185,22 @@ def test_the_example_scenario_runs(tmp_path):
     assert dash["connections"] == 4
     assert dash["stop_ns"] == 80_000_000_000
     assert dash["buffered_ns"] == 0
+
+
+def test_the_comparison_players_are_listed_and_run():
+    """`haslab abr --json` lists every player with its defaults; each new one runs from Python,
+    and an abandoning player's abandonments are a table whose rows lower the level."""
+    res = cli("abr", "--json")
+    assert res.returncode == 0, res.stderr
+    names = [p["name"] for p in json.loads(res.stdout)]
+    new = ["bola-e", "dashjs-throughput", "dashjs-bola", "dashjs-dynamic", "robustmpc", "fastmpc"]
+    assert set(new) <= set(names)
+    bolae = next(p for p in json.loads(res.stdout) if p["name"] == "bola-e")
+    assert bolae["parameters"]["variant"] == "u"
+    for abr in new:
+        r = haslab.run(has_dict(duration="40s", players=2, abr=abr))
+        assert len(r.segments) > 5, abr
+        assert set(r.player_summary["algorithm"]) == {abr}
+    a = r.abandons
+    if len(a):
+        assert (a["to_level"] < a["level"]).all() and (a["bytes_loaded"] < a["bytes_total"]).all()

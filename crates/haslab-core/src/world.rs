@@ -616,6 +616,13 @@ impl World {
                 AppAction::Open { conn, ref spec } => {
                     self.open_connection(conn, spec, app);
                 }
+                AppAction::SetProgressNotices {
+                    conn,
+                    side,
+                    every_ns,
+                } => {
+                    self.conns[conn as usize].ends[side as usize].set_progress_every(every_ns);
+                }
                 AppAction::SetCwndClampRate {
                     conn,
                     side,

@@ -30,7 +30,7 @@ bottleneck_queue = "40pkts"
     );
     for k in 0..3 {
         t += &format!(
-            "[[player]]\nname = \"p{k}\"\nclient = \"right{k}\"\nserver = \"left{k}\"\nabr = \"{abr}\"\n\
+            "[[player]]\nname = \"p{k}\"\nclient = \"right{k}\"\nserver = \"left{k}\"\nabr = {abr}\n\
              video = \"tcphas\"\nstart = \"{}ms\"\n{extra}\n",
             k * 700
         );
@@ -47,6 +47,7 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
     let (pl, idx, lv) = (col(t, "player"), col(t, "index"), col(t, "level"));
     let (req, done, flow) = (col(t, "request_ns"), col(t, "done_ns"), col(t, "flow"));
     let (bb, ba) = (col(t, "buffer_before_ns"), col(t, "buffer_after_ns"));
+    let fb = col(t, "first_byte_ns");
     let rows: Vec<usize> = (0..pl.len()).filter(|&i| pl[i] as usize == p).collect();
     assert!(
         rows.len() > 5,
@@ -73,7 +74,7 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
             "player {p} row {i}"
         );
         assert_eq!(now, req[i], "player {p} segment {}: request time", idx[i]);
-        now = d.completed(done[i], flow[i] as u32);
+        now = d.completed(done[i], flow[i] as u32, Some(fb[i]));
     }
     let log = d.into_log(r.duration_ns);
     for (k, &i) in rows.iter().enumerate() {
@@ -89,14 +90,22 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
 
 #[test]
 fn the_driver_replays_the_simulators_decisions_for_every_player() {
+    // the driver cannot abort a request (live mode does not abandon): the players that
+    // abandon are replayed with abandonment off
     for abr in [
-        "rbb",
-        "conventional",
-        "panda",
-        "elastic",
-        "festive",
-        "bba",
-        "bola",
+        "\"rbb\"",
+        "\"conventional\"",
+        "\"panda\"",
+        "\"elastic\"",
+        "\"festive\"",
+        "\"bba\"",
+        "\"bola\"",
+        "{ algorithm = \"bola-e\", abandon = false }",
+        "{ algorithm = \"dashjs-throughput\", abandon_requests_rule = false }",
+        "{ algorithm = \"dashjs-bola\", abandon_requests_rule = false }",
+        "{ algorithm = \"dashjs-dynamic\", abandon_requests_rule = false }",
+        "\"robustmpc\"",
+        "\"fastmpc\"",
     ] {
         let text = scenario(abr, "buffer = \"20s\"");
         let plan = plan_from_toml(&text).unwrap();
@@ -110,7 +119,7 @@ fn the_driver_replays_the_simulators_decisions_for_every_player() {
 
 #[test]
 fn the_refill_scheduler_is_the_same_in_both() {
-    let text = scenario("conventional", "buffer = \"20s\"\nrefill = \"12s\"");
+    let text = scenario("\"conventional\"", "buffer = \"20s\"\nrefill = \"12s\"");
     let plan = plan_from_toml(&text).unwrap();
     let r = run_plan(&plan, &RunOptions::default()).unwrap();
     for p in 0..3 {

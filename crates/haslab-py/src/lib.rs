@@ -210,7 +210,7 @@ impl Simulation {
 /// The scenario's HAS players without a network, for live mode's real HTTP client: each one is
 /// the simulator's player logic, playback model and scheduler (haslab_core::has::driver). Times
 /// are ns on the scenario's clock. next(i, now) → ("request", segment, level) | ("wait", t) |
-/// ("done",); completed(i, now, flow) → earliest next request time; sample(i, now);
+/// ("done",); completed(i, now, flow, first_byte_ns=None) → earliest next request time; sample(i, now);
 /// connection_opened(i); stop(i, now); video(i) → dict (ladder, durations, sizes);
 /// finish(end_ns, paths) → {"players": JSON str, "has": JSON str, "tables": {...}} with the same
 /// metrics and tables as a simulation (paths[i] = (link direction name, rate) or None).
@@ -267,10 +267,18 @@ impl LivePlayers {
         })
     }
 
-    /// The outstanding segment of player i arrived at now_ns over flow `flow`; returns the
-    /// earliest time of its next request.
-    fn completed(&self, i: usize, now_ns: u64, flow: u32) -> PyResult<u64> {
-        self.with(i, |d| d.completed(now_ns, flow))
+    /// The outstanding segment of player i arrived at now_ns over flow `flow`, its first
+    /// byte at first_byte_ns (None: not measured); returns the earliest time of its next
+    /// request.
+    #[pyo3(signature = (i, now_ns, flow, first_byte_ns = None))]
+    fn completed(
+        &self,
+        i: usize,
+        now_ns: u64,
+        flow: u32,
+        first_byte_ns: Option<u64>,
+    ) -> PyResult<u64> {
+        self.with(i, |d| d.completed(now_ns, flow, first_byte_ns))
     }
 
     fn sample(&self, i: usize, now_ns: u64) -> PyResult<()> {

@@ -95,7 +95,7 @@ class LivePlayer:
     client: str
     server: str
     kernel_cc: str
-    #: {"kind": "persistent" | "per-request" | "parallel" | "renew", "n": N}
+    #: {"kind": "persistent" | "per-request" | "parallel" | "rotate" | "renew", "n": N}
     connection: dict
     start_ns: int
     stop_ns: Optional[int]

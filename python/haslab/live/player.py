@@ -131,8 +131,11 @@ class Runner:
         await self.sleep_until(p["start_ns"])
         pol = p.get("connection", {"kind": "persistent"})
         kind = pol["kind"]
-        slots: list[Optional[Conn]] = [None] * (pol.get("n", 1) if kind == "parallel" else 1)
-        if kind == "parallel":
+        # "parallel" and "rotate" both use their connections in turn here (one request at a
+        # time: the live driver keeps one request outstanding)
+        multi = kind in ("parallel", "rotate")
+        slots: list[Optional[Conn]] = [None] * (pol.get("n", 1) if multi else 1)
+        if multi:
             for s in range(len(slots)):
                 slots[s] = await self.open(p, i)
         turn = 0
@@ -148,7 +151,7 @@ class Runner:
                     await self.sleep_until(min(t, now + S // 10) if t >= U64_MAX else t)
                     continue
                 _, seg, level = step
-                slot = turn % len(slots) if kind == "parallel" else 0
+                slot = turn % len(slots) if multi else 0
                 turn += 1
                 close_after = kind == "per-request"
                 target = f"/{p['vid']}/{level}/{seg}.m4s"

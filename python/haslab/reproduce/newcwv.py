@@ -21,7 +21,7 @@ Two readings of how VLC uses its four connections (`connections` column):
 - **series** (default): one after another, each for 160 s of video (80 segments;
   `connection = "renew"`). §4: "one of the four TCP connections that was used for 160s of the total
   video playtime (~600s). The subsequent connections also had the similar pattern."
-- **rotation**: all four open, requests in turn (`connection = "parallel"`): "The VLC client used
+- **rotation**: all four open, requests in turn (`connection = "rotate"`): "The VLC client used
   four persistent TCP connections" (§3) read without §4's sentence.
 
 Pacing: the paper's words are "spreads out the bursts over a period of RTT" (§2.4), 100 % of
@@ -50,7 +50,7 @@ PLAYER = {"abr": {"algorithm": "rbb", "buffering": "estimate"}, "video": "newcwv
 #: the two readings of VLC's four connections (module docstring); the first is the default
 CONNECTIONS = {
     "series": {"preset.player.connection": "renew", "preset.player.renew_every": 80},
-    "rotation": {"preset.player.connection": "parallel", "preset.player.connections": 4},
+    "rotation": {"preset.player.connection": "rotate", "preset.player.connections": 4},
 }
 READING_NAMES = {"rotation": "the four connections used in rotation"}
 

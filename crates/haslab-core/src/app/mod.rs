@@ -73,6 +73,13 @@ pub enum AppAction {
         conn: u32,
         spec: Box<OpenSpec>,
     },
+    /// Ask the `side` endpoint of `conn` for progress notices on the peer's messages, at most
+    /// one per `every_ns` (None: none).
+    SetProgressNotices {
+        conn: u32,
+        side: u8,
+        every_ns: Option<u64>,
+    },
     /// Clamp the sender's cwnd to rate × SRTT (Trickle); None removes the clamp.
     SetCwndClampRate {
         conn: u32,
@@ -142,6 +149,15 @@ impl<'a> AppApi<'a> {
     pub fn set_app_data(&mut self, conn: u32, side: u8, data: AppData) {
         self.actions
             .push(AppAction::SetAppData { conn, side, data });
+    }
+    /// Progress notices ([`crate::tcp::endpoint::NoticeKind::Progress`]) for the peer's messages
+    /// on the `side` endpoint of `conn`, at most one per `every_ns` (None: none).
+    pub fn set_progress_notices(&mut self, conn: u32, side: u8, every_ns: Option<u64>) {
+        self.actions.push(AppAction::SetProgressNotices {
+            conn,
+            side,
+            every_ns,
+        });
     }
     /// Clamps the cwnd of the `side` sender of `conn` to `rate_bps` × SRTT (None: no clamp).
     pub fn set_cwnd_clamp_rate(&mut self, conn: u32, side: u8, rate_bps: Option<u64>) {

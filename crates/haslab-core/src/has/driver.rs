@@ -160,10 +160,11 @@ impl PlayerDriver {
         }
     }
 
-    /// The outstanding segment's last byte arrived at `now_ns` over connection (flow) `conn`.
+    /// The outstanding segment's last byte arrived at `now_ns` over connection (flow) `conn`;
+    /// its first byte at `first_byte_ns` (None: not measured, taken as `now_ns`).
     /// Returns the earliest time of the next request (absolute ns; `u64::MAX` after the last
     /// segment or when nothing is outstanding).
-    pub fn completed(&mut self, now_ns: u64, conn: u32) -> u64 {
+    pub fn completed(&mut self, now_ns: u64, conn: u32, first_byte_ns: Option<u64>) -> u64 {
         let Some(o) = self.outstanding.take() else {
             return u64::MAX;
         };
@@ -171,6 +172,7 @@ impl PlayerDriver {
         let media_ns = video.durations_ns[o.segment];
         let bytes = video.size(o.level, o.segment);
         let last = o.segment + 1 == video.segments();
+        let first_byte_ns = first_byte_ns.unwrap_or(now_ns).clamp(o.request_ns, now_ns);
         self.playback.add_segment(now_ns, o.level, media_ns, last);
         self.segments.push(SegmentRecord {
             index: o.segment as u32,
@@ -179,6 +181,7 @@ impl PlayerDriver {
             bytes,
             media_ns,
             request_ns: o.request_ns,
+            first_byte_ns,
             done_ns: now_ns,
             estimate_bps: o.estimate_bps,
             buffer_before_ns: o.buffer_before_ns,
@@ -194,6 +197,7 @@ impl PlayerDriver {
             bytes,
             media_ns,
             request_ns: o.request_ns,
+            first_byte_ns,
             done_ns: now_ns,
         };
         let st = self.state(now_ns);
@@ -272,6 +276,7 @@ impl PlayerDriver {
             discarded_ns: self.playback.discarded_ns,
             connections_opened: self.connections_opened,
             final_phase: self.playback.phase(),
+            abandoned: Vec::new(),
         }
     }
 }

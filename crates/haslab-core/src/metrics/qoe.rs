@@ -365,8 +365,13 @@ pub fn evaluate(
     }
 
     let has = (!logs.is_empty()).then(|| across(logs, paths, &players));
+    let mut tables = vec![segment_table(logs), sample_table(logs, &optimal_cols)];
+    // only when a player abandoned a request (players that never abandon add nothing)
+    if logs.iter().any(|l| !l.abandoned.is_empty()) {
+        tables.push(abandon_table(logs));
+    }
     QoeOutput {
-        tables: vec![segment_table(logs), sample_table(logs, &optimal_cols)],
+        tables,
         players,
         has,
     }
@@ -437,7 +442,7 @@ fn across(
 }
 
 fn segment_table(logs: &[PlayerLog]) -> Table {
-    let mut c: [Vec<u64>; 8] = Default::default();
+    let mut c: [Vec<u64>; 10] = Default::default();
     let (mut player, mut index, mut level, mut flow) = (vec![], vec![], vec![], vec![]);
     let (mut thr, mut est) = (vec![], vec![]);
     for (i, log) in logs.iter().enumerate() {
@@ -454,11 +459,13 @@ fn segment_table(logs: &[PlayerLog]) -> Table {
             c[5].push(s.download_ns());
             c[6].push(s.buffer_before_ns);
             c[7].push(s.buffer_after_ns);
+            c[8].push(s.first_byte_ns);
+            c[9].push(s.ttfb_ns());
             thr.push(s.throughput_bps());
             est.push(s.estimate_bps);
         }
     }
-    let [bitrate, bytes, media, req, done, dl, bb, ba] = c;
+    let [bitrate, bytes, media, req, done, dl, bb, ba, fb, ttfb] = c;
     Table {
         name: "segments".into(),
         columns: vec![
@@ -469,12 +476,48 @@ fn segment_table(logs: &[PlayerLog]) -> Table {
             ("bytes".into(), ColumnData::U64(bytes)),
             ("media_ns".into(), ColumnData::U64(media)),
             ("request_ns".into(), ColumnData::U64(req)),
+            ("first_byte_ns".into(), ColumnData::U64(fb)),
             ("done_ns".into(), ColumnData::U64(done)),
+            ("ttfb_ns".into(), ColumnData::U64(ttfb)),
             ("download_ns".into(), ColumnData::U64(dl)),
             ("throughput_bps".into(), ColumnData::F64(thr)),
             ("estimate_bps".into(), ColumnData::F64(est)),
             ("buffer_before_ns".into(), ColumnData::U64(bb)),
             ("buffer_after_ns".into(), ColumnData::U64(ba)),
+            ("flow".into(), ColumnData::U32(flow)),
+        ],
+    }
+}
+
+/// One row per abandoned request.
+fn abandon_table(logs: &[PlayerLog]) -> Table {
+    let (mut player, mut index, mut level, mut to, mut flow) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    let (mut req, mut at, mut loaded, mut total) = (vec![], vec![], vec![], vec![]);
+    for (i, log) in logs.iter().enumerate() {
+        for a in &log.abandoned {
+            player.push(i as u32);
+            index.push(a.index);
+            level.push(a.level);
+            to.push(a.to_level);
+            flow.push(a.conn);
+            req.push(a.request_ns);
+            at.push(a.abandon_ns);
+            loaded.push(a.bytes_loaded);
+            total.push(a.bytes_total);
+        }
+    }
+    Table {
+        name: "abandons".into(),
+        columns: vec![
+            ("player".into(), ColumnData::U32(player)),
+            ("index".into(), ColumnData::U32(index)),
+            ("level".into(), ColumnData::U32(level)),
+            ("to_level".into(), ColumnData::U32(to)),
+            ("request_ns".into(), ColumnData::U64(req)),
+            ("abandon_ns".into(), ColumnData::U64(at)),
+            ("bytes_loaded".into(), ColumnData::U64(loaded)),
+            ("bytes_total".into(), ColumnData::U64(total)),
             ("flow".into(), ColumnData::U32(flow)),
         ],
     }

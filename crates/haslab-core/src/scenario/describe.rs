@@ -338,6 +338,7 @@ pub fn describe(plan: &Plan) -> Value {
                 ConnectionPolicy::Persistent => json!({"kind": "persistent"}),
                 ConnectionPolicy::PerRequest => json!({"kind": "per-request"}),
                 ConnectionPolicy::Parallel(n) => json!({"kind": "parallel", "connections": n}),
+                ConnectionPolicy::Rotate(n) => json!({"kind": "rotate", "connections": n}),
                 ConnectionPolicy::Renew(k) => json!({"kind": "renew", "renew_every": k}),
             };
             json!({

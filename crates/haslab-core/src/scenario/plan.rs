@@ -132,8 +132,10 @@ pub enum ConnectionPolicy {
     Persistent,
     /// A new connection for every request, closed after its response.
     PerRequest,
-    /// N persistent connections, used in turn.
+    /// N persistent connections downloading at once (one request in flight on each).
     Parallel(u32),
+    /// N persistent connections used in turn, one request at a time.
+    Rotate(u32),
     /// A new connection every k segments.
     Renew(u32),
 }

@@ -53,7 +53,8 @@ pub struct PlayerSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refill: Option<Duration>,
     /// Connection policy: "persistent" (one connection, default), "per-request" (a new
-    /// connection per segment), "parallel" (`connections` persistent connections used in turn),
+    /// connection per segment), "parallel" (`connections` persistent connections downloading at once),
+    /// "rotate" (`connections` persistent connections used in turn, one request at a time),
     /// "renew" (a new connection every `renew_every` segments).
     #[serde(default)]
     pub connection: ConnectionKind,
@@ -101,8 +102,10 @@ pub enum ConnectionKind {
     Persistent,
     /// A new connection for every request.
     PerRequest,
-    /// `connections` persistent connections used in turn.
+    /// `connections` persistent connections downloading at once, one request in flight on each.
     Parallel,
+    /// `connections` persistent connections used in turn, one request at a time.
+    Rotate,
     /// A new connection every `renew_every` segments.
     Renew,
 }
@@ -113,6 +116,7 @@ impl ConnectionKind {
             ConnectionKind::Persistent => "persistent",
             ConnectionKind::PerRequest => "per-request",
             ConnectionKind::Parallel => "parallel",
+            ConnectionKind::Rotate => "rotate",
             ConnectionKind::Renew => "renew",
         }
     }

@@ -304,8 +304,13 @@ impl Scenario {
                     ),
                 )
             };
-            if pl.connections.is_some() && pl.connection != ConnectionKind::Parallel {
-                return Err(only("connections", "parallel"));
+            if pl.connections.is_some()
+                && !matches!(
+                    pl.connection,
+                    ConnectionKind::Parallel | ConnectionKind::Rotate
+                )
+            {
+                return Err(only("connections", "parallel\" or \"rotate"));
             }
             if pl.renew_every.is_some() && pl.connection != ConnectionKind::Renew {
                 return Err(only("renew_every", "renew"));
@@ -313,7 +318,7 @@ impl Scenario {
             let connection = match pl.connection {
                 ConnectionKind::Persistent => ConnectionPolicy::Persistent,
                 ConnectionKind::PerRequest => ConnectionPolicy::PerRequest,
-                ConnectionKind::Parallel => {
+                ConnectionKind::Parallel | ConnectionKind::Rotate => {
                     let n = pl.connections.unwrap_or(4);
                     if !(1..=MAX_PARALLEL).contains(&n) {
                         return Err(err(
@@ -321,7 +326,11 @@ impl Scenario {
                             format!("{n} is out of range: 1 to {MAX_PARALLEL} connections"),
                         ));
                     }
-                    ConnectionPolicy::Parallel(n as u32)
+                    if pl.connection == ConnectionKind::Rotate {
+                        ConnectionPolicy::Rotate(n as u32)
+                    } else {
+                        ConnectionPolicy::Parallel(n as u32)
+                    }
                 }
                 ConnectionKind::Renew => {
                     let k = pl.renew_every.ok_or_else(|| {

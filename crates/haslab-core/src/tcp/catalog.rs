@@ -106,13 +106,15 @@ fn accepts(p: &Value, defs: &Value) -> String {
     }
 }
 
-/// `{ "algorithms": [...], "tcp_options": [...], "transports": [...] }`: what `haslab cc list`
-/// prints (transports: [`super::transport::TRANSPORTS`]).
+/// `{ "algorithms": [...], "tcp_options": [...], "transports": [...], "players": [...] }`:
+/// what `haslab cc list` prints (transports: [`super::transport::TRANSPORTS`]) and the player
+/// algorithms `haslab abr` prints ([`crate::has::players::AbrConfig::catalog_json`]).
 pub fn catalog_json() -> Value {
     json!({
         "algorithms": CcConfig::catalog(),
         "tcp_options": fields::<TcpConfig>(),
         "transports": super::transport::catalog(),
+        "players": crate::has::players::AbrConfig::catalog_json(),
     })
 }
 

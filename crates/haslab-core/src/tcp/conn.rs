@@ -22,7 +22,7 @@ impl Connection {
     pub fn write(&mut self, side: u8, bytes: u64, tag: u64, now_ns: u64, out: &mut Output) {
         let s = side as usize;
         if let Some(end) = self.ends[s].write(bytes, tag, now_ns, out) {
-            self.ends[1 - s].expect_message(end, tag);
+            self.ends[1 - s].expect_message(end - bytes, end, tag);
         }
     }
 

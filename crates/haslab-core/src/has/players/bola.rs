@@ -131,6 +131,7 @@ mod tests {
             bytes: 1,
             media_ns: 2 * S,
             request_ns: 0,
+            first_byte_ns: 0,
             done_ns: 1,
         };
         let st = BufferState {

@@ -149,6 +149,7 @@ mod tests {
             bytes,
             media_ns: 2 * S,
             request_ns: req,
+            first_byte_ns: req,
             done_ns: done,
         }
     }

@@ -200,6 +200,7 @@ mod tests {
             bytes: bps / 8,
             media_ns: 2 * S,
             request_ns: 0,
+            first_byte_ns: 0,
             done_ns: S,
         }
     }

@@ -10,15 +10,23 @@
 //! session enforces the buffer cap on top of a player's [`When`].
 //!
 //! One file per player, each with its parameters on top and the source of every default:
-//! [`rbb`], [`conventional`], [`panda`], [`elastic`], [`festive`], [`bba`], [`bola`].
+//! [`rbb`], [`conventional`], [`panda`], [`elastic`], [`festive`], [`bba`], [`bola`],
+//! [`bola_e`], [`dashjs`] (with [`dashjs_bola`], [`dashjs_abandon`]), [`mpc`]; the dash.js
+//! throughput estimate shared by several is [`throughput_history`].
 
 pub mod bba;
 pub mod bola;
+pub mod bola_e;
 pub mod conventional;
+pub mod dashjs;
+pub mod dashjs_abandon;
+pub mod dashjs_bola;
 pub mod elastic;
 pub mod festive;
+pub mod mpc;
 pub mod panda;
 pub mod rbb;
+pub mod throughput_history;
 
 use super::playback::Phase;
 use crate::sim::rng::Stream;
@@ -62,6 +70,8 @@ pub struct SegmentResult {
     pub media_ns: u64,
     /// When the request was issued (including connection set-up when one was needed).
     pub request_ns: u64,
+    /// When the first byte of the response arrived (request_ns ≤ first_byte_ns ≤ done_ns).
+    pub first_byte_ns: u64,
     /// When the last byte arrived.
     pub done_ns: u64,
 }
@@ -70,6 +80,16 @@ impl SegmentResult {
     /// T̃: request → last byte, at least 1 ns.
     pub fn download_ns(&self) -> u64 {
         (self.done_ns - self.request_ns).max(1)
+    }
+    /// Time to first byte: request → first byte of the response (dash.js's "latency",
+    /// `tresponse − trequest`).
+    pub fn ttfb_ns(&self) -> u64 {
+        self.first_byte_ns.saturating_sub(self.request_ns)
+    }
+    /// First byte → last byte, at least 1 ns (dash.js's download time with
+    /// `useDeadTimeLatency`, Sabre's `time − time_to_first_bit`).
+    pub fn transfer_ns(&self) -> u64 {
+        self.done_ns.saturating_sub(self.first_byte_ns).max(1)
     }
     /// x̃ = bits / T̃ (actual segment bytes, algorithms.md B0).
     pub fn throughput_bps(&self) -> f64 {
@@ -95,6 +115,28 @@ impl BufferState {
     }
 }
 
+/// An in-flight download, as a player sees it on a progress event.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    pub index: usize,
+    pub level: usize,
+    /// Media (body) bytes of the whole segment (Content-Length).
+    pub bytes_total: u64,
+    /// Media bytes received so far (< bytes_total).
+    pub bytes_loaded: u64,
+    pub media_ns: u64,
+    pub request_ns: u64,
+    /// When the first byte of the response arrived (None: not yet).
+    pub first_byte_ns: Option<u64>,
+    pub now_ns: u64,
+}
+
+/// The interval of progress events a player that abandons requests is given: the
+/// XMLHttpRequest standard fires `progress` "every 50ms or for every byte received, whichever
+/// is least frequent" (XHR Living Standard, "process response body"); Sabre checks abandonment
+/// every 50 ms of download as well (`NetworkModel.min_progress_time = 50`).
+pub const PROGRESS_EVERY_NS: u64 = 50_000_000;
+
 /// When to issue the next request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum When {
@@ -115,6 +157,17 @@ pub trait Player: Send {
     fn downloaded(&mut self, seg: &SegmentResult, st: &BufferState) -> When;
     /// The current bandwidth estimate (the value the last decision used), for the log.
     fn estimate_bps(&self) -> Option<f64> {
+        None
+    }
+    /// Whether the player may abandon an in-flight request (then the session reports
+    /// progress every [`PROGRESS_EVERY_NS`] to [`Player::progress`]).
+    fn abandons(&self) -> bool {
+        false
+    }
+    /// Progress of the in-flight download: Some(level) abandons it and requests the same
+    /// segment again at `level` (lower than the in-flight level); the next [`Player::choose`]
+    /// is asked for that request and should answer `level`.
+    fn progress(&mut self, _p: &Progress, _st: &BufferState) -> Option<usize> {
         None
     }
 }
@@ -138,6 +191,24 @@ pub enum AbrConfig {
     Bba(bba::BbaConfig),
     /// BOLA-BASIC, Lyapunov buffer control (B6).
     Bola(bola::BolaConfig),
+    /// BOLA-E: placeholder buffer, BOLA-U/BOLA-O, insufficient-buffer rule, abandonment.
+    #[serde(rename = "bola-e")]
+    BolaE(bola_e::BolaEConfig),
+    /// dash.js v4.7.4, strategy abrThroughput.
+    #[serde(rename = "dashjs-throughput")]
+    DashjsThroughput(dashjs::DashjsConfig),
+    /// dash.js v4.7.4, strategy abrBola.
+    #[serde(rename = "dashjs-bola")]
+    DashjsBola(dashjs::DashjsConfig),
+    /// dash.js v4.7.4, strategy abrDynamic (its default).
+    #[serde(rename = "dashjs-dynamic")]
+    DashjsDynamic(dashjs::DashjsConfig),
+    /// RobustMPC.
+    #[serde(rename = "robustmpc")]
+    RobustMpc(mpc::MpcConfig),
+    /// FastMPC (solved exactly).
+    #[serde(rename = "fastmpc")]
+    FastMpc(mpc::MpcConfig),
 }
 
 impl Default for AbrConfig {
@@ -155,6 +226,12 @@ impl AbrConfig {
         "festive",
         "bba",
         "bola",
+        "bola-e",
+        "dashjs-throughput",
+        "dashjs-bola",
+        "dashjs-dynamic",
+        "robustmpc",
+        "fastmpc",
     ];
 
     pub fn name(&self) -> &'static str {
@@ -166,7 +243,61 @@ impl AbrConfig {
             AbrConfig::Festive(_) => "festive",
             AbrConfig::Bba(_) => "bba",
             AbrConfig::Bola(_) => "bola",
+            AbrConfig::BolaE(_) => "bola-e",
+            AbrConfig::DashjsThroughput(_) => "dashjs-throughput",
+            AbrConfig::DashjsBola(_) => "dashjs-bola",
+            AbrConfig::DashjsDynamic(_) => "dashjs-dynamic",
+            AbrConfig::RobustMpc(_) => "robustmpc",
+            AbrConfig::FastMpc(_) => "fastmpc",
         }
+    }
+
+    /// The source the algorithm follows (for the catalog).
+    pub fn source(&self) -> &'static str {
+        match self {
+            AbrConfig::Rbb(_) => {
+                "TcpHas paper's rate-and-buffer-based player (ICC 2017, §IV-A; a reconstruction)"
+            }
+            AbrConfig::Conventional(_) => {
+                "QoE-of-legacy-TCP paper eqs. 1-6 with PANDA's Algorithm 1 (TAPAS parameters)"
+            }
+            AbrConfig::Panda(_) => "Li et al., PANDA, IEEE JSAC 2014",
+            AbrConfig::Elastic(_) => "De Cicco et al., ELASTIC, Packet Video 2013",
+            AbrConfig::Festive(_) => "Jiang, Sekar, Zhang, FESTIVE, CoNEXT 2012",
+            AbrConfig::Bba(_) => "Huang et al., BBA-0, SIGCOMM 2014",
+            AbrConfig::Bola(_) => "Spiteri, Urgaonkar, Sitaraman, BOLA-BASIC, INFOCOM 2016 (Sabre)",
+            AbrConfig::BolaE(_) => {
+                "Spiteri, Sitaraman, Sparacio, BOLA-E, MMSys 2018 / TOMM 2019 (Sabre BolaEnh)"
+            }
+            AbrConfig::DashjsThroughput(_) => {
+                "dash.js v4.7.4 ABRStrategy abrThroughput with its default rules"
+            }
+            AbrConfig::DashjsBola(_) => "dash.js v4.7.4 ABRStrategy abrBola with its default rules",
+            AbrConfig::DashjsDynamic(_) => {
+                "dash.js v4.7.4 ABRStrategy abrDynamic (its default) with its default rules"
+            }
+            AbrConfig::RobustMpc(_) => "Yin, Jindal, Sekar, Sinopoli, RobustMPC, SIGCOMM 2015",
+            AbrConfig::FastMpc(_) => {
+                "Yin, Jindal, Sekar, Sinopoli, FastMPC, SIGCOMM 2015 (solved exactly online)"
+            }
+        }
+    }
+
+    /// `[{name, source, parameters: {key: default}}]` for every algorithm, in [`Self::NAMES`]
+    /// order (`haslab abr`).
+    pub fn catalog_json() -> serde_json::Value {
+        let list: Vec<serde_json::Value> = Self::NAMES
+            .iter()
+            .map(|n| {
+                let c = Self::by_name(n).expect("every name builds");
+                let mut params = serde_json::to_value(&c).unwrap_or_default();
+                if let Some(o) = params.as_object_mut() {
+                    o.remove("algorithm");
+                }
+                serde_json::json!({"name": n, "source": c.source(), "parameters": params})
+            })
+            .collect();
+        serde_json::Value::Array(list)
     }
 
     /// Default parameters of the algorithm called `name`.
@@ -179,6 +310,12 @@ impl AbrConfig {
             "festive" => AbrConfig::Festive(Default::default()),
             "bba" | "bba0" | "bba-0" => AbrConfig::Bba(Default::default()),
             "bola" => AbrConfig::Bola(Default::default()),
+            "bola-e" | "bolae" => AbrConfig::BolaE(Default::default()),
+            "dashjs-throughput" => AbrConfig::DashjsThroughput(Default::default()),
+            "dashjs-bola" => AbrConfig::DashjsBola(Default::default()),
+            "dashjs-dynamic" | "dashjs" => AbrConfig::DashjsDynamic(Default::default()),
+            "robustmpc" | "robust-mpc" => AbrConfig::RobustMpc(Default::default()),
+            "fastmpc" | "fast-mpc" => AbrConfig::FastMpc(Default::default()),
             _ => return None,
         })
     }
@@ -193,6 +330,11 @@ impl AbrConfig {
             AbrConfig::Festive(c) => c.check(),
             AbrConfig::Bba(c) => c.check(),
             AbrConfig::Bola(c) => c.check(),
+            AbrConfig::BolaE(c) => c.check(),
+            AbrConfig::DashjsThroughput(c)
+            | AbrConfig::DashjsBola(c)
+            | AbrConfig::DashjsDynamic(c) => c.check(),
+            AbrConfig::RobustMpc(c) | AbrConfig::FastMpc(c) => c.check(),
         }
     }
 
@@ -206,6 +348,22 @@ impl AbrConfig {
             AbrConfig::Festive(c) => Box::new(festive::Festive::new(c.clone(), ctx, rng)),
             AbrConfig::Bba(c) => Box::new(bba::Bba::new(c.clone(), ctx)),
             AbrConfig::Bola(c) => Box::new(bola::Bola::new(c.clone(), ctx)),
+            AbrConfig::BolaE(c) => Box::new(bola_e::BolaE::new(c.clone(), ctx)),
+            AbrConfig::DashjsThroughput(c) => Box::new(dashjs::Dashjs::new(
+                c.clone(),
+                ctx,
+                dashjs::Strategy::Throughput,
+            )),
+            AbrConfig::DashjsBola(c) => {
+                Box::new(dashjs::Dashjs::new(c.clone(), ctx, dashjs::Strategy::Bola))
+            }
+            AbrConfig::DashjsDynamic(c) => Box::new(dashjs::Dashjs::new(
+                c.clone(),
+                ctx,
+                dashjs::Strategy::Dynamic,
+            )),
+            AbrConfig::RobustMpc(c) => Box::new(mpc::Mpc::new(c.clone(), ctx, true)),
+            AbrConfig::FastMpc(c) => Box::new(mpc::Mpc::new(c.clone(), ctx, false)),
         }
     }
 }

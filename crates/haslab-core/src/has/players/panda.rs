@@ -190,6 +190,7 @@ mod tests {
             bytes: bps / 8,
             media_ns: 2 * S,
             request_ns: req,
+            first_byte_ns: req,
             done_ns: req + S,
         }
     }

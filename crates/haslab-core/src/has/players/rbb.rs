@@ -168,6 +168,7 @@ mod tests {
             bytes: 250_000,
             media_ns: 2 * S,
             request_ns: 0,
+            first_byte_ns: 0,
             done_ns: 2 * S,
         }
     }

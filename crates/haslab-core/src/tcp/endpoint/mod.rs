@@ -87,10 +87,28 @@ pub enum NoticeKind {
     Acked { tag: u64 },
     /// Every byte of the peer's write tagged `tag` was received in order.
     Received { tag: u64 },
+    /// The first byte of the peer's write tagged `tag` was received in order (an HTTP
+    /// client's "response started": the time to first byte ends here).
+    FirstByte { tag: u64 },
+    /// `bytes` of the peer's write tagged `tag` have been received in order, the write not yet
+    /// whole. Only when asked for ([`Endpoint::set_progress_every`]), at most once per interval:
+    /// the XMLHttpRequest standard fires `progress` "every 50ms or for every byte received,
+    /// whichever is least frequent" (XHR Living Standard, "process response body").
+    Progress { tag: u64, bytes: u64 },
     /// Every byte written so far was acknowledged (the sender is idle).
     SendIdle,
     /// The peer closed its direction (FIN received in order).
     PeerClosed,
+}
+
+/// A message of the peer the receiver is waiting for (stream offsets).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RecvMark {
+    pub start: u64,
+    pub end: u64,
+    pub tag: u64,
+    /// FirstByte already notified
+    pub first_byte: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,8 +274,11 @@ pub struct Endpoint {
     ts_recent: u32,
     delack_timer: Timer,
     unacked_bytes: u64,
-    /// marks (end offset, tag) of the peer's writes, for Received notices
-    recv_marks: VecDeque<(u64, u64)>,
+    /// marks of the peer's writes, for FirstByte / Progress / Received notices
+    recv_marks: VecDeque<RecvMark>,
+    /// Progress notices: at most one per this interval (None: none)
+    progress_every_ns: Option<u64>,
+    last_progress_ns: Option<u64>,
 
     pub stats: EndpointStats,
 }
@@ -380,6 +401,8 @@ impl Endpoint {
             delack_timer: Timer::default(),
             unacked_bytes: 0,
             recv_marks: VecDeque::new(),
+            progress_every_ns: None,
+            last_progress_ns: None,
             stats: EndpointStats::default(),
             cfg,
         };
@@ -488,10 +511,21 @@ impl Endpoint {
         }
     }
 
-    /// The peer wrote a message ending at stream offset `end` (Connection keeps both ends'
-    /// marks in step).
-    pub(crate) fn expect_message(&mut self, end: u64, tag: u64) {
-        self.recv_marks.push_back((end, tag));
+    /// The peer wrote a message spanning stream offsets `start..end` (Connection keeps both
+    /// ends' marks in step).
+    pub(crate) fn expect_message(&mut self, start: u64, end: u64, tag: u64) {
+        self.recv_marks.push_back(RecvMark {
+            start,
+            end,
+            tag,
+            first_byte: false,
+        });
+    }
+
+    /// Asks for [`NoticeKind::Progress`] notices, at most one per `every_ns` (None: none).
+    pub fn set_progress_every(&mut self, every_ns: Option<u64>) {
+        self.progress_every_ns = every_ns;
+        self.last_progress_ns = None;
     }
 
     // ------------------------------------------------------------------ packets out

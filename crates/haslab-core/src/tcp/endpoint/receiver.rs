@@ -68,17 +68,8 @@ impl Endpoint {
             .map_or(self.rcv_nxt, |f| self.rcv_nxt.min(f));
         let new_bytes = delivered_end.saturating_sub(before);
         self.stats.bytes_received += new_bytes;
-        while let Some(&(mark_end, tag)) = self.recv_marks.front() {
-            if mark_end > delivered_end {
-                break;
-            }
-            self.recv_marks.pop_front();
-            self.stats.messages_received += 1;
-            out.notices.push(Notice {
-                conn: self.conn,
-                side: self.side,
-                kind: NoticeKind::Received { tag },
-            });
+        if new_bytes > 0 {
+            self.notify_messages(delivered_end, now_ns, out);
         }
         if self.peer_closed && ack_now {
             out.notices.push(Notice {
@@ -111,6 +102,52 @@ impl Endpoint {
                     false
                 }
             }
+        }
+    }
+
+    /// FirstByte, Progress and Received notices for the peer's messages, now that the stream is
+    /// delivered in order up to `delivered_end`.
+    fn notify_messages(&mut self, delivered_end: u64, now_ns: u64, out: &mut Output) {
+        let (conn, side) = (self.conn, self.side);
+        while let Some(m) = self.recv_marks.front_mut() {
+            if m.start >= delivered_end {
+                break;
+            }
+            if !m.first_byte {
+                m.first_byte = true;
+                out.notices.push(Notice {
+                    conn,
+                    side,
+                    kind: NoticeKind::FirstByte { tag: m.tag },
+                });
+            }
+            if m.end > delivered_end {
+                if let Some(every) = self.progress_every_ns {
+                    if self
+                        .last_progress_ns
+                        .is_none_or(|t| now_ns >= t.saturating_add(every))
+                    {
+                        self.last_progress_ns = Some(now_ns);
+                        out.notices.push(Notice {
+                            conn,
+                            side,
+                            kind: NoticeKind::Progress {
+                                tag: m.tag,
+                                bytes: delivered_end - m.start,
+                            },
+                        });
+                    }
+                }
+                break;
+            }
+            let tag = m.tag;
+            self.recv_marks.pop_front();
+            self.stats.messages_received += 1;
+            out.notices.push(Notice {
+                conn,
+                side,
+                kind: NoticeKind::Received { tag },
+            });
         }
     }
 
