@@ -90,6 +90,8 @@ venv:
 # constraints.txt pins the Python packages to the tested versions.
 install: tshark live-deps ns3-deps venv
 	@echo "pip install -e '.[dev]': compiles the simulator (release; a few minutes the first time)"
+	@# an extension built before the stable-ABI wheel (_core.cpython-3XX-*.so) would shadow the new one
+	@rm -f python/haslab/_core.cpython-*.so
 	@$(VPY) -m pip install -q -c constraints.txt -e '.[dev]'
 	@$(MAKE) -s live-build
 	@$(MAKE) -s ns3-build
