@@ -533,7 +533,11 @@ def _stop_sweep_and_resume(tmp_path: Path, how: str, executor: list[str]) -> Non
     total = 12
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "haslab", "sweep", "run", str(f), "--out", str(out), *executor, "--quiet"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # as a foreground command of a terminal: SIGINT at its default disposition (a background job
+    # of a non-interactive shell, e.g. `make test &`, inherits SIGINT ignored, and a sweep keeps
+    # ignoring a signal its parent ignores, as shells expect)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     sid = proc.pid
     try:
         deadline = time.monotonic() + 300
