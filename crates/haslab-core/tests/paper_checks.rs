@@ -309,7 +309,7 @@ fn enhanced_tcp_drops_fewer_packets_than_standard_cubic() {
 fn newcwv_single(transport: &str, seed: u64, secs: u64) -> (Vec<u32>, Vec<u32>, f64) {
     let text = format!(
         "seed = {seed}\nduration = \"{secs}s\"\n[preset]\nname = \"newcwv-single\"\n\
-         player = {{ abr = {{ algorithm = \"rbb\", buffering = \"estimate\" }}, video = \"newcwv\", refill = \"20s\", connection = \"parallel\", connections = 4, transport = \"{transport}\" }}\n"
+         player = {{ abr = {{ algorithm = \"rbb\", buffering = \"estimate\" }}, video = \"newcwv\", refill = \"20s\", connection = \"rotate\", connections = 4, transport = \"{transport}\" }}\n"
     );
     let r = run(&text);
     let seg = r.table("segments").unwrap();
