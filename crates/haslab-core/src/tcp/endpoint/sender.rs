@@ -490,13 +490,10 @@ impl Endpoint {
         self.reno_sacked -= acked.saturating_sub(1).min(self.reno_sacked);
     }
 
-    /// Whether an ACK of new data restarts the RTO timer (RFC 6298 §5.3). A partial ACK in
-    /// fast recovery does so every time (RFC 6582 §4's "Slow-but-Steady"; Linux rearms on
-    /// every ACK that acknowledges data), or only the first time with
-    /// `partial_ack_rto = "impatient"` (ns-3's `TcpSocketBase::ProcessAck` passes
-    /// `m_isFirstPartialAck` to `NewAck`), so that a recovery with many holes ends in an RTO.
-    /// Whether an ACK of new data restarts the RTO timer (RFC 6298 (5.3): yes), with ns-3's
-    /// exceptions where the configuration asks for them.
+    /// Whether an ACK of new data restarts the RTO timer (RFC 6298 §5.3: yes), with ns-3's
+    /// exceptions where the configuration asks for them: an ACK that also SACKs new data
+    /// outside recovery (`rto_restart_on_sack_advance = false`), and partial ACKs
+    /// ([`Self::restarts_rto_on_partial_ack`]).
     fn restarts_rto_on_new_ack(&mut self, prior_state: CaState, newly_sacked: u32) -> bool {
         // ns-3 3.37 ProcessAck: an ACK that SACKs new data is a duplicate ACK even when it
         // advances (RFC 6675 §5); DupAck moves Open to Disorder, and NewAck (which restarts
@@ -511,6 +508,10 @@ impl Endpoint {
         self.restarts_rto_on_partial_ack(prior_state)
     }
 
+    /// A partial ACK in fast recovery restarts the timer every time (RFC 6582 §4's
+    /// "Slow-but-Steady"; Linux rearms on every ACK that acknowledges data), or only the first
+    /// time with `partial_ack_rto = "impatient"` (ns-3's `TcpSocketBase::ProcessAck` passes
+    /// `m_isFirstPartialAck` to `NewAck`), so that a recovery with many holes ends in an RTO.
     fn restarts_rto_on_partial_ack(&mut self, prior_state: CaState) -> bool {
         let partial = prior_state == CaState::Recovery && self.tp.ca_state == CaState::Recovery;
         if !partial || self.cfg.partial_ack_rto == PartialAckRto::SlowButSteady {
