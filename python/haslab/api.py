@@ -150,7 +150,8 @@ def validate(scenario: Scenario, *, base_dir: str | os.PathLike | None = None) -
 
     Returns a description of the resolved plan (seed, duration_ns, nodes, link directions with
     their queues, flows, traffic generators, loss events, the preset and its player slots, the
-    path of each flow/generator/slot with its RTT, bottleneck and BDP, traces). Raises
+    path of each flow/generator/slot with its RTT, bottleneck and BDP, traces, and the input
+    ``warnings``, e.g. duplicate Representation ids in an MPD). Raises
     :class:`ScenarioError` (a ``ValueError``) naming the offending field.
     """
     text, fmt, base_dir = _source(scenario, base_dir)

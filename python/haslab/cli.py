@@ -555,6 +555,8 @@ def validate(
         return validate_scenario(what, base_dir=base_dir)
 
     plan = _guarded(go, _label(scenario, overrides))
+    for w in plan.get("warnings", []):
+        err.print(f"warning: {w}", soft_wrap=True, markup=False)
     out.print(f"ok: {_describe(plan)}")
 
 

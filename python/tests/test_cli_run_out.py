@@ -140,3 +140,6 @@ def test_duplicate_representation_ids_are_a_warning_on_stderr_and_in_the_summary
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert len(summary["warnings"]) == 1 and "same @id" in summary["warnings"][0]
     assert haslab.run(tmp_path / "s.toml").warnings == summary["warnings"]
+    # `validate` says it too, before anything runs
+    p = cli("validate", tmp_path / "s.toml")
+    assert p.returncode == 0 and "warning: player[0].video.mpd: dup.mpd:" in p.stderr, p.stderr

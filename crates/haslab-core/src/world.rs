@@ -302,17 +302,7 @@ impl World {
             last_goodput_ns: 0,
             unroutable: 0,
             finished: false,
-            warnings: {
-                let mut w: Vec<String> = Vec::new();
-                for p in &plan.players {
-                    for m in &p.video.warnings {
-                        if !w.contains(m) {
-                            w.push(m.clone());
-                        }
-                    }
-                }
-                w
-            },
+            warnings: plan.input_warnings(),
             traffic,
         })
     }

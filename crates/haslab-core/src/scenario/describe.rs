@@ -371,6 +371,7 @@ pub fn describe(plan: &Plan) -> Value {
         "links": links,
         "flows": flows,
         "players": players,
+        "warnings": plan.input_warnings(),
         "traffic": traffic,
         "loss_events": loss_events,
         "preset": preset,

@@ -24,6 +24,22 @@ pub struct Plan {
     pub preset: Option<super::plan_traffic::PresetPlan>,
 }
 
+impl Plan {
+    /// What reading the inputs forgave (players' videos, e.g. duplicate Representation ids in
+    /// an MPD), in scenario order, without repeats: the run's `warnings`, and `validate`'s.
+    pub fn input_warnings(&self) -> Vec<String> {
+        let mut w: Vec<String> = Vec::new();
+        for p in &self.players {
+            for m in &p.video.warnings {
+                if !w.contains(m) {
+                    w.push(m.clone());
+                }
+            }
+        }
+        w
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct NodePlan {
     pub name: String,
