@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -107,7 +108,13 @@ def run_cmd(
     except SweepInterrupted as e:
         # one line, even with --quiet: the sweep did not complete
         err.print(escape(e.message()), soft_wrap=True)
-        raise typer.Exit(code=128 + e.signum) from None
+        # Everything is stored and the workers are stopped; exit now. A normal interpreter exit
+        # joins the process pool's queue threads (concurrent.futures' and multiprocessing's exit
+        # handlers), which can wait for ever once the workers were killed mid-run: seen once
+        # in about 45 group-SIGINT stops (the sweep printed this line, then hung).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(128 + e.signum)
     except KeyboardInterrupt:
         raise _fail("interrupted (the runs finished so far are stored; run again to resume)") from None
     if quiet and outcome.failed and not outcome.ok:
