@@ -545,7 +545,7 @@ def validate(
 ) -> None:
     """Check a scenario without running it.
 
-    Prints "ok" and a one-line description; or prints the error, the offending field's path first, and exits with code 1.
+    Prints "ok" and a one-line description (and, on stderr, what reading the inputs forgave, e.g. duplicate Representation ids in an MPD); or prints the error, the offending field's path first, and exits with code 1.
     """
     from .api import validate as validate_scenario
     from .cli_run import scenario_with_overrides

@@ -355,13 +355,9 @@ impl World {
             .closed
             .as_mut()
             .expect("a closed-form generator");
-        let mut t = now;
-        for (ld, hop) in c.prefix.iter_mut() {
-            match hop.cross(&mut links[*ld as usize], pkt.size_bytes, t) {
-                Some(a) => t = a,
-                None => return,
-            }
-        }
+        let Some(t) = cross_hops(&mut c.prefix, links, pkt.size_bytes, now) else {
+            return;
+        };
         match c.inject_node {
             None => c.arrivals.push_back((t, pkt.size_bytes)),
             Some(node) if c.prefix.is_empty() => self.forward(node, pkt, now),
@@ -395,14 +391,9 @@ impl World {
             .closed
             .as_mut()
             .expect("a closed-form generator");
-        let mut t = now;
-        for (ld, hop) in c.suffix.iter_mut() {
-            match hop.cross(&mut links[*ld as usize], size_bytes, t) {
-                Some(a) => t = a,
-                None => return,
-            }
+        if let Some(t) = cross_hops(&mut c.suffix, links, size_bytes, now) {
+            c.arrivals.push_back((t, size_bytes));
         }
-        c.arrivals.push_back((t, size_bytes));
     }
 
     /// Counts the closed-form datagrams that have reached their sink by `now`.
@@ -575,4 +566,17 @@ impl World {
         let table = (!self.traffic.sources.is_empty()).then(|| series.into_table());
         (summaries, table)
     }
+}
+
+/// Crosses closed-form hops in order from `at_ns`: when the datagram leaves the last one, or
+/// None if a queue dropped it or random loss took it on the way.
+fn cross_hops(
+    hops: &mut [(u32, ClosedFormHop)],
+    links: &mut [LinkDir],
+    size_bytes: u32,
+    at_ns: u64,
+) -> Option<u64> {
+    hops.iter_mut().try_fold(at_ns, |t, (ld, hop)| {
+        hop.cross(&mut links[*ld as usize], size_bytes, t)
+    })
 }
