@@ -80,6 +80,7 @@ COMMON = {
         "partial_ack_rto": "impatient",
         "rto_restart_on_retransmit": False,
         "rto_restart_on_sack_advance": False,
+        "rtt_sampling": "ts-echo",
         "rto_ssthresh": "unless-repeated",
         "rto_undo": False,
     },

@@ -90,6 +90,26 @@ pub enum PartialAckRto {
     Impatient,
 }
 
+/// Where RTT samples come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RttSampling {
+    /// From the send time of the oldest segment an ACK acknowledges, at the simulator's
+    /// nanosecond resolution, when that segment was never retransmitted (Karn's rule, RFC
+    /// 6298 §3); otherwise from the timestamp echo on the 1 ms timestamp clock (RFC 7323 §4).
+    /// Linux `tcp_clean_rtx_queue` and `tcp_ack_update_rtt` (net/ipv4/tcp_input.c): the
+    /// skb's send time first, the echo only as a fallback.
+    SendTime,
+    /// ns-3 3.37 `TcpSocketBase::EstimateRtt` (src/internet/model/tcp-socket-base.cc): a
+    /// sample only when the ACK covers the oldest outstanding segment and that segment was
+    /// never retransmitted (its `RttHistory` `retx` flag), even with timestamps; with
+    /// timestamps on, the sample is the echo's age on the 1 ms timestamp clock
+    /// (`TcpOptionTS::ElapsedTimeFromTsValue`: whole milliseconds, 1 µs when zero), without
+    /// them the send time. Whole-millisecond samples keep RTTVAR from decaying to zero on a
+    /// path whose RTT is steady to a fraction of a millisecond, which changes the RTO.
+    TsEcho,
+}
+
 /// When an RTO recomputes ssthresh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -151,6 +171,9 @@ pub struct TcpConfig {
     /// true. ns-3 3.37 counts such an ACK as a duplicate ACK (RFC 6675 §5), moves to Disorder
     /// and skips `NewAck`, so its timer keeps running from an earlier ACK: `false` as ns-3.
     pub rto_restart_on_sack_advance: bool,
+    /// Where RTT samples come from: `send-time` (default, Linux) or `ts-echo` (ns-3 3.37:
+    /// whole-millisecond timestamp echoes, none from a retransmitted segment).
+    pub rtt_sampling: RttSampling,
     /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
     /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.
     pub rto_undo: bool,
@@ -216,6 +239,7 @@ impl Default for TcpConfig {
             rto_undo: true,
             rto_restart_on_retransmit: true,
             rto_restart_on_sack_advance: true,
+            rtt_sampling: RttSampling::SendTime,
             idle_restart: IdleRestart::Linux,
             isn: None,
             sack: false,

@@ -108,6 +108,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("rto_undo", Bool(false)),
             ("rto_restart_on_retransmit", Bool(false)),
             ("rto_restart_on_sack_advance", Bool(false)),
+            ("rtt_sampling", Str("ts-echo")),
             ("idle_restart", Str("off")),
             ("pacing", Str("off")),
         ],

@@ -271,7 +271,10 @@ pub struct Endpoint {
     pub peer_closed: bool,
     /// shift we apply to the windows we advertise
     rcv_wscale: u8,
+    /// TS.Recent: the TSval we echo (RFC 7323 §4.3)
     ts_recent: u32,
+    /// Last.ACK.sent (RFC 7323 §4.3; Linux `rcv_wup`): rcv_nxt when we last sent an ACK
+    last_ack_sent: u64,
     delack_timer: Timer,
     unacked_bytes: u64,
     /// marks of the peer's writes, for FirstByte / Progress / Received notices
@@ -398,6 +401,7 @@ impl Endpoint {
             peer_closed: false,
             rcv_wscale,
             ts_recent: 0,
+            last_ack_sent: 0,
             delack_timer: Timer::default(),
             unacked_bytes: 0,
             recv_marks: VecDeque::new(),
@@ -577,6 +581,9 @@ impl Endpoint {
     }
 
     fn emit(&mut self, mut h: TcpHeader, out: &mut Output) {
+        if h.flags & flags::ACK != 0 {
+            self.last_ack_sent = self.rcv_nxt;
+        }
         if self.sack_ok && h.flags & flags::ACK != 0 && h.flags & flags::SYN == 0 {
             self.fill_sack_blocks(&mut h);
         }

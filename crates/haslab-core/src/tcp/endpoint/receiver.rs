@@ -52,8 +52,14 @@ impl Endpoint {
             self.rcv_nxt = self.rcv_nxt.max(e);
             self.ooo.remove(0);
         }
+        // RFC 7323 §4.3 (1): TS.Recent takes the TSval of a segment that starts at or before
+        // Last.ACK.sent, so that a delayed ACK echoes the earliest segment it acknowledges and
+        // the sender's RTT sample covers the delay (Linux `tcp_replace_ts_recent`, rcv_wup;
+        // ns-3 `TcpSocketBase::ProcessOptionTimestamp`, m_highTxAck)
         if let Some((val, _)) = h.ts {
-            self.ts_recent = val;
+            if start <= self.last_ack_sent && !super::ts_before(val, self.ts_recent) {
+                self.ts_recent = val;
+            }
         }
         let mut ack_now = filled_hole;
         if let Some(f) = self.peer_fin_at {

@@ -4,7 +4,7 @@
 use super::{Endpoint, Notice, NoticeKind, Output, Rack, State, TimerKind, TlpEpisode};
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaEvent, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
-use crate::tcp::config::{CwndGrowth, PartialAckRto, RecoveryMode, RtoSsthresh};
+use crate::tcp::config::{CwndGrowth, PartialAckRto, RecoveryMode, RtoSsthresh, RttSampling};
 use crate::tcp::cwv::Congestion;
 use crate::tcp::pacing;
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
@@ -563,6 +563,37 @@ impl Endpoint {
         }
     }
 
+    /// The RTT sample of an ACK that removed `pkts_acked` segments, `first` the oldest of
+    /// them (see [`RttSampling`]).
+    fn rtt_sample(
+        &self,
+        first: Option<Seg>,
+        pkts_acked: u32,
+        h: &TcpHeader,
+        now_ns: u64,
+    ) -> Option<u64> {
+        let first = first.filter(|_| pkts_acked > 0)?;
+        let never_retransmitted = !first.has(segflags::EVER_RETRANS);
+        match (self.cfg.rtt_sampling, self.cfg.timestamps, h.ts) {
+            // Karn: the send-time sample only from a never-retransmitted segment; otherwise
+            // the timestamp echo disambiguates (RFC 7323 §4)
+            (RttSampling::SendTime, _, _) if never_retransmitted => Some(now_ns - first.sent_ns),
+            (RttSampling::SendTime, true, Some((_, ecr))) => Some(super::ts_rtt(now_ns, ecr)),
+            (RttSampling::SendTime, _, _) => None,
+            // ns-3: the echo's age in whole milliseconds, 1 µs when not positive
+            (RttSampling::TsEcho, true, Some((_, ecr))) if never_retransmitted => {
+                let ms = super::ts_now(now_ns).wrapping_sub(ecr);
+                Some(if ms == 0 || ms > i32::MAX as u32 {
+                    1_000
+                } else {
+                    ms as u64 * 1_000_000
+                })
+            }
+            (RttSampling::TsEcho, false, _) if never_retransmitted => Some(now_ns - first.sent_ns),
+            (RttSampling::TsEcho, _, _) => None,
+        }
+    }
+
     /// Removes what the cumulative ACK covers; RTT sample, delivery accounting, pkts_acked.
     fn clean_acked(
         &mut self,
@@ -581,17 +612,7 @@ impl Endpoint {
             rack_candidate(rack_newest, seg, now_ns, min_rtt);
         });
         let pkts_acked = acked.removed;
-        // Karn: the send-time sample only from a never-retransmitted segment
-        let mut rtt_ns = match first {
-            Some(s) if pkts_acked > 0 && !s.has(segflags::EVER_RETRANS) => Some(now_ns - s.sent_ns),
-            _ => None,
-        };
-        if rtt_ns.is_none() && pkts_acked > 0 && self.cfg.timestamps {
-            // the timestamp echo disambiguates (RFC 7323)
-            if let Some((_, ecr)) = h.ts {
-                rtt_ns = Some(super::ts_rtt(now_ns, ecr));
-            }
-        }
+        let rtt_ns = self.rtt_sample(first, pkts_acked, h, now_ns);
         let data_end = self.write_end;
         let bytes_acked = ack.min(data_end) - self.snd_una.clamp(1, data_end);
         self.snd_una = ack;
@@ -1126,7 +1147,7 @@ mod tests {
     use super::super::{Endpoint, Output, TimerKind};
     use crate::net::packet::{TcpHeader, Transport};
     use crate::tcp::cc::CcConfig;
-    use crate::tcp::config::{DelayedAckMode, TcpConfig};
+    use crate::tcp::config::{DelayedAckMode, RttSampling, TcpConfig};
 
     const MS: u64 = 1_000_000;
     const MSS: u64 = 1448;
@@ -1206,6 +1227,106 @@ mod tests {
                 );
             } else {
                 assert_eq!(after, armed_at_send, "ns-3 keeps the timer running");
+            }
+        }
+    }
+
+    /// RFC 7323 §4.3 (1): a delayed ACK echoes the TSval of the earliest segment it
+    /// acknowledges (the one that started at Last.ACK.sent), not the latest, so that the
+    /// sender's RTT sample includes the receiver's delay; an out-of-order segment is not echoed.
+    #[test]
+    fn a_delayed_ack_echoes_the_earliest_segment_it_acknowledges() {
+        let cfg = TcpConfig {
+            delayed_ack: DelayedAckMode::On,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        let mut segs = Vec::new();
+        for (i, t_ms) in [100u64, 103, 106, 109, 112, 115].into_iter().enumerate() {
+            c.write(MSS, i as u64, t_ms * MS, &mut out);
+            segs.extend(headers(&mut out));
+        }
+        assert_eq!(segs.len(), 6);
+        let tsval = |h: &TcpHeader| h.ts.unwrap().0;
+        // two in order: one ACK, echoing the first
+        let ack = deliver(&mut s, &segs[..2], 150 * MS);
+        assert_eq!(ack.len(), 1);
+        assert_eq!(ack[0].ts.unwrap().1, tsval(&segs[0]));
+        // the third lost, the other three out of order: their duplicate ACKs keep the old
+        // echo, and the retransmission that fills the hole is the one echoed
+        let dups = deliver(&mut s, &segs[3..6], 160 * MS);
+        assert_eq!(dups.len(), 3);
+        assert!(dups.iter().all(|d| d.ts.unwrap().1 == tsval(&segs[0])));
+        let mut resent = segs[2];
+        resent.ts = Some((170, resent.ts.unwrap().1));
+        let ack = deliver(&mut s, &[resent], 175 * MS);
+        assert_eq!(ack.len(), 1, "a segment that fills a hole is ACKed at once");
+        assert_eq!(ack[0].ts.unwrap().1, 170);
+        // then two pairs in order again
+        let mut more = Vec::new();
+        for (i, t_ms) in [180u64, 183, 186, 189].into_iter().enumerate() {
+            c.write(MSS, 6 + i as u64, t_ms * MS, &mut out);
+            more.extend(headers(&mut out));
+        }
+        let more: Vec<_> = more.into_iter().filter(|h| h.payload_bytes > 0).collect();
+        assert_eq!(more.len(), 4);
+        let ack = deliver(&mut s, &more, 230 * MS);
+        assert_eq!(ack.len(), 2);
+        assert_eq!(ack[0].ts.unwrap().1, 180);
+        assert_eq!(ack[1].ts.unwrap().1, 186);
+    }
+
+    /// RTT samples (`rtt_sampling`): Linux measures from the send time at full resolution and
+    /// falls back to the timestamp echo for a retransmitted segment; ns-3 3.37's EstimateRtt
+    /// takes the echo's age in whole milliseconds and nothing from a retransmitted segment.
+    #[test]
+    fn rtt_samples_follow_linux_or_ns3_rules() {
+        for sampling in [RttSampling::SendTime, RttSampling::TsEcho] {
+            let cfg = TcpConfig {
+                delayed_ack: DelayedAckMode::Off,
+                rtt_sampling: sampling,
+                tlp: false,
+                ..TcpConfig::default()
+            };
+            let (mut c, mut s) = pair(cfg.clone());
+            let mut out = Output::default();
+            // sent at 100.7 ms (TSval 100), acknowledged at 151.2 ms (timestamp clock 151)
+            let sent_ns = 100 * MS + 700_000;
+            c.write(MSS, 1, sent_ns, &mut out);
+            let data = headers(&mut out);
+            let ack = deliver(&mut s, &data, 125 * MS);
+            assert_eq!(
+                ack[0].ts.map(|t| t.1),
+                Some(100),
+                "the receiver echoes TSval 100"
+            );
+            let before = c.rtt.samples;
+            deliver(&mut c, &ack, 151 * MS + 200_000);
+            assert_eq!(c.rtt.samples, before + 1);
+            let expected = match sampling {
+                RttSampling::SendTime => 50 * MS + 500_000,
+                RttSampling::TsEcho => 51 * MS,
+            };
+            assert_eq!(c.rtt.latest_ns, expected, "{sampling:?}");
+
+            // a segment acknowledged after its RTO retransmission
+            let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg);
+            let mut acks = Vec::new();
+            for h in data[1..].iter().chain([&resent]) {
+                acks = deliver(&mut s, std::slice::from_ref(h), rto_at + 10 * MS);
+            }
+            let before = c.rtt.samples;
+            deliver(&mut c, &acks, rto_at + 60 * MS);
+            assert_eq!(c.unacked_written_bytes(), 0);
+            match sampling {
+                // the echo of the retransmission's TSval: 60 ms on the 1 ms clock
+                RttSampling::SendTime => {
+                    assert_eq!(c.rtt.samples, before + 1);
+                    let rto_ms = rto_at / MS;
+                    assert_eq!(c.rtt.latest_ns, ((rto_at + 60 * MS) / MS - rto_ms) * MS);
+                }
+                RttSampling::TsEcho => assert_eq!(c.rtt.samples, before, "no sample (Karn)"),
             }
         }
     }
