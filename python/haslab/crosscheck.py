@@ -154,6 +154,11 @@ SEEDS = [1, 2, 3]
 #: The on/off flow: a 1 MB chunk every 2 s (half the bottleneck on average), as a HAS player
 #: fetching 4 Mbps segments of 2 s.
 CHUNK = FlowDef("chunks", chunk_bytes=1_000_000, interval_ns=2_000_000_000)
+#: The on/off flow against a bulk flow: 500 kB every 2 s (a quarter of the bottleneck), below its
+#: fair share, so that it really idles between chunks. At 1 MB every 2 s it gets less than it
+#: asks for, is never idle and the cell is the two-bulk-flow cell again (chunk+bulk-ns3-newreno-
+#: sack-s3 gave exactly bulk2-ns3-newreno-sack-s3's numbers, on both sides).
+CHUNK_SHARED = FlowDef("chunks", chunk_bytes=500_000, interval_ns=2_000_000_000)
 BULK = FlowDef("bulk")
 #: The cells of `--quick` (and of the test): full-matrix cells that agree with ns-3 or whose
 #: differences are explained, one excluded cell and one that needs the ns3-newreno transport.
@@ -178,7 +183,7 @@ def matrix(quick: bool = False) -> list[Cell]:
                     group = f"bulk{n}-{label}-{'sack' if sack else 'nosack'}"
                     cells.append(Cell(group, seed, (BULK,) * n, sack, ns3, cc, transport, tcp))
     for label, cc, transport, ns3, tcp in CCS[:2]:
-        for kind, flows in (("chunk", (CHUNK,)), ("chunk+bulk", (CHUNK, BULK))):
+        for kind, flows in (("chunk", (CHUNK,)), ("chunk+bulk", (CHUNK_SHARED, BULK))):
             for sack in (True, False):
                 for seed in SEEDS:
                     group = f"{kind}-{label}-{'sack' if sack else 'nosack'}"
@@ -824,8 +829,9 @@ def _ns3_intro(w, cmd: str) -> None:
     w("Each cell is one scenario run twice: as a haslab scenario and by `validation/ns3/dumbbell.cc`")
     w("linked against ns-3 3.37. The dumbbell: 8 Mbps bottleneck, 40 ms one way, 67-packet drop-tail")
     w("queue (one BDP) in each direction; 100 Mbps / 5 ms access links with 1000-packet queues (100 ms")
-    w("base RTT); 60 s. Bulk flows, or a chunked on/off flow (1 MB every 2 s) alone or against one")
-    w("bulk flow. Flow start times are drawn from the seed (uniform in [0, 1 s)) and given to both")
+    w("base RTT); 60 s. Bulk flows, or a chunked on/off flow alone (1 MB every 2 s) or against one")
+    w("bulk flow (500 kB every 2 s, below its fair share, so that it idles between chunks; at 1 MB")
+    w("it would never idle and the cell would repeat the two-bulk-flow cell). Flow start times are drawn from the seed (uniform in [0, 1 s)) and given to both")
     w("sides: both simulators are deterministic, so the seed only moves the starts (one flow: the")
     w("seeds give the same result). Like with like: haslab's `newreno` (Linux-style, growth per")
     w("delivered packet) against ns-3's `TcpLinuxReno`; haslab's transport `ns3-newreno` against")
