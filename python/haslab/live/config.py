@@ -248,6 +248,8 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("rto_restart_on_retransmit", True),
         ("rto_restart_on_sack_advance", True),
         ("rtt_sampling", "send-time"),
+        ("limited_transmit", True),
+        ("recover_guard", True),
     ):
         if tcp.get(key, linux) != linux:
             reject(key, f"the kernel has one rule: {linux!r} (Linux's; the others model ns-3)")

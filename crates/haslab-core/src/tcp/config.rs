@@ -171,6 +171,19 @@ pub struct TcpConfig {
     /// true. ns-3 3.37 counts such an ACK as a duplicate ACK (RFC 6675 §5), moves to Disorder
     /// and skips `NewAck`, so its timer keeps running from an earlier ACK: `false` as ns-3.
     pub rto_restart_on_sack_advance: bool,
+    /// Limited transmit (RFC 3042): the first two duplicate ACKs each let one new segment out.
+    /// Default true (Linux, ns-3.37); ns-3.17's TcpNewReno has it off (`LimitedTransmit`
+    /// false, src/internet/model/tcp-newreno.cc). Used by `recovery = "classic"` without SACK
+    /// (with SACK, RFC 6675's pipe already counts the SACKed segments out).
+    pub limited_transmit: bool,
+    /// RFC 6582 §3.2 step 1 (the "careful" variant): three duplicate ACKs start a fast
+    /// recovery only when the cumulative ACK covers `recover` (the highest sequence sent when
+    /// the last recovery or RTO began), and during the go-back-N after an RTO duplicate ACKs
+    /// are not counted (Linux's Loss state; ns-3.37, RFC 6675 §5.1). Default true. `false`:
+    /// ns-3.17's `TcpNewReno::DupAck`, which enters fast recovery on any third duplicate ACK
+    /// when not already in one, also after an RTO (ssthresh from everything outstanding, cwnd =
+    /// ssthresh + 3, the first unacknowledged segment resent by `DoRetransmit`).
+    pub recover_guard: bool,
     /// Where RTT samples come from: `send-time` (default, Linux) or `ts-echo` (ns-3 3.37:
     /// whole-millisecond timestamp echoes, none from a retransmitted segment).
     pub rtt_sampling: RttSampling,
@@ -240,6 +253,8 @@ impl Default for TcpConfig {
             rto_restart_on_retransmit: true,
             rto_restart_on_sack_advance: true,
             rtt_sampling: RttSampling::SendTime,
+            limited_transmit: true,
+            recover_guard: true,
             idle_restart: IdleRestart::Linux,
             isn: None,
             sack: false,

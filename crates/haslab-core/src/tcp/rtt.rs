@@ -7,6 +7,11 @@
 //!   the floor sits *inside* the sum, so on a path with a stable RTT Linux's RTO is about
 //!   SRTT + 200 ms where ns-3's is max(1 s, …). (Linux also decays its variance term per RTT
 //!   through `mdev_max`; we use the RFC estimator for both formulas.)
+//! - `ns3.17` (ns-3.17's `RttMeanDeviation`, src/internet/model/rtt-estimator.cc at the ns-3.17
+//!   tag): one gain g = 0.1 for both, first sample R: SRTT = R, deviation = R; later
+//!   err = R − SRTT, SRTT += g·err, deviation += g·(|err| − deviation); RTO =
+//!   max(min_rto, SRTT + 4·deviation), each term truncated to whole milliseconds
+//!   (`RetransmitTimeout`), with no clock-granularity term.
 //! - Before the first sample RTO = `initial_rto` (1 s); after an exchange whose SYN was
 //!   retransmitted and no sample was possible, 3 s (RFC 6298 §5.7).
 //! - Backoff: each expiry doubles the RTO up to `max_rto`; the next valid sample recomputes it
@@ -24,7 +29,13 @@ use serde::{Deserialize, Serialize};
 pub enum RtoFormula {
     Rfc6298,
     Linux,
+    /// ns-3.17's `RttMeanDeviation` estimator and RTO (see the module docs).
+    #[serde(rename = "ns3.17")]
+    Ns317,
 }
+
+/// ns-3.17 `RttMeanDeviation` `Gain` default.
+const NS317_GAIN: f64 = 0.1;
 
 pub const CLOCK_GRANULARITY_NS: u64 = 1_000_000;
 
@@ -67,7 +78,17 @@ impl RttEstimator {
     /// Adds an RTT sample; clears the backoff (RFC 6298 §5.7: the RTO is recomputed).
     pub fn on_sample(&mut self, r_ns: u64) {
         let r = r_ns.max(1);
-        if self.samples == 0 {
+        if self.formula == RtoFormula::Ns317 {
+            if self.samples == 0 {
+                self.srtt_ns = r;
+                self.rttvar_ns = r;
+            } else {
+                let err = r as f64 - self.srtt_ns as f64;
+                self.srtt_ns = (self.srtt_ns as f64 + NS317_GAIN * err).round() as u64;
+                let var = self.rttvar_ns as f64;
+                self.rttvar_ns = (var + NS317_GAIN * (err.abs() - var)).round() as u64;
+            }
+        } else if self.samples == 0 {
             self.srtt_ns = r;
             self.rttvar_ns = r / 2;
         } else {
@@ -84,6 +105,10 @@ impl RttEstimator {
                 (self.srtt_ns + CLOCK_GRANULARITY_NS.max(4 * self.rttvar_ns)).max(self.min_rto_ns)
             }
             RtoFormula::Linux => self.srtt_ns + (4 * self.rttvar_ns).max(self.min_rto_ns),
+            RtoFormula::Ns317 => {
+                const MS: u64 = 1_000_000;
+                ((self.srtt_ns / MS + 4 * (self.rttvar_ns / MS)) * MS).max(self.min_rto_ns)
+            }
         }
         .min(self.max_rto_ns);
         self.backoff = 0;
@@ -130,6 +155,33 @@ impl RttEstimator {
 mod tests {
     use super::*;
     const MS: u64 = 1_000_000;
+
+    /// ns-3.17 `RttMeanDeviation`, worked by hand: samples 100, 120, 90 ms with gain 0.1.
+    /// 100: SRTT 100, dev 100, RTO 100 + 400 = 500 ms. 120: err 20, SRTT 102, dev 100 +
+    /// 0.1·(20 − 100) = 92, RTO 102 + 368 = 470 ms. 90: err −12, SRTT 100.8, dev 92 +
+    /// 0.1·(12 − 92) = 84, RTO 100 + 336 = 436 ms (each term truncated to whole ms).
+    #[test]
+    fn ns317_mean_deviation_estimator() {
+        let mut e = RttEstimator::new(1000 * MS, 200 * MS, 60_000 * MS, RtoFormula::Ns317);
+        e.on_sample(100 * MS);
+        assert_eq!(
+            (e.srtt_ns, e.rttvar_ns, e.rto_ns()),
+            (100 * MS, 100 * MS, 500 * MS)
+        );
+        e.on_sample(120 * MS);
+        assert_eq!(
+            (e.srtt_ns, e.rttvar_ns, e.rto_ns()),
+            (102 * MS, 92 * MS, 470 * MS)
+        );
+        e.on_sample(90 * MS);
+        assert_eq!((e.srtt_ns, e.rttvar_ns), (100_800_000, 84 * MS));
+        assert_eq!(e.rto_ns(), 436 * MS);
+        // a steady path: the floor
+        for _ in 0..200 {
+            e.on_sample(100 * MS);
+        }
+        assert_eq!(e.rto_ns(), 200 * MS);
+    }
 
     #[test]
     fn first_sample_gives_three_rtts_then_converges() {

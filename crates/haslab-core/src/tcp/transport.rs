@@ -119,11 +119,15 @@ pub const TRANSPORTS: &[Transport] = &[
                  (src/internet/model/tcp-socket.cc: SegmentSize 536, InitialCwnd 1, \
                  DelAckTimeout 200 ms, DelAckCount 2), TcpSocketBase without TCP options \
                  (no timestamps, SACK or window scaling: a 65535-byte window), RttEstimator \
-                 MinRTO 200 ms, TcpNewReno (tcp-newreno.cc: +1 segment per ACK in slow start, \
-                 MSS²/cwnd per ACK in congestion avoidance, ssthresh = max(2, flight/2))",
+                 MinRTO 200 ms with RttMeanDeviation (rtt-estimator.cc: gain 0.1, RTO in \
+                 whole ms), TcpNewReno (tcp-newreno.cc: +1 segment per ACK in slow start, \
+                 MSS²/cwnd per ACK in congestion avoidance, ssthresh = max(2, flight/2), \
+                 LimitedTransmit false, DupAck: fast recovery on any third duplicate ACK \
+                 outside one, also after an RTO)",
         description: "the ns-3.17 sender of the TcpHas paper's simulations: 536-byte segments, \
                       IW 1, no TCP options, 64 KB window, per-ACK growth, 200 ms delayed ACKs, \
-                      min RTO 200 ms, no restart after idle; a player's own cc (Westwood+, \
+                      ns-3.17's RTT estimator and min RTO 200 ms, no limited transmit, fast \
+                      recovery on any third duplicate ACK, no restart after idle; a player's own cc (Westwood+, \
                       TIBET, Trickle, TcpHas) replaces NewReno",
         cc: "newreno",
         cc_params: &[
@@ -140,7 +144,9 @@ pub const TRANSPORTS: &[Transport] = &[
             ("delayed_ack", Str("on")),
             ("delayed_ack_timeout", Str("200ms")),
             ("min_rto", Str("200ms")),
-            ("rto_formula", Str("rfc6298")),
+            ("rto_formula", Str("ns3.17")),
+            ("limited_transmit", Bool(false)),
+            ("recover_guard", Bool(false)),
             ("recovery", Str("classic")),
             ("cwnd_growth", Str("per-ack")),
             // TcpNewReno::Retransmit recomputes ssthresh on every RTO, also one that ends a

@@ -57,7 +57,9 @@ impl Endpoint {
         }
         match self.cfg.recovery {
             RecoveryMode::Prr => pipe.saturating_sub(self.reno_sacked),
-            RecoveryMode::Classic if self.tp.ca_state == CaState::Disorder => {
+            RecoveryMode::Classic
+                if self.tp.ca_state == CaState::Disorder && self.cfg.limited_transmit =>
+            {
                 pipe.saturating_sub(self.dupacks.min(2))
             }
             RecoveryMode::Classic => pipe,
@@ -382,8 +384,8 @@ impl Endpoint {
                 }
                 let loss_seen =
                     self.dupacks >= DUP_THRESH || (self.sack_ok && self.sb.lost_out > 0);
-                if loss_seen && ack >= self.recover {
-                    self.enter_recovery(prior_in_flight, now_ns, out);
+                if loss_seen && (ack >= self.recover || !self.cfg.recover_guard) {
+                    self.enter_recovery(prior_in_flight, None, now_ns, out);
                     if !cc_controls && self.cfg.recovery == RecoveryMode::Prr {
                         self.prr_update(acked_sacked.max(1), false);
                     }
@@ -417,10 +419,25 @@ impl Endpoint {
                     self.set_ca_state(CaState::Open);
                     self.undo_ts = None;
                 }
-                self.dupacks = 0;
-                self.reno_sacked = 0;
+                if self.cfg.recover_guard || info.advanced {
+                    self.dupacks = 0;
+                    self.reno_sacked = 0;
+                }
                 if info.advanced {
                     self.grow(acked_sacked);
+                }
+                if !self.cfg.recover_guard
+                    && is_dupack
+                    && self.dupacks == DUP_THRESH
+                    && self.tp.ca_state == CaState::Loss
+                    && !cc_controls
+                {
+                    // ns-3.17 TcpNewReno::DupAck: the third duplicate ACK of the go-back-N
+                    // starts a fast recovery; ssthresh halves BytesInFlight() = everything
+                    // outstanding, and DoRetransmit resends the first unacknowledged segment
+                    let outstanding = self.sb.len();
+                    self.enter_recovery(prior_in_flight, Some(outstanding), now_ns, out);
+                    self.retransmit(0, now_ns, out);
                 }
             }
         }
@@ -641,7 +658,13 @@ impl Endpoint {
     }
 
     /// Enters fast recovery (RFC 6582 §3.2 step 2, RFC 6675 §5 step 4).
-    fn enter_recovery(&mut self, flight_pkts: u32, _now_ns: u64, _out: &mut Output) {
+    fn enter_recovery(
+        &mut self,
+        flight_pkts: u32,
+        ssthresh_flight_pkts: Option<u32>,
+        _now_ns: u64,
+        _out: &mut Output,
+    ) {
         self.stats.fast_recovery_count += 1;
         if self.sb.lost_out == 0 {
             // entered on the duplicate-ACK count: the hole at snd_una is lost
@@ -650,7 +673,7 @@ impl Endpoint {
         // the flight an ssthresh rule may halve: pipe with the head marked lost (without SACK
         // this equals ns-3's BytesInFlight() + 1 segment in TcpSocketBase::EnterRecovery,
         // where one duplicate ACK counts as SACKed)
-        self.tp.pipe_pkts = self.sb.pipe();
+        self.tp.pipe_pkts = ssthresh_flight_pkts.unwrap_or_else(|| self.sb.pipe());
         self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
         self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
         self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
@@ -699,7 +722,13 @@ impl Endpoint {
                     RecoveryMode::Prr => self.prr_update(info.delivered(), true),
                 }
                 self.sb.mark_head_lost();
-                self.retransmit_first_lost(now_ns, out);
+                if self.cfg.recover_guard {
+                    self.retransmit_first_lost(now_ns, out);
+                } else {
+                    // ns-3.17 TcpNewReno::NewAck: DoRetransmit resends the first
+                    // unacknowledged segment, also one the go-back-N after an RTO resent
+                    self.retransmit(0, now_ns, out);
+                }
             } else if is_dupack {
                 match self.cfg.recovery {
                     // inflation: a segment has left the network
@@ -1009,7 +1038,7 @@ impl Endpoint {
         if lost > 0 {
             self.tp.lost_pkts += lost as u64;
             if self.tp.ca_state < CaState::Recovery && self.snd_una >= self.recover {
-                self.enter_recovery(self.window_pipe(), now_ns, out);
+                self.enter_recovery(self.window_pipe(), None, now_ns, out);
                 if !self.cc.has_cong_control() && self.cfg.recovery == RecoveryMode::Prr {
                     self.prr_update(1, false);
                 }
@@ -1146,8 +1175,8 @@ fn rack_candidate(newest: &mut Option<(u64, u64, u64)>, seg: &Seg, now_ns: u64, 
 mod tests {
     use super::super::{Endpoint, Output, TimerKind};
     use crate::net::packet::{TcpHeader, Transport};
-    use crate::tcp::cc::CcConfig;
-    use crate::tcp::config::{DelayedAckMode, RttSampling, TcpConfig};
+    use crate::tcp::cc::{CaState, CcConfig};
+    use crate::tcp::config::{DelayedAckMode, RecoveryMode, RttSampling, TcpConfig};
 
     const MS: u64 = 1_000_000;
     const MSS: u64 = 1448;
@@ -1636,6 +1665,109 @@ mod tests {
         assert_eq!(rounds, 3, "three holes, three round trips");
         assert_eq!(c.stats.rto_count, 0);
         assert_eq!(s.stats.bytes_received, 10 * MSS);
+    }
+
+    /// RFC 6582 §3.2 step 1 (`recover_guard`): after an RTO the go-back-N's duplicate ACKs
+    /// do not start a fast recovery (Linux's Loss state); ns-3.17's `TcpNewReno::DupAck` enters
+    /// one on the third, with ssthresh = max(2, outstanding / 2), cwnd = ssthresh + 3, and
+    /// resends the first unacknowledged segment (`DoRetransmit`).
+    #[test]
+    fn after_an_rto_three_duplicate_acks_start_fast_recovery_only_without_the_recover_guard() {
+        for guard in [true, false] {
+            let cfg = TcpConfig {
+                sack: false,
+                tlp: false,
+                timestamps: false,
+                rto_undo: false,
+                recovery: RecoveryMode::Classic,
+                delayed_ack: DelayedAckMode::Off,
+                recover_guard: guard,
+                ..TcpConfig::default()
+            };
+            let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg);
+            assert_eq!(c.tp.ca_state, CaState::Loss);
+            // ns-3's NewReno: ssthresh halves the flight, not cwnd
+            c.cc = CcConfig::NewReno(crate::tcp::cc::newreno::NewRenoConfig {
+                ssthresh: crate::tcp::cc::newreno::SsthreshBase::Flight,
+                ..Default::default()
+            })
+            .build();
+            let mut out = Output::default();
+            // the head was lost; the receiver holds segments 3.. (1 and 2 lost too): the
+            // resent head draws a partial ACK up to 1, then the go-back-N's segments above the
+            // holes (the receiver has them) draw duplicate ACKs
+            for h in &data[3..] {
+                s.on_segment(h, rto_at + 10 * MS, &mut out);
+            }
+            headers(&mut out);
+            let ack = deliver(&mut s, &[resent], rto_at + 20 * MS);
+            deliver(&mut c, &ack, rto_at + 40 * MS);
+            let before = c.stats.fast_recovery_count;
+            let retrans_before = c.stats.retransmitted_segments;
+            let outstanding = c.sb.len();
+            let dup = deliver(&mut s, &data[4..7], rto_at + 45 * MS);
+            assert_eq!(dup.len(), 3);
+            assert!(
+                dup.iter().all(|d| d.ack == data[1].seq),
+                "three duplicate ACKs"
+            );
+            let sent = deliver(&mut c, &dup, rto_at + 60 * MS);
+            if guard {
+                assert_eq!(c.stats.fast_recovery_count, before);
+                assert_eq!(c.tp.ca_state, CaState::Loss);
+            } else {
+                assert_eq!(c.stats.fast_recovery_count, before + 1);
+                assert_eq!(c.tp.ca_state, CaState::Recovery);
+                let ssthresh = (outstanding / 2).max(2);
+                assert_eq!(c.tp.ssthresh_pkts, ssthresh);
+                assert!(c.stats.retransmitted_segments > retrans_before);
+                assert_eq!(
+                    sent.iter().find(|h| h.payload_bytes > 0).map(|h| h.seq),
+                    Some(data[1].seq),
+                    "DoRetransmit resends the first unacknowledged segment"
+                );
+            }
+        }
+    }
+
+    /// RFC 3042 (`limited_transmit`): without SACK, in classic recovery, each of the first two
+    /// duplicate ACKs lets one new segment out; ns-3.17 sends none.
+    #[test]
+    fn limited_transmit_sends_one_new_segment_per_early_duplicate_ack() {
+        for limited in [true, false] {
+            let cfg = TcpConfig {
+                sack: false,
+                tlp: false,
+                recovery: RecoveryMode::Classic,
+                delayed_ack: DelayedAckMode::Off,
+                limited_transmit: limited,
+                ..TcpConfig::default()
+            };
+            let (mut c, mut s) = pair(cfg);
+            let mut out = Output::default();
+            // more written than the initial window: the window is full
+            c.write(30 * MSS, 1, 100 * MS, &mut out);
+            let data = headers(&mut out);
+            let iw = data.len();
+            assert!(iw < 30);
+            // the first segment arrives, the second is lost, the next two draw duplicate ACKs
+            let first = deliver(&mut s, &data[..1], 150 * MS);
+            let more = deliver(&mut c, &first, 200 * MS);
+            let dups = deliver(&mut s, &data[2..4], 150 * MS);
+            assert_eq!(dups.len(), 2);
+            assert!(dups.iter().all(|d| d.ack == data[1].seq));
+            let sent = deliver(&mut c, &dups, 200 * MS);
+            assert!(
+                !more.is_empty(),
+                "the ACK of the first segment opened the window"
+            );
+            let new = sent.iter().filter(|h| h.payload_bytes > 0).count();
+            assert_eq!(
+                new,
+                if limited { 2 } else { 0 },
+                "limited_transmit = {limited}"
+            );
+        }
     }
 
     /// RFC 6937 §3 counts each delivered segment once (DeliveredData), as Linux does with
