@@ -366,13 +366,23 @@ def fig2_claims(ctx: Context, tables: dict) -> list[Claim]:
     )
     sv = tables.get("servers")
     if sv is not None and len(sv):
+        same = []
+        if (sv["setting"] == "K").any() and (sv["setting"] == "steady").any():
+            cols = ["fast_recovery_count", "rto_count", "queue_dropped_packets"]
+            k_rows = sv[sv["setting"] == "K"].set_index("method")[cols]
+            s_rows = sv[sv["setting"] == "steady"].set_index("method")[cols]
+            same = [m for m in METHODS if m in k_rows.index and m in s_rows.index
+                    and (k_rows.loc[m] == s_rows.loc[m]).all()]
         ctx.notes.append(
             "**The servers' losses per flow** (mean over the 8 flows; fast recoveries / RTOs / data segments dropped "
-            "at queues), by setting: " + "; ".join(
+            "at queues; counted over each whole run: 180 s, or 600 s in `steady`), by setting: " + "; ".join(
                 f"{k} — " + ", ".join(
                     f"{r.method} {r.fast_recovery_count:.0f} / {r.rto_count:.1f} / {r.queue_dropped_packets:.0f}"
                     for r in sv[sv["setting"] == k].itertuples()) for k in SETTINGS if (sv["setting"] == k).any())
-            + ". " + _ns3_losses_note(sv)
+            + ". " + (f"{' and '.join(same)} lose nothing after 180 s in the 600 s runs: those runs have the seed "
+                      "of the K runs and are identical to them until 180 s, so their counts are the same. "
+                      if same else "")
+            + _ns3_losses_note(sv)
         )
     q = tables.get("qlevel")
     if q is not None and len(q):
