@@ -48,6 +48,11 @@ _INFO = {
     "min_rtt_us": (148, "I"),
     "data_segs_out": (156, "I"),
     "delivery_rate": (160, "Q"),
+    # time (µs) the sender was busy, limited by the receive window, limited by its send buffer
+    # (include/uapi/linux/tcp.h: tcpi_busy_time, tcpi_rwnd_limited, tcpi_sndbuf_limited)
+    "busy_time_us": (168, "Q"),
+    "rwnd_limited_us": (176, "Q"),
+    "sndbuf_limited_us": (184, "Q"),
     "bytes_sent": (200, "Q"),
     "bytes_retrans": (208, "Q"),
     "dsack_dups": (216, "I"),

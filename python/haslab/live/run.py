@@ -591,6 +591,9 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
             "final_ssthresh_pkts": info.get("snd_ssthresh"),
             "min_rtt_ns": info["min_rtt_us"] * 1000 if info.get("min_rtt_us") else None,
             "mean_srtt_ns": float(np.mean(srtts)) if srtts else None,
+            # the kernel's own account of what limited the sender (tcp_info chrono stats)
+            "sndbuf_limited_ns": info["sndbuf_limited_us"] * 1000 if "sndbuf_limited_us" in info else None,
+            "rwnd_limited_ns": info["rwnd_limited_us"] * 1000 if "rwnd_limited_us" in info else None,
             "bpf_stats": snd.get("bpf_stats"),
             "error": snd.get("error") or rcv.get("error"),
         })
