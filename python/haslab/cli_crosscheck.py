@@ -111,6 +111,9 @@ def linux(
     json_path: Optional[str] = typer.Option(
         None, "--json", help="Also write every cell's raw results (both sides' metrics and per-flow numbers) to this JSON file."
     ),
+    from_json: Optional[str] = typer.Option(
+        None, "--from-json", help="Do not run: judge the raw results of an earlier --json run again (after revising the known differences)."
+    ),
 ) -> None:
     """haslab against this machine's Linux TCP in live mode (root).
 
@@ -133,14 +136,25 @@ def linux(
         cells = [c for c in cells if fnmatch.fnmatchcase(c.name, only)]
         if not cells:
             raise _fail(f"--cells {only!r} matches no cell (names look like linux-bulk2-cubic-sack-s1)")
-    why = xl.live_status()
-    if why:
-        err.print(f"[yellow]crosscheck skipped:[/] {why}")
-        raise typer.Exit(code=2)
-    err.print(f"{len(cells)} cells in live mode, about {len(cells) * 70 // 60 + 1} min")
+    if from_json:
+        def run(progress):
+            results = xc.read_raw(from_json, known, cells)
+            for r in results:
+                progress(r)
+            return results
+    else:
+        why = xl.live_status()
+        if why:
+            err.print(f"[yellow]crosscheck skipped:[/] {why}")
+            raise typer.Exit(code=2)
+        err.print(f"{len(cells)} cells in live mode, about {len(cells) * 70 // 60 + 1} min")
+
+        def run(progress):
+            return xl.run_cells(cells, known=known, on_result=progress)
+
     _run_and_report(
         cells,
-        lambda progress: xl.run_cells(cells, known=known, on_result=progress),
+        run,
         reference="Linux",
         show=("error", "skipped"),
         write=(lambda results, path: xl.write_report(results, known, path, quick=quick))

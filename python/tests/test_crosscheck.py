@@ -290,3 +290,28 @@ def test_cli_rejects_bad_arguments_with_a_message():
     assert p.returncode == 1 and "--report" in p.stderr
     p = cli("crosscheck", "linux", "--cells", "bulk*")
     assert p.returncode == 1 and "linux-bulk2-cubic-sack-s1" in p.stderr
+
+
+def test_crosscheck_linux_judges_an_earlier_json_again(tmp_path):
+    # `haslab crosscheck linux --from-json`: no live run; the cells found in the file are judged
+    # against the current known differences, and the exit code says whether any is unexplained
+    import subprocess
+    import sys
+
+    from haslab import crosscheck_linux as xl
+
+    cell = next(c for c in xl.matrix() if c.name == "linux-bulk1-newreno-sack-s1")
+    within = xc.compare(cell, _side(), _side(), [])
+    outside = xc.compare(cell, _side(rtos=30.0), _side(), [])
+    for results, code in (([within], 0), ([outside], 1)):
+        path = tmp_path / f"raw{code}.json"
+        xc.write_raw(results, path, reference="Linux")
+        p = subprocess.run(
+            [sys.executable, "-m", "haslab.cli", "crosscheck", "linux", "--from-json", str(path),
+             "--cells", cell.name, "--report", str(tmp_path / f"r{code}.md")],
+            capture_output=True, text=True,
+        )
+        assert p.returncode == code, p.stderr
+        report = (tmp_path / f"r{code}.md").read_text()
+        assert cell.name in report
+        assert ("unexplained" in report.split("## Every cell")[1]) == (code == 1)
