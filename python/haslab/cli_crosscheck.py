@@ -46,6 +46,11 @@ def ns3(
     from_json: Optional[str] = typer.Option(
         None, "--from-json", help="Do not run: judge the raw results of an earlier --json run again (after revising the known differences)."
     ),
+    seeds: int = typer.Option(
+        3, "--seeds", min=1, max=100,
+        help="Seeds per group (1..N; the report's matrix has 3). Above 3, also prints each group's mean ± sd on "
+        "both sides: the two distributions, where one seed compares two samples. Not with --quick.",
+    ),
 ) -> None:
     """haslab against ns-3 3.37 over the crosscheck matrix (docs/fidelity.md).
 
@@ -64,7 +69,9 @@ def ns3(
         known = xc.load_known()
     except xc.CrosscheckError as e:
         raise _fail(str(e)) from None
-    cells = xc.matrix(quick=quick)
+    if quick and seeds != 3:
+        raise _fail("--seeds: not with --quick (its cells are fixed); select cells with --cells")
+    cells = xc.matrix(quick=quick, seeds=range(1, seeds + 1))
     if only:
         cells = [c for c in cells if fnmatch.fnmatchcase(c.name, only)]
         if not cells:
@@ -95,6 +102,7 @@ def ns3(
         else None,
         path=report_path or xc.DEFAULT_REPORT,
         json_path=json_path,
+        spread=seeds > 3,
     )
 
 
@@ -165,7 +173,7 @@ def linux(
     )
 
 
-def _run_and_report(cells, run, reference: str, show: tuple, write, path, json_path=None) -> None:
+def _run_and_report(cells, run, reference: str, show: tuple, write, path, json_path=None, spread=False) -> None:
     """Runs the cells with a progress line each, prints the tables and the counts, writes the
     report when asked; exit code 1 when a cell is outside tolerance without an explanation or
     failed."""
@@ -188,6 +196,8 @@ def _run_and_report(cells, run, reference: str, show: tuple, write, path, json_p
         xc.print_results(results, out)
     else:
         xc.print_results(results, out, reference=reference)
+    if spread:
+        xc.print_spread(results, out, reference=reference)
     counts = xc.summary_counts(results)
     out.print(
         f"{counts['cells']} cells in {time.monotonic() - t0:.0f} s: {counts['within']} within tolerance, "

@@ -17,10 +17,11 @@ import json
 import os
 import random
 import shutil
+import statistics
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 #: The repository root (python/haslab/crosscheck.py → ../..).
 REPO = Path(__file__).resolve().parents[2]
@@ -173,19 +174,20 @@ QUICK = [
 ]
 
 
-def matrix(quick: bool = False) -> list[Cell]:
-    """The full matrix, or the quick subset."""
+def matrix(quick: bool = False, seeds: Optional[Sequence[int]] = None) -> list[Cell]:
+    """The full matrix (over `seeds`, default [`SEEDS`]), or the quick subset."""
+    seeds = list(SEEDS if seeds is None else seeds)
     cells: list[Cell] = []
     for label, cc, transport, ns3, tcp in CCS:
         for n in FLOW_COUNTS:
             for sack in (True, False):
-                for seed in SEEDS:
+                for seed in seeds:
                     group = f"bulk{n}-{label}-{'sack' if sack else 'nosack'}"
                     cells.append(Cell(group, seed, (BULK,) * n, sack, ns3, cc, transport, tcp))
     for label, cc, transport, ns3, tcp in CCS[:2]:
         for kind, flows in (("chunk", (CHUNK,)), ("chunk+bulk", (CHUNK_SHARED, BULK))):
             for sack in (True, False):
-                for seed in SEEDS:
+                for seed in seeds:
                     group = f"{kind}-{label}-{'sack' if sack else 'nosack'}"
                     cells.append(Cell(group, seed, flows, sack, ns3, cc, transport, tcp))
     if quick:
@@ -715,6 +717,42 @@ def group_means(results: list[CellResult]) -> dict[str, dict[str, tuple[float, f
     return out
 
 
+def seed_spread(results: list[CellResult]) -> dict[str, dict[str, tuple[int, float, float, float, float]]]:
+    """Per group, per metric: (seeds, haslab mean, haslab sd, reference mean, reference sd) over
+    the seeds that ran (sample standard deviation; 0 with one seed). With many seeds
+    (`--seeds N`) this compares the two distributions, where one seed compares two samples."""
+    acc: dict[str, dict[str, list[MetricRow]]] = {}
+    for r in results:
+        for row in r.rows:
+            acc.setdefault(r.cell.group, {}).setdefault(row.metric, []).append(row)
+    out: dict[str, dict[str, tuple[int, float, float, float, float]]] = {}
+    for g, ms in acc.items():
+        out[g] = {}
+        for m, rows in ms.items():
+            h = [x.haslab for x in rows]
+            n = [x.ns3 for x in rows]
+            sd = (lambda v: statistics.stdev(v) if len(v) > 1 else 0.0)
+            out[g][m] = (len(rows), statistics.fmean(h), sd(h), statistics.fmean(n), sd(n))
+    return out
+
+
+def print_spread(results: list[CellResult], console, reference: str = "ns-3") -> None:
+    """The `seed_spread` of each group as a table: mean ± sd on each side."""
+    from rich.table import Table
+
+    for g, ms in seed_spread(results).items():
+        seeds = max(v[0] for v in ms.values())
+        t = Table(title=f"{g}: mean ± sd over {seeds} seeds (haslab / {reference})", title_justify="left")
+        t.add_column("metric")
+        t.add_column("haslab", justify="right")
+        t.add_column(reference, justify="right")
+        for m in [*METRIC_LABELS, *sorted(k for k in ms if k not in METRIC_LABELS)]:
+            if m in ms:
+                _, hm, hs, nm, ns = ms[m]
+                t.add_row(label(m), f"{fmt(m, hm)} ± {fmt(m, hs)}", f"{fmt(m, nm)} ± {fmt(m, ns)}")
+        console.print(t)
+
+
 def summary_counts(results: list[CellResult]) -> dict[str, int]:
     c = {"cells": len(results), "compared": 0, "skipped": 0, "excluded": 0, "error": 0,
          "within": 0, "explained": 0, "unexplained": 0}
@@ -818,8 +856,11 @@ def _ns3_intro(w, cmd: str) -> None:
     w("(`python/haslab/crosscheck.py`) or the known differences")
     w("(`python/haslab/crosscheck_known.toml`), then regenerate. `haslab crosscheck ns3 --quick`")
     w("runs a few cells (the same as `python/tests/test_crosscheck.py`); `--cells PATTERN` selects")
-    w("cells by name; `--json FILE` also writes every cell's raw numbers (both sides' metrics and")
-    w("flows); the exit code is 1 when a cell is outside tolerance without a known explanation.")
+    w("cells by name; `--seeds N` runs N seeds per group and prints each group's mean ± sd on both")
+    w("sides (with one seed a cell compares two samples; chaotic metrics such as the RTO count of two")
+    w("flows need the distributions); `--json FILE` also writes every cell's raw numbers (both sides'")
+    w("metrics and flows); the exit code is 1 when a cell is outside tolerance without a known")
+    w("explanation.")
     w("`validation/ns3/dumbbell.cc --trace=FILE` writes the ns-3 sender's events (segments sent and")
     w("resent, cwnd, ssthresh, congestion states, RTOs, advancing ACKs, RTT samples) as CSV; a haslab")
     w("run's pcap and cwnd traces show the same from its side.")

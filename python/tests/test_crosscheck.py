@@ -315,3 +315,28 @@ def test_crosscheck_linux_judges_an_earlier_json_again(tmp_path):
         report = (tmp_path / f"r{code}.md").read_text()
         assert cell.name in report
         assert ("unexplained" in report.split("## Every cell")[1]) == (code == 1)
+
+
+def test_more_seeds_compare_the_two_distributions():
+    # `--seeds N`: N cells per group, and each group's mean ± sd on both sides
+    cells = xc.matrix(seeds=range(1, 6))
+    groups = {}
+    for c in cells:
+        groups.setdefault(c.group, []).append(c.seed)
+    assert all(sorted(s) == [1, 2, 3, 4, 5] for s in groups.values())
+    assert len(cells) == len(xc.matrix()) * 5 // 3
+    group = [c for c in cells if c.group == "bulk2-newreno-sack"]
+    rtos = [2.0, 4.0, 6.0, 8.0, 10.0]
+    results = [xc.compare(c, _side(rtos=r), _side(rtos=3.0), []) for c, r in zip(group, rtos)]
+    n, hm, hs, nm, ns = xc.seed_spread(results)["bulk2-newreno-sack"]["rtos"]
+    assert (n, hm, nm, ns) == (5, 6.0, 3.0, 0.0)
+    assert hs == pytest.approx(3.1623, abs=1e-4)  # sample sd of 2, 4, 6, 8, 10
+
+
+def test_seeds_are_not_for_the_quick_subset():
+    from typer.testing import CliRunner
+
+    from haslab.cli import app
+
+    r = CliRunner().invoke(app, ["crosscheck", "ns3", "--quick", "--seeds", "5"])
+    assert r.exit_code != 0 and "--seeds" in r.output
