@@ -92,8 +92,11 @@ COMMON = {
     "ns3_sndbuf_bytes": 4 << 20,
     # ns-3 has no restart after idle (TcpSocketBase keeps cwnd): haslab's "off".
     "idle_restart": "off",
-    # ns-3's default recovery is TcpPrrRecovery (RFC 6937); haslab's default is classic.
+    # ns-3's default recovery is TcpPrrRecovery (RFC 6937; tcp-prr-recovery.cc: RecoverFS =
+    # UnAckDataCount, SSRB's extra segment only on an ACK of retransmitted data); haslab's
+    # default is classic, its PRR Linux's.
     "recovery": "prr",
+    "prr_variant": "ns3",
     # ns-3 3.37 has neither RACK nor TLP, and does not pace by default.
     "tlp": False,
     "pacing": "off",
@@ -212,6 +215,7 @@ def haslab_scenario(cell: Cell) -> dict:
         "rwnd": f"{c['rwnd_bytes']}B",
         "idle_restart": c["idle_restart"],
         "recovery": c["recovery"],
+        "prr_variant": c["prr_variant"],
         "sack": cell.sack,
         "tlp": c["tlp"],
         "pacing": c["pacing"],

@@ -250,6 +250,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("rtt_sampling", "send-time"),
         ("limited_transmit", True),
         ("recover_guard", True),
+        ("prr_variant", "linux"),
     ):
         if tcp.get(key, linux) != linux:
             reject(key, f"the kernel has one rule: {linux!r} (Linux's; the others model ns-3)")

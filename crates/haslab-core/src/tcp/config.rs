@@ -61,6 +61,22 @@ pub enum RecoveryMode {
     Classic,
 }
 
+/// Which PRR (`recovery = "prr"`) the sender runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PrrVariant {
+    /// Linux 6.x `tcp_cwnd_reduction` (net/ipv4/tcp_input.c; RFC 6937bis): RecoverFS is cwnd
+    /// when recovery began (`prior_cwnd`); once pipe ≤ ssthresh, sndcnt = max(prr_delivered −
+    /// prr_out, DeliveredData), +1 when the ACK advanced snd_una and marked nothing newly lost.
+    Linux,
+    /// ns-3 3.37 `TcpPrrRecovery` (src/internet/model/tcp-prr-recovery.cc): RecoverFS is every
+    /// outstanding byte when recovery began (`UnAckDataCount`, SACKed ones included); once pipe
+    /// ≤ ssthresh, sndcnt = max(prr_delivered − prr_out, DeliveredData) + 1 only when the ACK
+    /// acknowledged retransmitted data (`m_isRetransDataAcked`), else DeliveredData (SSRB as in
+    /// Linux before 2020).
+    Ns3,
+}
+
 /// How many packets an ACK of new data counts for when cwnd grows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -158,6 +174,8 @@ pub struct TcpConfig {
     /// the default of Linux and ns-3). Without SACK, PRR sends less during a long multi-loss
     /// recovery than classic inflation does (see docs/tcp.md).
     pub recovery: RecoveryMode,
+    /// The PRR flavour: `linux` (default) or `ns3` (see [`PrrVariant`]).
+    pub prr_variant: PrrVariant,
     /// Partial ACKs in fast recovery restart the RTO timer every time (`slow-but-steady`,
     /// default, Linux) or only the first time (`impatient`, ns-3).
     pub partial_ack_rto: PartialAckRto,
@@ -246,6 +264,7 @@ impl Default for TcpConfig {
             initial_rto: d_ms(1000),
             rwnd: Size(64 << 20),
             recovery: RecoveryMode::Classic,
+            prr_variant: PrrVariant::Linux,
             cwnd_growth: CwndGrowth::PerPacket,
             partial_ack_rto: PartialAckRto::SlowButSteady,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,

@@ -109,6 +109,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("rto_restart_on_retransmit", Bool(false)),
             ("rto_restart_on_sack_advance", Bool(false)),
             ("rtt_sampling", Str("ts-echo")),
+            ("prr_variant", Str("ns3")),
             ("idle_restart", Str("off")),
             ("pacing", Str("off")),
         ],

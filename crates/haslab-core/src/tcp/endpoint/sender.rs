@@ -4,7 +4,9 @@
 use super::{Endpoint, Notice, NoticeKind, Output, Rack, State, TimerKind, TlpEpisode};
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaEvent, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
-use crate::tcp::config::{CwndGrowth, PartialAckRto, RecoveryMode, RtoSsthresh, RttSampling};
+use crate::tcp::config::{
+    CwndGrowth, PartialAckRto, PrrVariant, RecoveryMode, RtoSsthresh, RttSampling,
+};
 use crate::tcp::cwv::Congestion;
 use crate::tcp::pacing;
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
@@ -27,6 +29,9 @@ struct AckInfo {
     pkts_newly_acked: u32,
     bytes_acked: u64,
     newly_sacked: u32,
+    /// The cumulative ACK covered a segment that had been retransmitted (ns-3
+    /// `m_isRetransDataAcked`; Linux `FLAG_RETRANS_DATA_ACKED`).
+    retrans_acked: bool,
 }
 
 impl AckInfo {
@@ -269,11 +274,12 @@ impl Endpoint {
         }
     }
 
-    /// RFC 6937 §3 (as Linux `tcp_cwnd_reduction`): on each ACK in recovery that delivered
-    /// `delivered` packets, cwnd = pipe + sndcnt, where sndcnt keeps the sending rate
-    /// proportional (pipe > ssthresh) or slow-starts back up to ssthresh (PRR-SSRB). RecoverFS
-    /// is cwnd when recovery began, as in Linux.
-    fn prr_update(&mut self, delivered: u32, una_advanced: bool) {
+    /// RFC 6937 §3: on each ACK in recovery that delivered `delivered` packets, cwnd = pipe +
+    /// sndcnt, where sndcnt keeps the sending rate proportional to ssthresh / RecoverFS while
+    /// pipe > ssthresh, and otherwise brings pipe back up to ssthresh (PRR-SSRB), in the
+    /// flavour `prr_variant` names ([`PrrVariant`]). `una_advanced_no_loss`: the ACK advanced
+    /// snd_una and marked nothing newly lost; `retrans_acked`: it covered retransmitted data.
+    fn prr_update(&mut self, delivered: u32, una_advanced_no_loss: bool, retrans_acked: bool) {
         if delivered == 0 {
             return;
         }
@@ -281,15 +287,17 @@ impl Endpoint {
         let ssthresh = self.tp.ssthresh_pkts as i64;
         self.prr_delivered += delivered;
         let (prr_delivered, prr_out) = (self.prr_delivered as i64, self.prr_out as i64);
+        let catch_up = (prr_delivered - prr_out).max(delivered as i64);
         let mut sndcnt = if pipe > ssthresh {
             let fs = self.recover_fs.max(1) as i64;
             (ssthresh * prr_delivered + fs - 1) / fs - prr_out
-        } else if una_advanced {
-            (prr_delivered - prr_out)
-                .max(delivered as i64)
-                .min(ssthresh - pipe)
         } else {
-            (delivered as i64).min(ssthresh - pipe)
+            match self.cfg.prr_variant {
+                PrrVariant::Linux => catch_up + una_advanced_no_loss as i64,
+                PrrVariant::Ns3 if retrans_acked => catch_up + 1,
+                PrrVariant::Ns3 => delivered as i64,
+            }
+            .min(ssthresh - pipe)
         };
         // the fast retransmission itself is always allowed
         sndcnt = sndcnt.max(if prr_out == 0 { 1 } else { 0 });
@@ -387,7 +395,7 @@ impl Endpoint {
                 if loss_seen && (ack >= self.recover || !self.cfg.recover_guard) {
                     self.enter_recovery(prior_in_flight, None, now_ns, out);
                     if !cc_controls && self.cfg.recovery == RecoveryMode::Prr {
-                        self.prr_update(acked_sacked.max(1), false);
+                        self.prr_update(acked_sacked.max(1), false, false);
                     }
                     self.retransmit_first_lost(now_ns, out);
                 } else {
@@ -624,7 +632,9 @@ impl Endpoint {
         let first = self.sb.front().copied();
         let (tp, rate) = (&mut self.tp, &mut self.rate);
         let min_rtt = tp.min_rtt_ns;
+        let mut retrans_acked = false;
         let acked = self.sb.ack_to(ack, |seg| {
+            retrans_acked |= seg.has(segflags::EVER_RETRANS);
             rate.on_delivered(tp, seg, now_ns);
             rack_candidate(rack_newest, seg, now_ns, min_rtt);
         });
@@ -653,6 +663,7 @@ impl Endpoint {
             pkts_acked,
             pkts_newly_acked: acked.newly_delivered,
             bytes_acked,
+            retrans_acked,
             ..*info
         };
     }
@@ -692,7 +703,11 @@ impl Endpoint {
                     // Linux tcp_init_cwnd_reduction
                     self.prr_delivered = 0;
                     self.prr_out = 0;
-                    self.recover_fs = self.tp.prior_cwnd_pkts;
+                    self.recover_fs = match self.cfg.prr_variant {
+                        PrrVariant::Linux => self.tp.prior_cwnd_pkts,
+                        // ns-3's UnAckDataCount: everything outstanding, SACKed included
+                        PrrVariant::Ns3 => self.sb.len(),
+                    };
                 }
             }
         }
@@ -719,7 +734,11 @@ impl Endpoint {
                         self.tp.cwnd_pkts =
                             (self.tp.cwnd_pkts.saturating_sub(info.pkts_acked) + add_back).max(1);
                     }
-                    RecoveryMode::Prr => self.prr_update(info.delivered(), true),
+                    // the partial ACK marks the new head lost (Linux
+                    // `tcp_newreno_mark_lost`), so no extra segment
+                    RecoveryMode::Prr => {
+                        self.prr_update(info.delivered(), false, info.retrans_acked)
+                    }
                 }
                 self.sb.mark_head_lost();
                 if self.cfg.recover_guard {
@@ -733,7 +752,7 @@ impl Endpoint {
                 match self.cfg.recovery {
                     // inflation: a segment has left the network
                     RecoveryMode::Classic => self.tp.cwnd_pkts += 1,
-                    RecoveryMode::Prr => self.prr_update(1, false),
+                    RecoveryMode::Prr => self.prr_update(1, false, false),
                 }
             }
             return;
@@ -741,7 +760,11 @@ impl Endpoint {
         // SACK: RFC 6675 keeps cwnd = ssthresh and lets pipe pace the retransmissions; PRR
         // follows the delivered packets
         if self.cfg.recovery == RecoveryMode::Prr {
-            self.prr_update(info.delivered(), info.advanced && newly_lost == 0);
+            self.prr_update(
+                info.delivered(),
+                info.advanced && newly_lost == 0,
+                info.retrans_acked,
+            );
         }
     }
 
@@ -1040,7 +1063,7 @@ impl Endpoint {
             if self.tp.ca_state < CaState::Recovery && self.snd_una >= self.recover {
                 self.enter_recovery(self.window_pipe(), None, now_ns, out);
                 if !self.cc.has_cong_control() && self.cfg.recovery == RecoveryMode::Prr {
-                    self.prr_update(1, false);
+                    self.prr_update(1, false, false);
                 }
                 self.retransmit_first_lost(now_ns, out);
             }
@@ -1665,6 +1688,79 @@ mod tests {
         assert_eq!(rounds, 3, "three holes, three round trips");
         assert_eq!(c.stats.rto_count, 0);
         assert_eq!(s.stats.bytes_received, 10 * MSS);
+    }
+
+    /// PRR-SSRB once pipe ≤ ssthresh (`prr_variant`), worked by hand with pipe 0, ssthresh
+    /// 10, prr_delivered 5 → 7 (this ACK delivers 2), prr_out 4: Linux 6.x sends
+    /// max(7 − 4, 2) = 3, +1 when the ACK advanced snd_una without a new loss; ns-3's
+    /// TcpPrrRecovery sends 3 + 1 only when the ACK covered retransmitted data, else the 2
+    /// delivered.
+    #[test]
+    fn prr_ssrb_follows_linux_or_ns3() {
+        use crate::tcp::config::PrrVariant;
+        let cases = [
+            (PrrVariant::Linux, true, false, 4),
+            (PrrVariant::Linux, false, false, 3),
+            (PrrVariant::Linux, false, true, 3),
+            (PrrVariant::Ns3, true, false, 2),
+            (PrrVariant::Ns3, false, true, 4),
+            (PrrVariant::Ns3, true, true, 4),
+        ];
+        for (variant, advanced_no_loss, retrans_acked, cwnd) in cases {
+            let cfg = TcpConfig {
+                recovery: RecoveryMode::Prr,
+                prr_variant: variant,
+                ..TcpConfig::default()
+            };
+            let (mut c, _s) = pair(cfg);
+            assert_eq!(c.window_pipe(), 0);
+            c.tp.ca_state = CaState::Recovery;
+            c.tp.ssthresh_pkts = 10;
+            c.recover_fs = 20;
+            c.prr_delivered = 5;
+            c.prr_out = 4;
+            c.prr_update(2, advanced_no_loss, retrans_acked);
+            assert_eq!(
+                c.tp.cwnd_pkts, cwnd,
+                "{variant:?} advanced_no_loss {advanced_no_loss} retrans_acked {retrans_acked}"
+            );
+        }
+    }
+
+    /// PRR's RecoverFS: Linux takes cwnd when recovery begins (`prior_cwnd`), ns-3 every
+    /// outstanding segment (`UnAckDataCount`), which includes the two limited-transmit
+    /// segments sent on the first duplicate ACKs.
+    #[test]
+    fn prr_recover_fs_is_cwnd_in_linux_and_the_outstanding_data_in_ns3() {
+        use crate::tcp::config::PrrVariant;
+        for variant in [PrrVariant::Linux, PrrVariant::Ns3] {
+            let cfg = TcpConfig {
+                sack: true,
+                tlp: false,
+                delayed_ack: DelayedAckMode::Off,
+                recovery: RecoveryMode::Prr,
+                prr_variant: variant,
+                ..TcpConfig::default()
+            };
+            let (mut c, mut s) = pair(cfg);
+            let mut out = Output::default();
+            c.write(30 * MSS, 1, 100 * MS, &mut out);
+            let data = headers(&mut out);
+            let iw = data.len() as u32;
+            let mut sent = Vec::new();
+            for (k, h) in data[1..4].iter().enumerate() {
+                let dup = deliver(&mut s, std::slice::from_ref(h), 150 * MS);
+                sent.extend(deliver(&mut c, &dup, 200 * MS + k as u64 * MS));
+            }
+            assert_eq!(c.tp.ca_state, CaState::Recovery);
+            let outstanding = c.sb.len();
+            assert!(outstanding > iw, "limited transmit sent new segments");
+            let expected = match variant {
+                PrrVariant::Linux => iw,
+                PrrVariant::Ns3 => outstanding,
+            };
+            assert_eq!(c.recover_fs, expected, "{variant:?}");
+        }
     }
 
     /// RFC 6582 §3.2 step 1 (`recover_guard`): after an RTO the go-back-N's duplicate ACKs
