@@ -69,6 +69,11 @@ pub enum PrrVariant {
     /// when recovery began (`prior_cwnd`); once pipe ≤ ssthresh, sndcnt = max(prr_delivered −
     /// prr_out, DeliveredData), +1 when the ACK advanced snd_una and marked nothing newly lost.
     Linux,
+    /// Linux 3.2 to 4.2 (the original PRR-SSRB, before the 2015 change to CRB by default):
+    /// once pipe ≤ ssthresh, sndcnt = max(prr_delivered − prr_out, DeliveredData) + 1 on
+    /// every ACK.
+    #[serde(rename = "linux-3")]
+    Linux3,
     /// ns-3 3.37 `TcpPrrRecovery` (src/internet/model/tcp-prr-recovery.cc): RecoverFS is every
     /// outstanding byte when recovery began (`UnAckDataCount`, SACKed ones included); once pipe
     /// ≤ ssthresh, sndcnt = max(prr_delivered − prr_out, DeliveredData) + 1 only when the ACK
@@ -174,7 +179,7 @@ pub struct TcpConfig {
     /// the default of Linux and ns-3). Without SACK, PRR sends less during a long multi-loss
     /// recovery than classic inflation does (see docs/tcp.md).
     pub recovery: RecoveryMode,
-    /// The PRR flavour: `linux` (default) or `ns3` (see [`PrrVariant`]).
+    /// The PRR flavour: `linux` (default, 6.x), `linux-3` or `ns3` (see [`PrrVariant`]).
     pub prr_variant: PrrVariant,
     /// Partial ACKs in fast recovery restart the RTO timer every time (`slow-but-steady`,
     /// default, Linux) or only the first time (`impatient`, ns-3).

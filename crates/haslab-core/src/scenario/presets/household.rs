@@ -19,7 +19,8 @@
 //!
 //! Transport: the paper's testbed is real Ubuntu 15.04 hosts (Linux 3.19) with Apache, so the
 //! players' connections default to that kernel's loss recovery: SACK (`tcp_sack = 1`), PRR
-//! (RFC 6937, Linux's only recovery since 3.2) and tail loss probes (`tcp_early_retrans = 3`;
+//! (RFC 6937, Linux's only recovery since 3.2; `prr_variant = "linux-3"`, the SSRB form of
+//! net/ipv4/tcp_input.c before 4.3) and tail loss probes (`tcp_early_retrans = 3`;
 //! haslab's probe is RACK-TLP, RFC 8985, which Linux gained in 4.4 — the 3.19 probe differs in
 //! that loss marking after it is still by duplicate ACKs), with Linux's restart after idle.
 //! Without SACK, one hole is repaired per round trip and the delay-based algorithms (YeAH,
@@ -102,6 +103,7 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     // Linux 3.19's defaults (module doc)
     x.slot_tcp("sack", json!(true));
     x.slot_tcp("recovery", json!("prr"));
+    x.slot_tcp("prr_variant", json!("linux-3"));
     x.slot_tcp("tlp", json!(true));
     x.slot_tcp("idle_restart", json!("linux"));
     if env == 4 {

@@ -294,6 +294,7 @@ impl Endpoint {
         } else {
             match self.cfg.prr_variant {
                 PrrVariant::Linux => catch_up + una_advanced_no_loss as i64,
+                PrrVariant::Linux3 => catch_up + 1,
                 PrrVariant::Ns3 if retrans_acked => catch_up + 1,
                 PrrVariant::Ns3 => delivered as i64,
             }
@@ -704,7 +705,7 @@ impl Endpoint {
                     self.prr_delivered = 0;
                     self.prr_out = 0;
                     self.recover_fs = match self.cfg.prr_variant {
-                        PrrVariant::Linux => self.tp.prior_cwnd_pkts,
+                        PrrVariant::Linux | PrrVariant::Linux3 => self.tp.prior_cwnd_pkts,
                         // ns-3's UnAckDataCount: everything outstanding, SACKed included
                         PrrVariant::Ns3 => self.sb.len(),
                     };
@@ -1692,7 +1693,8 @@ mod tests {
 
     /// PRR-SSRB once pipe ≤ ssthresh (`prr_variant`), worked by hand with pipe 0, ssthresh
     /// 10, prr_delivered 5 → 7 (this ACK delivers 2), prr_out 4: Linux 6.x sends
-    /// max(7 − 4, 2) = 3, +1 when the ACK advanced snd_una without a new loss; ns-3's
+    /// max(7 − 4, 2) = 3, +1 when the ACK advanced snd_una without a new loss (Linux 3.x: +1
+    /// on every ACK); ns-3's
     /// TcpPrrRecovery sends 3 + 1 only when the ACK covered retransmitted data, else the 2
     /// delivered.
     #[test]
@@ -1705,6 +1707,7 @@ mod tests {
             (PrrVariant::Ns3, true, false, 2),
             (PrrVariant::Ns3, false, true, 4),
             (PrrVariant::Ns3, true, true, 4),
+            (PrrVariant::Linux3, false, false, 4),
         ];
         for (variant, advanced_no_loss, retrans_acked, cwnd) in cases {
             let cfg = TcpConfig {
@@ -1756,7 +1759,7 @@ mod tests {
             let outstanding = c.sb.len();
             assert!(outstanding > iw, "limited transmit sent new segments");
             let expected = match variant {
-                PrrVariant::Linux => iw,
+                PrrVariant::Linux | PrrVariant::Linux3 => iw,
                 PrrVariant::Ns3 => outstanding,
             };
             assert_eq!(c.recover_fs, expected, "{variant:?}");
