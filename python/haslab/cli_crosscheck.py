@@ -122,6 +122,9 @@ def linux(
     from_json: Optional[str] = typer.Option(
         None, "--from-json", help="Do not run: judge the raw results of an earlier --json run again (after revising the known differences)."
     ),
+    resimulate: bool = typer.Option(
+        False, "--resimulate", help="With --from-json: run the simulator side again (after a change to haslab) and keep the kernel side of the file."
+    ),
 ) -> None:
     """haslab against this machine's Linux TCP in live mode (root).
 
@@ -144,9 +147,11 @@ def linux(
         cells = [c for c in cells if fnmatch.fnmatchcase(c.name, only)]
         if not cells:
             raise _fail(f"--cells {only!r} matches no cell (names look like linux-bulk2-cubic-sack-s1)")
+    if resimulate and not from_json:
+        raise _fail("--resimulate: only with --from-json FILE (the kernel side comes from the file)")
     if from_json:
         def run(progress):
-            results = xc.read_raw(from_json, known, cells)
+            results = xc.read_raw(from_json, known, cells, resimulate=xl.run_sim if resimulate else None)
             for r in results:
                 progress(r)
             return results

@@ -808,10 +808,12 @@ def write_raw(results: list[CellResult], path, reference: str = "ns-3") -> None:
     Path(path).write_text(json.dumps(doc, indent=1, default=float) + "\n")
 
 
-def read_raw(path, known: list[Known], cells: list[Cell]) -> list[CellResult]:
+def read_raw(path, known: list[Known], cells: list[Cell],
+             resimulate: Optional[Callable[[Cell], dict]] = None) -> list[CellResult]:
     """Judges again the raw results of an earlier run (`--json`) against `known`: the cells of
     `cells` found in the file, in that order. Lets the known differences be revised without
-    running both simulators again."""
+    running both simulators again; with `resimulate`, haslab's side is run again with it and
+    the reference side is the file's."""
     try:
         doc = json.loads(Path(path).read_text())
         by_name = {c["name"]: c for c in doc["cells"]}
@@ -822,7 +824,8 @@ def read_raw(path, known: list[Known], cells: list[Cell]) -> list[CellResult]:
         raw = by_name.get(cell.name)
         if raw is None:
             continue
-        out.append(compare(cell, raw.get("haslab") or {"error": "missing"}, raw.get("reference") or {"error": "missing"}, known))
+        ours = resimulate(cell) if resimulate is not None else (raw.get("haslab") or {"error": "missing"})
+        out.append(compare(cell, ours, raw.get("reference") or {"error": "missing"}, known))
     if not out:
         raise CrosscheckError(f"{path}: none of the selected cells is in the file")
     return out

@@ -340,3 +340,15 @@ def test_seeds_are_not_for_the_quick_subset():
 
     r = CliRunner().invoke(app, ["crosscheck", "ns3", "--quick", "--seeds", "5"])
     assert r.exit_code != 0 and "--seeds" in r.output
+
+
+def test_resimulate_replaces_only_our_side(tmp_path):
+    # `--from-json FILE --resimulate`: haslab's side is run again, the reference side is the file's
+    cell = _cell()
+    path = tmp_path / "raw.json"
+    xc.write_raw([xc.compare(cell, _side(rtos=30.0), _side(), [])], path)
+    assert xc.read_raw(path, [], [cell])[0].verdict == "unexplained"
+    again = xc.read_raw(path, [], [cell], resimulate=lambda c: _side(rtos=2.0))
+    assert again[0].verdict == "within"
+    worse = xc.read_raw(path, [], [cell], resimulate=lambda c: _side(drops=900.0))
+    assert [x.metric for x in worse[0].unexplained] == ["drops"]
