@@ -194,12 +194,26 @@ impl Scoreboard {
         seg.flags |= LOST;
         self.lost_out += 1;
         if seg.has(RETRANS) {
-            // RACK: the retransmission itself is deemed lost; send it again
+            // the retransmission itself is deemed lost; send it again
             seg.flags &= !RETRANS;
             self.retrans_out -= 1;
         }
         self.lost_pending += 1;
         true
+    }
+
+    /// RACK's marking (Linux `tcp_mark_skb_lost`, RFC 8985 §6.2): as [`Self::mark_lost_at`],
+    /// and a segment already lost whose retransmission is outstanding has lost that
+    /// retransmission too: it is to be sent again (`retrans_out` falls, `lost_out` stays).
+    fn mark_lost_rack_at(&mut self, i: usize) -> bool {
+        let seg = &mut self.segs[i];
+        if seg.has(LOST) && seg.has(RETRANS) && !seg.has(SACKED) {
+            seg.flags &= !RETRANS;
+            self.retrans_out -= 1;
+            self.lost_pending += 1;
+            return true;
+        }
+        self.mark_lost_at(i)
     }
 
     /// Marks the first segment lost (NewReno without SACK: the hole a duplicate-ACK run or a
@@ -256,7 +270,7 @@ impl Scoreboard {
             }
             let deadline = s.sent_ns + timeout_ns;
             if now_ns >= deadline {
-                marked += self.mark_lost_at(i) as u32;
+                marked += self.mark_lost_rack_at(i) as u32;
             } else {
                 next = Some(next.map_or(deadline, |n| n.min(deadline)));
             }

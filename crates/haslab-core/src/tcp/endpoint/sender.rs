@@ -1646,6 +1646,65 @@ mod tests {
         c.sb.check().unwrap();
     }
 
+    /// RFC 8985 §6.2 (Linux `tcp_mark_skb_lost`): RACK also detects a lost retransmission —
+    /// once a segment sent after it is SACKed and a RACK RTT has passed, it is sent again,
+    /// without waiting for the RTO.
+    #[test]
+    fn rack_detects_a_lost_retransmission() {
+        let (mut c, mut s) = pair(sack_cfg());
+        let mut out = Output::default();
+        c.write(30 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        // segment 1 is lost; the others draw SACKs, the sender enters recovery and resends it
+        for h in data
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 1)
+            .map(|(_, h)| h)
+        {
+            s.on_segment(h, 125 * MS, &mut out);
+        }
+        let acks = headers(&mut out);
+        let mut t = 150 * MS;
+        let mut sent = Vec::new();
+        for a in &acks {
+            sent.extend(deliver(&mut c, std::slice::from_ref(a), t));
+        }
+        let first: Vec<_> = sent.iter().filter(|h| h.seq == data[1].seq).collect();
+        assert_eq!(first.len(), 1, "the fast retransmission");
+        assert_eq!(c.tp.ca_state, CaState::Recovery);
+        // the retransmission is lost too; the new segments sent with it arrive and are SACKed
+        let later: Vec<_> = sent
+            .iter()
+            .filter(|h| h.seq != data[1].seq)
+            .copied()
+            .collect();
+        assert!(!later.is_empty());
+        let acks = deliver(&mut s, &later, 175 * MS);
+        let before = c.stats.retransmitted_segments;
+        let mut again = Vec::new();
+        for a in &acks {
+            t += MS;
+            again.extend(deliver(
+                &mut c,
+                std::slice::from_ref(a),
+                200 * MS + t - 150 * MS,
+            ));
+        }
+        // the reordering window is 0 in recovery: RACK marks it at once, or its timer fires
+        if let Some(at) = c.reorder_timer.deadline_ns() {
+            c.on_timer_entry(TimerKind::Reorder, at, &mut out);
+            again.extend(headers(&mut out));
+        }
+        assert!(
+            again.iter().any(|h| h.seq == data[1].seq),
+            "the lost retransmission is sent again"
+        );
+        assert!(c.stats.retransmitted_segments > before);
+        assert_eq!(c.stats.rto_count, 0);
+        c.sb.check().unwrap();
+    }
+
     #[test]
     fn without_sack_newreno_repairs_one_hole_per_round_trip() {
         let cfg = TcpConfig {
