@@ -954,9 +954,14 @@ def _local_cluster(n: int):
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
-        # the workers of a stopped sweep log its cancelled tasks at WARNING: noise here
+        # The workers of a stopped sweep log its cancelled tasks at WARNING and, when the
+        # scheduler closes before a worker's next heartbeat, "Failed to communicate with
+        # scheduler during heartbeat" at ERROR with a traceback: noise for the user, who gets
+        # the one-line interruption message. Nothing is lost by silencing them: a task's
+        # failure and a worker's death reach the sweep through its futures and are recorded
+        # with the run ("worker error: ...").
         cluster = LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL
         )
     finally:
         if main:
