@@ -585,6 +585,81 @@ def test_players_stream_over_real_http_with_the_simulators_tables(live, tmp_path
                               for n, p in players.items()}, "load", s["live"]["load"])
 
 
+PARALLEL_ABANDON = """
+seed = 22
+duration = "30s"
+[dumbbell]
+pairs = 3
+bottleneck_rate = "3Mbps"
+bottleneck_delay = "30ms"
+bottleneck_queue = "40pkts"
+[[player]]
+name = "p0"
+client = "right0"
+server = "left0"
+abr = "bola-e"
+video = "tcphas"
+start = "0ms"
+buffer = "20s"
+connection = "parallel"
+connections = 3
+[[player]]
+name = "p1"
+client = "right1"
+server = "left1"
+abr = "bola-e"
+video = "tcphas"
+start = "700ms"
+buffer = "20s"
+connection = "parallel"
+connections = 3
+[[player]]
+name = "p2"
+client = "right2"
+server = "left2"
+abr = "bola-e"
+video = "tcphas"
+start = "1400ms"
+buffer = "20s"
+connection = "parallel"
+connections = 3
+"""
+
+
+def test_live_players_download_in_parallel_and_abandon_like_the_simulator(live, tmp_path):
+    """The live client runs the simulator's player cycle: `parallel` really has several requests
+    in flight at once, on different connections, and BOLA-E abandons requests (the simulator
+    abandons 8 in this scenario; a run of 3 players at 3 Mbit/s on 3 connections each leaves a
+    slow download behind every few seconds), each segment given up being requested again at a
+    lower level on a new connection."""
+    from haslab.live.run import run_live
+
+    sim = haslab.run(PARALLEL_ABANDON)
+    assert len(sim.abandons) >= 5  # the scenario is one where abandoning is common
+    scen = tmp_path / "p.toml"
+    scen.write_text(PARALLEL_ABANDON)
+    res = run_live(scen, out_dir=tmp_path / "o")
+    live = res.summary["live"]["players"]
+    assert live["bytes_mismatch"] == 0 and not live["errors"], live
+    seg = res.segments.sort_values("request_ns")
+    for p, g in seg.groupby("player"):
+        req, done, flow = g.request_ns.to_numpy(), g.done_ns.to_numpy(), g.flow.to_numpy()
+        overlapping = [k for k in range(1, len(g)) if req[k] < done[:k].max() and flow[k] != flow[k - 1]]
+        assert overlapping, f"player {p}: no two downloads overlapped"
+    ab = res.abandons
+    print("\nlive abandons:", len(ab), "simulated:", len(sim.abandons), "load", res.summary["live"]["load"])
+    assert live["abandoned"] == len(ab) >= 1, live
+    assert (ab.bytes_loaded < ab.bytes_total).all() and (ab.to_level < ab.level).all()
+    for r in ab.itertuples():
+        again = seg[(seg.player == r.player) & (seg["index"] == r.index) & (seg.request_ns >= r.abandon_ns)]
+        later = ab[(ab.player == r.player) & (ab["index"] == r.index) & (ab.request_ns >= r.abandon_ns)]
+        # requested again at a lower level, on another connection (unless the run ended first)
+        if len(again):
+            assert (again.level < r.level).all() and (again.flow != r.flow).all(), (r, again)
+        else:
+            assert len(later) or r.abandon_ns > res.summary["duration_ns"] - 10 * 10**9, r
+
+
 def test_live_check_ranking_reports_every_algorithm_live_and_simulated(live_bpf, tmp_path):
     """`haslab live check --ranking` (the TcpHas/Westwood+/CUBIC comparison of 8 RBB players,
     live and simulated; its numbers are in docs/live.md) runs, here short: each algorithm's

@@ -1,6 +1,7 @@
-//! The player driver of live mode (`has::driver`) makes the simulator's decisions: replaying a
-//! simulated session's download timings through a `PlayerDriver` gives the same segment, level,
-//! request time and buffer at every step, for every player algorithm.
+//! The player driver (`has::driver`, run by the simulator's sessions and by live mode's client)
+//! depends on nothing but the times it is given: replaying a simulated session's download
+//! timings through a fresh `PlayerDriver` gives the same segment, level, request time and buffer
+//! at every step, for every player algorithm.
 
 use haslab_core::has::driver::{Next, PlayerDriver};
 use haslab_core::metrics::{ColumnData, SimResult, Table};
@@ -65,18 +66,27 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
                 other => break other,
             }
         };
+        let Next::Request {
+            segment,
+            level,
+            slot,
+            ..
+        } = step
+        else {
+            panic!("player {p} row {i}: {step:?}, not a request");
+        };
         assert_eq!(
-            step,
-            Next::Request {
-                segment: idx[i] as usize,
-                level: lv[i] as usize
-            },
+            (segment, level),
+            (idx[i] as usize, lv[i] as usize),
             "player {p} row {i}"
         );
         assert_eq!(now, req[i], "player {p} segment {}: request time", idx[i]);
-        now = d.completed(done[i], flow[i] as u32, Some(fb[i]));
+        let c = d
+            .completed(slot, segment, level, done[i], flow[i] as u32, Some(fb[i]))
+            .expect("the request is in flight");
+        now = c.wake_ns;
     }
-    let log = d.into_log(r.duration_ns);
+    let log = d.take_log(r.duration_ns);
     for (k, &i) in rows.iter().enumerate() {
         let s = &log.segments[k];
         assert_eq!(
@@ -90,8 +100,8 @@ fn replay(text: &str, r: &SimResult, p: usize) -> usize {
 
 #[test]
 fn the_driver_replays_the_simulators_decisions_for_every_player() {
-    // the driver cannot abort a request (live mode does not abandon): the players that
-    // abandon are replayed with abandonment off
+    // a replay from the segments table has no progress events to show a player: the players
+    // that abandon are replayed with abandonment off
     for abr in [
         "\"rbb\"",
         "\"conventional\"",

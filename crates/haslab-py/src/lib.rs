@@ -209,9 +209,14 @@ impl Simulation {
 ///
 /// The scenario's HAS players without a network, for live mode's real HTTP client: each one is
 /// the simulator's player logic, playback model and scheduler (haslab_core::has::driver). Times
-/// are ns on the scenario's clock. next(i, now) → ("request", segment, level) | ("wait", t) |
-/// ("done",); completed(i, now, flow, first_byte_ns=None) → earliest next request time; sample(i, now);
-/// connection_opened(i); stop(i, now); video(i) → dict (ladder, durations, sizes);
+/// are ns on the scenario's clock. slots(i) → connection slots; open_at_start(i) → slots to
+/// open before the first request; abandons(i) → whether to report progress (every
+/// PROGRESS_EVERY_NS); next(i, now) → ("request", segment, level, slot, new_connection) |
+/// ("wait", t) | ("idle",) | ("done",); first_byte(i, slot, segment, level, now);
+/// progress(i, slot, segment, level, bytes_loaded, now, flow) → True when the player abandons
+/// the request (close its connection, ask next at once); completed(i, slot, segment, level,
+/// now, flow, first_byte_ns=None) → None | (close, close_all, earliest next request time);
+/// sample(i, now); connection_opened(i); stop(i, now); video(i) → dict (ladder, durations, sizes);
 /// finish(end_ns, paths) → {"players": JSON str, "has": JSON str, "tables": {...}} with the same
 /// metrics and tables as a simulation (paths[i] = (link direction name, rate) or None).
 #[pyclass(module = "haslab._core")]
@@ -255,30 +260,89 @@ impl LivePlayers {
         self.drivers.lock().map(|g| g.len()).unwrap_or(0)
     }
 
+    /// Connection slots of player i (N for parallel/rotate, else 1).
+    fn slots(&self, i: usize) -> PyResult<usize> {
+        self.with(i, |d| d.slots())
+    }
+
+    /// The slots whose connections player i opens before its first request.
+    fn open_at_start(&self, i: usize) -> PyResult<Vec<usize>> {
+        self.with(i, |d| d.open_at_start())
+    }
+
+    /// Whether player i abandons requests (then report progress every PROGRESS_EVERY_NS).
+    fn abandons(&self, i: usize) -> PyResult<bool> {
+        self.with(i, |d| d.abandons())
+    }
+
     /// The next step of player i at now_ns.
     fn next<'py>(&self, py: Python<'py>, i: usize, now_ns: u64) -> PyResult<Bound<'py, PyAny>> {
         let n = self.with(i, |d| d.next(now_ns))?;
         Ok(match n {
-            Next::Request { segment, level } => {
-                ("request", segment, level).into_pyobject(py)?.into_any()
-            }
+            Next::Request {
+                segment,
+                level,
+                slot,
+                new_connection,
+            } => ("request", segment, level, slot, new_connection)
+                .into_pyobject(py)?
+                .into_any(),
             Next::WaitUntil(t) => ("wait", t).into_pyobject(py)?.into_any(),
+            Next::Idle => ("idle",).into_pyobject(py)?.into_any(),
             Next::Done => ("done",).into_pyobject(py)?.into_any(),
         })
     }
 
-    /// The outstanding segment of player i arrived at now_ns over flow `flow`, its first
-    /// byte at first_byte_ns (None: not measured); returns the earliest time of its next
-    /// request.
-    #[pyo3(signature = (i, now_ns, flow, first_byte_ns = None))]
+    /// The first byte of the response to (segment, level) on slot arrived at now_ns.
+    fn first_byte(
+        &self,
+        i: usize,
+        slot: usize,
+        segment: usize,
+        level: usize,
+        now_ns: u64,
+    ) -> PyResult<()> {
+        self.with(i, |d| d.first_byte(slot, segment, level, now_ns))
+    }
+
+    /// bytes_loaded media bytes of the response to (segment, level) on slot are in at now_ns:
+    /// True when player i abandons the request.
+    #[allow(clippy::too_many_arguments)]
+    fn progress(
+        &self,
+        i: usize,
+        slot: usize,
+        segment: usize,
+        level: usize,
+        bytes_loaded: u64,
+        now_ns: u64,
+        flow: u32,
+    ) -> PyResult<bool> {
+        self.with(i, |d| {
+            d.progress(slot, segment, level, bytes_loaded, now_ns, flow)
+        })
+    }
+
+    /// The response to (segment, level) on slot arrived whole at now_ns over flow `flow`, its
+    /// first byte at first_byte_ns (None: as reported by first_byte, else now_ns). Returns
+    /// None (no such request in flight) or (close this connection, close every connection,
+    /// earliest time of the next request).
+    #[pyo3(signature = (i, slot, segment, level, now_ns, flow, first_byte_ns = None))]
+    #[allow(clippy::too_many_arguments)]
     fn completed(
         &self,
         i: usize,
+        slot: usize,
+        segment: usize,
+        level: usize,
         now_ns: u64,
         flow: u32,
         first_byte_ns: Option<u64>,
-    ) -> PyResult<u64> {
-        self.with(i, |d| d.completed(now_ns, flow, first_byte_ns))
+    ) -> PyResult<Option<(bool, bool, u64)>> {
+        self.with(i, |d| {
+            d.completed(slot, segment, level, now_ns, flow, first_byte_ns)
+                .map(|c| (c.close, c.close_all, c.wake_ns))
+        })
     }
 
     fn sample(&self, i: usize, now_ns: u64) -> PyResult<()> {
@@ -320,7 +384,7 @@ impl LivePlayers {
                 .lock()
                 .map_err(|_| PyRuntimeError::new_err("a player panicked earlier"))?;
             g.iter_mut()
-                .map(|d| d.take().map(|d| d.into_log(end_ns)))
+                .map(|d| d.take().map(|mut d| d.take_log(end_ns)))
                 .collect::<Option<Vec<_>>>()
                 .ok_or_else(|| PyRuntimeError::new_err("the players have finished"))?
         };
@@ -367,5 +431,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<LivePlayers>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "PROGRESS_EVERY_NS",
+        haslab_core::has::driver::PROGRESS_EVERY_NS,
+    )?;
     Ok(())
 }

@@ -1,22 +1,29 @@
-"""Our HAS players over real HTTP: the simulator's decision logic, playback model and request
-scheduler (``haslab._core.LivePlayers``, i.e. ``has/driver.rs`` around ``has/players/``) driven
-by a real HTTP/1.1 client (h11 + asyncio) in the client namespaces.
+"""Our HAS players over real HTTP: the simulator's player cycle (decision logic, playback model,
+request scheduler and connection policy: ``haslab._core.LivePlayers``, i.e. ``has/driver.rs``
+around ``has/players/``, the same code the simulator's sessions run) driven by a real HTTP/1.1
+client (h11 + asyncio) in the client namespaces.
 
 One process drives every player of a run (asyncio; each player's sockets are created inside its
 client's namespace with ``setns``, see ``nsenter.py``). Per player:
 
-1. at the player's start, ask the driver what to do (``next``): request segment k at level ℓ,
-   or wait until t (buffer cap / refill scheduler), or stop;
-2. GET ``/{vid}/{ℓ}/{k}.m4s`` on a connection chosen by the scenario's connection policy
-   (persistent, per-request, parallel N, renew every k), opening one first when needed (the
-   handshake counts in the download time, as in the simulator);
-3. when the response's last byte is in, tell the driver (``completed``), which feeds the
-   playback model and asks the player when to request again; sleep until then;
+1. at the player's start, open the connections the policy opens first (``parallel``/``rotate``:
+   all N), then ask the driver what to do (``next``): request segment k at level ℓ on slot s
+   (opening a connection first when told; the handshake counts in the download time, as in the
+   simulator), wait until t (buffer cap / refill scheduler), nothing until a download ends, or
+   stop. Every request runs as its own task, so ``parallel`` downloads over N connections at
+   once (one request in flight on each, HTTP/1.1 without pipelining);
+2. GET ``/{vid}/{ℓ}/{k}.m4s``; the response's first byte is reported (``first_byte``); a player
+   that abandons requests (BOLA-E, the dash.js players) is shown the progress every
+   ``PROGRESS_EVERY_NS`` (``progress``), and when it abandons, the connection is closed, as a
+   browser aborts its XMLHttpRequest and closes the half-read HTTP/1.1 connection, and the
+   driver is asked again at once (the segment is requested again first);
+3. when the last byte is in, tell the driver (``completed``), which feeds the playback model,
+   asks the player when to request again and says which connections to close;
 4. sample the state at every whole second of the run's clock; at the stop time leave.
 
-At the end ``LivePlayers.finish`` computes the simulator's QoE metrics and its ``players`` and
-``segments`` tables from these logs, which this script writes as JSON with the connections'
-local ports (the origin's TCP_INFO samples are matched to them by port).
+At the end ``LivePlayers.finish`` computes the simulator's QoE metrics and its ``players``,
+``segments`` and ``abandons`` tables from these logs, which this script writes as JSON with the
+connections' local ports (the origin's TCP_INFO samples are matched to them by port).
 
     python player.py SPEC_JSON_FILE
 """
@@ -60,6 +67,7 @@ class Runner:
         self.connections: list[dict] = []
         self.errors: list[str] = []
         self.bytes_mismatch = 0
+        self.abandoned = 0
 
     def now(self) -> int:
         return time.monotonic_ns() - self.t0
@@ -93,8 +101,12 @@ class Runner:
         except Exception:
             pass
 
-    async def get(self, c: Conn, target: str, close: bool) -> int:
-        """Sends a GET and reads the whole response; returns the body length."""
+    async def get(self, c: Conn, target: str, close: bool, on_first_byte=None, on_progress=None) -> Optional[int]:
+        """Sends a GET and reads the whole response; returns the body length, or None when
+        ``on_progress(body_bytes)`` (called every PROGRESS_EVERY_NS while the response is in
+        flight) returned True: the request is abandoned (the caller closes the connection)."""
+        from haslab._core import PROGRESS_EVERY_NS
+
         headers = [("Host", self.spec.get("host", "origin")), ("User-Agent", "haslab-player")]
         if close:
             headers.append(("Connection", "close"))
@@ -104,10 +116,29 @@ class Runner:
         c.requests += 1
         body = 0
         status = None
+        first = True
+        tick = self.now() + PROGRESS_EVERY_NS
         while True:
             ev = c.h11.next_event()
             if ev is h11.NEED_DATA:
-                data = await c.reader.read(1 << 18)
+                if on_progress is None:
+                    data = await c.reader.read(1 << 18)
+                else:
+                    # wake at every progress tick, data or not (a stalled download is shown too)
+                    try:
+                        data = await asyncio.wait_for(c.reader.read(1 << 18), max(tick - self.now(), 0) / 1e9)
+                    except asyncio.TimeoutError:
+                        data = None
+                    if self.now() >= tick:
+                        tick = self.now() + PROGRESS_EVERY_NS
+                        if on_progress(body):
+                            return None
+                    if data is None:
+                        continue
+                if first and data:
+                    first = False
+                    if on_first_byte is not None:
+                        on_first_byte()
                 c.h11.receive_data(data)
                 if not data and c.h11.their_state is not h11.DONE:
                     raise ConnectionError("the server closed the connection mid-response")
@@ -126,65 +157,111 @@ class Runner:
             c.h11.start_next_cycle()
         return body
 
+    async def fetch(self, i: int, p: dict, conns: list, slot: int, seg: int, level: int):
+        """One request of player i on its connection slot: (body bytes, flow), or None when the
+        player abandoned it (its connection is then closed)."""
+        lp = self.lp
+        pol = p.get("connection", {"kind": "persistent"})
+        kind = pol["kind"]
+        close_after = kind == "per-request"
+        target = f"/{p['vid']}/{level}/{seg}.m4s"
+        abandons = lp.abandons(i)
+        for attempt in range(2):
+            c = conns[slot]
+            if c is None:
+                c = conns[slot] = await self.open(p, i)
+            if kind == "renew" and c.requests + 1 >= pol.get("n", 1):
+                close_after = True
+            flow = c.flow
+
+            def first_byte():
+                lp.first_byte(i, slot, seg, level, self.now())
+
+            def progress(body: int) -> bool:
+                return lp.progress(i, slot, seg, level, body, self.now(), flow)
+
+            try:
+                got = await self.get(c, target, close_after, first_byte, progress if abandons else None)
+            except (ConnectionError, OSError, h11.ProtocolError) as e:
+                self.close(c)
+                conns[slot] = None
+                if attempt == 1:
+                    raise
+                self.errors.append(f"player {i} segment {seg}: {e}; retried on a new connection")
+                continue
+            if got is None:
+                self.close(c)
+                conns[slot] = None
+                self.abandoned += 1
+                return None
+            return got, flow
+        raise AssertionError("unreachable")
+
     async def player(self, i: int, p: dict) -> None:
         lp = self.lp
         await self.sleep_until(p["start_ns"])
-        pol = p.get("connection", {"kind": "persistent"})
-        kind = pol["kind"]
-        # "parallel" and "rotate" both use their connections in turn here (one request at a
-        # time: the live driver keeps one request outstanding)
-        multi = kind in ("parallel", "rotate")
-        slots: list[Optional[Conn]] = [None] * (pol.get("n", 1) if multi else 1)
-        if multi:
-            for s in range(len(slots)):
-                slots[s] = await self.open(p, i)
-        turn = 0
+        conns: list[Optional[Conn]] = [None] * lp.slots(i)
+        for s in lp.open_at_start(i):
+            conns[s] = await self.open(p, i)
         sizes = p["sizes_bytes"]
+        fetches: dict[asyncio.Task, tuple[int, int, int]] = {}
+        not_before = 0
+        done = False
         try:
             while True:
                 now = self.now()
-                step = lp.next(i, now)
-                if step[0] == "done":
+                if now >= not_before and not done:
+                    while True:
+                        step = lp.next(i, now)
+                        if step[0] != "request":
+                            break
+                        _, seg, level, slot, new = step
+                        if new:
+                            self.close(conns[slot])
+                            conns[slot] = await self.open(p, i)
+                        task = asyncio.create_task(self.fetch(i, p, conns, slot, seg, level))
+                        fetches[task] = (slot, seg, level)
+                        now = self.now()
+                    if step[0] == "wait":
+                        not_before = step[1]
+                    elif step[0] == "idle":
+                        # a completion wakes the player; with nothing in flight, look again soon
+                        not_before = U64_MAX if fetches else now + S // 10
+                    else:
+                        done = True
+                if done and not fetches:
                     break
-                if step[0] == "wait":
-                    t = step[1]
-                    await self.sleep_until(min(t, now + S // 10) if t >= U64_MAX else t)
+                timeout = None if not_before >= U64_MAX else max(not_before - self.now(), 0) / 1e9
+                if not fetches:
+                    await asyncio.sleep(timeout if timeout is not None else 0.1)
                     continue
-                _, seg, level = step
-                slot = turn % len(slots) if multi else 0
-                turn += 1
-                close_after = kind == "per-request"
-                target = f"/{p['vid']}/{level}/{seg}.m4s"
-                for attempt in range(2):
-                    c = slots[slot]
-                    if c is None or kind == "per-request":
-                        c = slots[slot] = await self.open(p, i)
-                    if kind == "renew" and c.requests + 1 >= pol.get("n", 1):
-                        close_after = True
-                    try:
-                        got = await self.get(c, target, close_after)
-                        break
-                    except (ConnectionError, OSError, h11.ProtocolError) as e:
-                        self.close(c)
-                        slots[slot] = None
-                        if attempt == 1:
-                            raise
-                        self.errors.append(f"player {i} segment {seg}: {e}; retried on a new connection")
-                if got != sizes[level][seg]:
-                    self.bytes_mismatch += 1
-                done = self.now()
-                flow = c.flow
-                if close_after:
-                    self.close(c)
-                    slots[slot] = None
-                t_next = lp.completed(i, done, flow)
-                if t_next >= U64_MAX:
-                    if seg + 1 >= len(sizes[0]):
-                        break
-                    continue
-                await self.sleep_until(t_next)
+                finished, _ = await asyncio.wait(fetches, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    slot, seg, level = fetches.pop(task)
+                    res = task.result()
+                    if res is None:  # abandoned: the driver requests the segment again first
+                        not_before = 0
+                        done = False
+                        continue
+                    got, flow = res
+                    if got != sizes[level][seg]:
+                        self.bytes_mismatch += 1
+                    comp = lp.completed(i, slot, seg, level, self.now(), flow)
+                    if comp is None:
+                        continue
+                    close, close_all, wake = comp
+                    if close:
+                        self.close(conns[slot])
+                        conns[slot] = None
+                    if close_all:
+                        for s in range(len(conns)):
+                            self.close(conns[s])
+                            conns[s] = None
+                    not_before = wake
         finally:
-            for c in slots:
+            for task in fetches:
+                task.cancel()
+            for c in conns:
                 self.close(c)
 
     async def sampler(self, i: int, p: dict) -> None:
@@ -229,6 +306,7 @@ class Runner:
             "connections": self.connections,
             "errors": self.errors,
             "bytes_mismatch": self.bytes_mismatch,
+            "abandoned": self.abandoned,
         }
 
 

@@ -458,6 +458,8 @@ _PLAYER_DTYPES = {
     "optimal_level": "uint32", "fair_share_bps": "float64", "index": "uint32", "bytes": "uint64",
     "media_ns": "uint64", "request_ns": "uint64", "done_ns": "uint64", "download_ns": "uint64",
     "throughput_bps": "float64", "buffer_before_ns": "uint64", "buffer_after_ns": "uint64", "flow": "uint32",
+    "first_byte_ns": "uint64", "ttfb_ns": "uint64", "to_level": "uint32", "abandon_ns": "uint64",
+    "bytes_loaded": "uint64", "bytes_total": "uint64",
 }
 
 
@@ -545,6 +547,7 @@ def _has_results(cfg: LiveConfig, has: dict) -> tuple[list[dict], list[tuple], d
             tables["segments"] = {k: np.asarray(v, dtype=_PLAYER_DTYPES.get(k, None)) for k, v in cols.items()}
     extra = {"players": pl["players"] + ([dj_summary] if dj_summary else []), "has": pl["has"],
              "live_players": {"errors": pl.get("errors", []), "bytes_mismatch": pl.get("bytes_mismatch", 0),
+                              "abandoned": pl.get("abandoned", 0),
                               "requests_logged": "requests.jsonl"}}
     return flows, rows, extra, tables
 

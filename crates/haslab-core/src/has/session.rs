@@ -1,24 +1,18 @@
-//! One player session as a simulator application: the HTTP client (with its connection
-//! policy), the server side of its connections ([`super::http::HttpServer`]), the common
-//! playback model, the player's decision logic, and the logs the QoE metrics are computed from.
+//! One player session as a simulator application: the player cycle ([`super::driver`]: the
+//! player's decisions, the playback model, the scheduler and the connection policy) over
+//! simulated TCP connections, the server side of those connections
+//! ([`super::http::HttpServer`]), and the logs the QoE metrics are computed from.
 //!
-//! Request cycle: the player picks a level ([`Player::choose`]) → GET on a connection (opened
+//! Request cycle: the player picks a level ([`Player::choose`](super::players::Player::choose)) → GET on a connection (opened
 //! first when the policy needs a new one; the handshake then counts in the download time) →
 //! the whole response arrives → the segment enters the buffer, the player says when to ask
-//! again ([`Player::downloaded`]) → the session waits for that moment *and* for the next
-//! segment to fit under the buffer cap.
-//!
-//! Connection policies ([`ConnectionPolicy`]): one persistent connection; a new connection per
-//! request (closed after its response, HTTP/1.0 style); N persistent connections downloading at
-//! once (one request in flight on each, HTTP/1.1 without pipelining: whenever a connection is
-//! idle and the next segment fits under the buffer cap — media in flight counted — the player
-//! chooses its level and it is requested there; segments that arrive ahead of an earlier one
-//! enter the buffer when it does); N persistent connections used in turn, one request at a
-//! time (`rotate`); a new connection every k segments.
+//! again ([`Player::downloaded`](super::players::Player::downloaded)) → the session waits for that moment *and* for the next
+//! segment to fit under the buffer cap. The connection policies are described in
+//! [`super::driver`].
 //!
 //! Each segment record carries the time its response's first byte arrived (the time to first
 //! byte, `ttfb_ns`, is request → first byte). Players that abandon requests
-//! ([`Player::abandons`]) get progress events every [`PROGRESS_EVERY_NS`]; an abandonment
+//! ([`Player::abandons`](super::players::Player::abandons)) get progress events every [`PROGRESS_EVERY_NS`]; an abandonment
 //! aborts the request as a browser aborts an XMLHttpRequest (see `on_progress`).
 //!
 //! The refill scheduler of the newCWV paper (§3.2: DASH-JS and the modified VLC fill a 30 s
@@ -26,18 +20,14 @@
 //! when configured: requests back to back until the buffer is full, then nothing until it has
 //! drained to the low mark.
 
-use super::driver::cap_wait_ns;
+use super::driver::{Next, PlayerDriver};
 use super::http::{self, HttpServer, HTTP_PORT, REQUEST_BYTES};
-use super::playback::{Phase, Playback, Stall};
-use super::players::{
-    BufferState, Player, PlayerContext, Progress, SegmentResult, When, PROGRESS_EVERY_NS,
-};
+use super::playback::{Phase, Stall};
+use super::players::PROGRESS_EVERY_NS;
 use super::video::Video;
 use crate::app::{App, AppApi, AppReport, OpenSpec};
-use crate::scenario::{ConnectionPolicy, PlayerPlan};
-use crate::sim::rng::Stream;
+use crate::scenario::PlayerPlan;
 use crate::tcp::endpoint::{Notice, NoticeKind};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 const S: u64 = 1_000_000_000;
@@ -141,105 +131,42 @@ pub struct PlayerLog {
     pub abandoned: Vec<AbandonRecord>,
 }
 
+/// The simulated connection of a slot.
 #[derive(Clone, Copy, Debug)]
-struct Slot {
+struct Conn {
     conn: u32,
     established: bool,
-    /// requests issued on this connection
-    requests: u32,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Outstanding {
-    segment: usize,
-    level: usize,
-    request_ns: u64,
-    slot: usize,
-    sent: bool,
-    first_byte_ns: Option<u64>,
-    estimate_bps: f64,
-    buffer_before_ns: u64,
+    /// the GET waiting for the handshake to complete (its tag)
+    unsent: Option<u64>,
 }
 
 /// One player session (see the module documentation).
 pub struct HasSession {
     plan: Arc<PlayerPlan>,
     video: Arc<Video>,
-    player: Box<dyn Player>,
-    playback: Playback,
+    driver: PlayerDriver,
     server: HttpServer,
-    slots: Vec<Option<Slot>>,
-    /// `rotate`: the slot the next request goes to
-    next_slot: usize,
+    /// the connection of each of the driver's slots
+    conns: Vec<Option<Conn>>,
     opened: u32,
-    next_segment: usize,
-    /// requests in flight, in the order they were issued (at most one per slot)
-    outstanding: Vec<Outstanding>,
-    /// segments to request again after an abandonment, ascending (before `next_segment`)
-    retry: Vec<usize>,
-    /// segments downloaded ahead of an earlier one still in flight: (level, media) by index
-    ready: BTreeMap<usize, usize>,
-    /// index of the next segment the playback buffer takes
-    next_buffered: usize,
     /// connections whose request the client aborted (the server stops sending on their FIN)
     aborted: Vec<u32>,
     /// generation of the pending request timer (older ones are stale)
     gen: u64,
-    last_level: Option<usize>,
-    /// refill scheduler: waiting for the buffer to drain to the low mark
-    refill_waiting: bool,
-    stopped: bool,
-    segments: Vec<SegmentRecord>,
-    abandoned: Vec<AbandonRecord>,
-    samples: Vec<SampleRecord>,
 }
 
 impl HasSession {
     pub fn new(plan: Arc<PlayerPlan>, seed: u64) -> Self {
-        let video = plan.video.clone();
-        let ctx = PlayerContext {
-            bitrates_bps: video.bitrates_bps.clone(),
-            segment_ns: video.segment_ns(),
-            buffer_cap_ns: plan.buffer_ns,
-        };
-        let rng = Stream::new(seed, &format!("player:{}:abr", plan.name));
-        let player = plan.abr.build(ctx, rng);
-        let slots = match plan.connection {
-            ConnectionPolicy::Parallel(n) | ConnectionPolicy::Rotate(n) => vec![None; n as usize],
-            _ => vec![None],
-        };
+        let driver = PlayerDriver::new(plan.clone(), seed);
         HasSession {
-            playback: Playback::new(plan.start_ns, plan.startup_ns, plan.resume_ns),
-            video,
-            player,
+            video: plan.video.clone(),
+            conns: vec![None; driver.slots()],
+            driver,
             server: HttpServer::default(),
-            slots,
-            next_slot: 0,
             opened: 0,
-            next_segment: 0,
-            outstanding: Vec::new(),
-            retry: Vec::new(),
-            ready: BTreeMap::new(),
-            next_buffered: 0,
             aborted: Vec::new(),
             gen: 0,
-            last_level: None,
-            refill_waiting: false,
-            stopped: false,
-            segments: Vec::new(),
-            abandoned: Vec::new(),
-            samples: Vec::new(),
             plan,
-        }
-    }
-
-    fn state(&self, now_ns: u64, next_segment: usize) -> BufferState {
-        BufferState {
-            now_ns,
-            buffer_ns: self.playback.buffer_ns(),
-            phase: self.playback.phase(),
-            next_segment,
-            segments: self.video.segments(),
         }
     }
 
@@ -255,14 +182,15 @@ impl HasSession {
             serve: true,
         });
         self.opened += 1;
+        self.driver.connection_opened();
         api.connect(conn);
-        if self.player.abandons() {
+        if self.driver.abandons() {
             api.set_progress_notices(conn, 0, Some(PROGRESS_EVERY_NS));
         }
-        self.slots[slot] = Some(Slot {
+        self.conns[slot] = Some(Conn {
             conn,
             established: false,
-            requests: 0,
+            unsent: None,
         });
         conn
     }
@@ -272,208 +200,73 @@ impl HasSession {
         api.timer(at_ns, (self.gen << 2) | T_REQUEST);
     }
 
-    /// The segment the next request is for: one to request again first, else the next new one.
-    fn next_to_request(&self) -> Option<usize> {
-        self.retry
-            .first()
-            .copied()
-            .or((self.next_segment < self.video.segments()).then_some(self.next_segment))
-    }
-
-    /// A slot with no request in flight: the only slot of the sequential policies, the lowest
-    /// idle one of `parallel` (every parallel connection carries one request at a time, as
-    /// HTTP/1.1 without pipelining does).
-    fn free_slot(&self) -> Option<usize> {
-        if let ConnectionPolicy::Rotate(_) = self.plan.connection {
-            return self.outstanding.is_empty().then_some(self.next_slot);
-        }
-        (0..self.slots.len()).find(|&s| self.outstanding.iter().all(|o| o.slot != s))
-    }
-
-    /// Media in flight or downloaded ahead of a gap: it will enter the buffer, so the buffer
-    /// cap counts it (nothing when requests are sequential).
-    fn pending_media_ns(&self) -> u64 {
-        let d = &self.video.durations_ns;
-        self.outstanding.iter().map(|o| d[o.segment]).sum::<u64>()
-            + self.ready.keys().map(|&i| d[i]).sum::<u64>()
-    }
-
-    /// Issues requests now while the schedule allows and a slot is free, else arms the timer.
+    /// Issues requests now while the driver allows, else arms the timer it asks for.
     fn try_request(&mut self, api: &mut AppApi) {
         loop {
-            let now = api.now_ns;
-            if self.stopped {
-                return;
-            }
-            let Some(segment) = self.next_to_request() else {
-                return;
-            };
-            let Some(slot) = self.free_slot() else { return };
-            self.playback.advance(now);
-            let buffer = self.playback.buffer_ns() + self.pending_media_ns();
-            let dur = self.video.durations_ns[segment];
-            let cap = self.plan.buffer_ns;
-            match cap_wait_ns(
-                buffer,
-                dur,
-                cap,
-                self.plan.refill_low_ns,
-                &mut self.refill_waiting,
-                self.playback.is_playing(),
-            ) {
-                // not playing under the refill scheduler: nothing drains; a completion wakes it
-                Some(u64::MAX) => return,
-                Some(wait) => {
-                    self.timer_request(api, now + wait);
+            match self.driver.next(api.now_ns) {
+                Next::Request {
+                    segment,
+                    level,
+                    slot,
+                    new_connection,
+                } => {
+                    if new_connection {
+                        self.open_slot(api, slot);
+                    }
+                    let tag = http::tag(segment, level);
+                    let c = self.conns[slot]
+                        .as_mut()
+                        .expect("the slot has a connection");
+                    if c.established {
+                        api.write(c.conn, 0, REQUEST_BYTES, tag);
+                    } else {
+                        c.unsent = Some(tag);
+                    }
+                }
+                Next::WaitUntil(t) => {
+                    self.timer_request(api, t);
                     return;
                 }
-                None => {}
-            }
-            self.issue(api, slot, segment);
-        }
-    }
-
-    fn issue(&mut self, api: &mut AppApi, slot: usize, segment: usize) {
-        let now = api.now_ns;
-        let st = self.state(now, segment);
-        let level = self.player.choose(&st).min(self.video.levels() - 1);
-        let estimate_bps = self.player.estimate_bps().unwrap_or(f64::NAN);
-        self.last_level = Some(level);
-        if let ConnectionPolicy::Rotate(n) = self.plan.connection {
-            self.next_slot = (slot + 1) % n as usize;
-        }
-        let need_new =
-            self.slots[slot].is_none() || self.plan.connection == ConnectionPolicy::PerRequest;
-        if need_new {
-            self.open_slot(api, slot);
-        }
-        let s = self.slots[slot].as_mut().expect("slot just filled");
-        s.requests += 1;
-        let established = s.established;
-        self.outstanding.push(Outstanding {
-            segment,
-            level,
-            request_ns: now,
-            slot,
-            sent: false,
-            first_byte_ns: None,
-            estimate_bps,
-            buffer_before_ns: st.buffer_ns,
-        });
-        if self.retry.first() == Some(&segment) {
-            self.retry.remove(0);
-        } else {
-            self.next_segment += 1;
-        }
-        if established {
-            self.send_gets(api, slot);
-        }
-    }
-
-    /// Sends the GETs not yet sent on `slot` (its connection is established).
-    fn send_gets(&mut self, api: &mut AppApi, slot: usize) {
-        let Some(conn) = self.slots[slot].map(|s| s.conn) else {
-            return;
-        };
-        for o in self.outstanding.iter_mut().filter(|o| o.slot == slot) {
-            if !o.sent {
-                o.sent = true;
-                api.write(conn, 0, REQUEST_BYTES, http::tag(o.segment, o.level));
+                Next::Idle | Next::Done => return,
             }
         }
     }
 
-    /// The outstanding request answered by `tag` on connection `conn`.
-    fn find(&self, conn: u32, tag: u64) -> Option<usize> {
-        self.outstanding.iter().position(|o| {
-            http::tag(o.segment, o.level) == tag && self.slots[o.slot].map(|s| s.conn) == Some(conn)
-        })
+    /// The slot whose connection is `conn`.
+    fn slot_of(&self, conn: u32) -> Option<usize> {
+        self.conns
+            .iter()
+            .position(|c| c.is_some_and(|c| c.conn == conn))
     }
 
-    /// A downloaded segment enters the buffer in order: one that arrives ahead of an earlier
-    /// one still in flight (parallel connections) waits for it.
-    fn buffer_segment(&mut self, now: u64, segment: usize, level: usize) {
-        if segment != self.next_buffered {
-            self.ready.insert(segment, level);
-            return;
-        }
-        let n = self.video.segments();
-        let mut add = Some((segment, level));
-        while let Some((i, l)) = add {
-            self.playback
-                .add_segment(now, l, self.video.durations_ns[i], i + 1 == n);
-            self.next_buffered = i + 1;
-            add = self.ready.remove(&(i + 1)).map(|l| (i + 1, l));
+    fn close_slot(&mut self, api: &mut AppApi, slot: usize) {
+        if let Some(c) = self.conns[slot].take() {
+            api.close(c.conn, 0);
         }
     }
 
     fn on_response(&mut self, api: &mut AppApi, conn: u32, tag: u64) {
         let now = api.now_ns;
-        let Some(k) = self.find(conn, tag) else {
+        let Some(slot) = self.slot_of(conn) else {
             return;
         };
-        let o = self.outstanding.remove(k);
-        let media_ns = self.video.durations_ns[o.segment];
-        let bytes = self.video.size(o.level, o.segment);
-        self.buffer_segment(now, o.segment, o.level);
-        let first_byte_ns = o.first_byte_ns.unwrap_or(now);
-        self.segments.push(SegmentRecord {
-            index: o.segment as u32,
-            level: o.level as u32,
-            bitrate_bps: self.video.bitrates_bps[o.level],
-            bytes,
-            media_ns,
-            request_ns: o.request_ns,
-            first_byte_ns,
-            done_ns: now,
-            estimate_bps: o.estimate_bps,
-            buffer_before_ns: o.buffer_before_ns,
-            buffer_after_ns: self.playback.buffer_ns(),
-            conn,
-        });
-        // every segment is in: close everything
-        let last = self.outstanding.is_empty() && self.next_to_request().is_none();
-        // connection policy after a response
-        let close = match self.plan.connection {
-            ConnectionPolicy::PerRequest => true,
-            ConnectionPolicy::Renew(k) => self.slots[o.slot].is_some_and(|s| s.requests >= k),
-            _ => last,
+        let (segment, level) = http::untag(tag);
+        let Some(c) = self.driver.completed(slot, segment, level, now, conn, None) else {
+            return;
         };
-        if close || last {
-            api.close(conn, 0);
-            self.slots[o.slot] = None;
+        if c.close {
+            self.close_slot(api, slot);
         }
-        if last {
-            for s in self.slots.iter_mut() {
-                if let Some(x) = s.take() {
-                    api.close(x.conn, 0);
-                }
+        if c.close_all {
+            for s in 0..self.conns.len() {
+                self.close_slot(api, s);
             }
             return;
         }
-        let result = SegmentResult {
-            index: o.segment,
-            level: o.level,
-            bytes,
-            media_ns,
-            request_ns: o.request_ns,
-            first_byte_ns,
-            done_ns: now,
-        };
-        let st = self.state(now, self.next_to_request().unwrap_or(self.next_segment));
-        let when = self.player.downloaded(&result, &st);
-        match when {
-            When::Now => self.try_request(api),
-            When::At(t) if t <= now => self.try_request(api),
-            When::At(t) => self.timer_request(api, t),
-            When::BufferAtMost(b) => {
-                let buf = self.playback.buffer_ns();
-                if buf <= b || !self.playback.is_playing() {
-                    self.try_request(api)
-                } else {
-                    self.timer_request(api, now + (buf - b))
-                }
-            }
+        if c.wake_ns <= now {
+            self.try_request(api)
+        } else {
+            self.timer_request(api, c.wake_ns)
         }
     }
 
@@ -487,76 +280,27 @@ impl HasSession {
     /// already in flight still arrive (and count in the flow's goodput) but are discarded. The
     /// segment is requested again at once, at the level the player chose, on a new connection.
     fn on_progress(&mut self, api: &mut AppApi, conn: u32, tag: u64, bytes: u64) {
-        let now = api.now_ns;
-        let Some(k) = self.find(conn, tag) else {
+        let Some(slot) = self.slot_of(conn) else {
             return;
         };
-        let o = self.outstanding[k];
-        self.playback.advance(now);
-        let p = Progress {
-            index: o.segment,
-            level: o.level,
-            bytes_total: self.video.size(o.level, o.segment),
-            bytes_loaded: bytes.saturating_sub(http::RESPONSE_HEADER_BYTES),
-            media_ns: self.video.durations_ns[o.segment],
-            request_ns: o.request_ns,
-            first_byte_ns: o.first_byte_ns,
-            now_ns: now,
-        };
-        let st = self.state(now, o.segment);
-        let Some(to) = self.player.progress(&p, &st) else {
-            return;
-        };
-        if to >= o.level {
+        let (segment, level) = http::untag(tag);
+        let loaded = bytes.saturating_sub(http::RESPONSE_HEADER_BYTES);
+        if !self
+            .driver
+            .progress(slot, segment, level, loaded, api.now_ns, conn)
+        {
             return;
         }
-        self.outstanding.remove(k);
-        self.abandoned.push(AbandonRecord {
-            index: o.segment as u32,
-            level: o.level as u32,
-            to_level: to as u32,
-            request_ns: o.request_ns,
-            abandon_ns: now,
-            bytes_loaded: p.bytes_loaded,
-            bytes_total: p.bytes_total,
-            conn,
-        });
         api.close(conn, 0);
         self.aborted.push(conn);
-        self.slots[o.slot] = None;
-        let at = self.retry.partition_point(|&s| s < o.segment);
-        self.retry.insert(at, o.segment);
+        self.conns[slot] = None;
         self.try_request(api);
     }
 
-    fn sample(&mut self, now: u64) {
-        self.playback.advance(now);
-        let level = self.last_level.unwrap_or(0);
-        self.samples.push(SampleRecord {
-            time_ns: now,
-            level: level as u32,
-            bitrate_bps: self.video.bitrates_bps[level],
-            played_bitrate_bps: self
-                .playback
-                .playing_level()
-                .map_or(f64::NAN, |l| self.video.bitrates_bps[l] as f64),
-            buffer_ns: self.playback.buffer_ns(),
-            phase: self.playback.phase().code(),
-            estimate_bps: self.player.estimate_bps().unwrap_or(f64::NAN),
-        });
-    }
-
     fn stop(&mut self, api: &mut AppApi) {
-        if self.stopped {
-            return;
-        }
-        self.stopped = true;
-        self.outstanding.clear();
-        self.playback.leave(api.now_ns);
-        for s in self.slots.iter_mut() {
-            if let Some(x) = s.take() {
-                api.close(x.conn, 0);
-            }
+        self.driver.stop(api.now_ns);
+        for s in 0..self.conns.len() {
+            self.close_slot(api, s);
         }
     }
 }
@@ -564,10 +308,8 @@ impl HasSession {
 impl App for HasSession {
     fn start(&mut self, api: &mut AppApi) {
         let now = api.now_ns;
-        if let ConnectionPolicy::Parallel(n) | ConnectionPolicy::Rotate(n) = self.plan.connection {
-            for slot in 0..n as usize {
-                self.open_slot(api, slot);
-            }
+        for slot in self.driver.open_at_start() {
+            self.open_slot(api, slot);
         }
         let first_sample = now.div_ceil(S) * S;
         api.timer(first_sample, T_SAMPLE);
@@ -580,29 +322,23 @@ impl App for HasSession {
     fn on_notice(&mut self, api: &mut AppApi, n: &Notice) {
         match (n.side, n.kind) {
             (0, NoticeKind::Connected) => {
-                if let Some(slot) = self
-                    .slots
-                    .iter()
-                    .position(|s| s.is_some_and(|s| s.conn == n.conn))
-                {
-                    if let Some(s) = self.slots[slot].as_mut() {
-                        s.established = true;
+                if let Some(slot) = self.slot_of(n.conn) {
+                    if let Some(c) = self.conns[slot].as_mut() {
+                        c.established = true;
+                        if let Some(tag) = c.unsent.take() {
+                            api.write(c.conn, 0, REQUEST_BYTES, tag);
+                        }
                     }
-                    self.send_gets(api, slot);
                 }
             }
-            (0, NoticeKind::FirstByte { tag }) if !self.stopped => {
-                if let Some(k) = self.find(n.conn, tag) {
-                    let o = &mut self.outstanding[k];
-                    o.first_byte_ns.get_or_insert(api.now_ns);
+            (0, NoticeKind::FirstByte { tag }) => {
+                if let Some(slot) = self.slot_of(n.conn) {
+                    let (segment, level) = http::untag(tag);
+                    self.driver.first_byte(slot, segment, level, api.now_ns);
                 }
             }
-            (0, NoticeKind::Progress { tag, bytes }) if !self.stopped => {
-                self.on_progress(api, n.conn, tag, bytes)
-            }
-            (0, NoticeKind::Received { tag }) if !self.stopped => {
-                self.on_response(api, n.conn, tag)
-            }
+            (0, NoticeKind::Progress { tag, bytes }) => self.on_progress(api, n.conn, tag, bytes),
+            (0, NoticeKind::Received { tag }) => self.on_response(api, n.conn, tag),
             (1, NoticeKind::Received { tag }) => {
                 self.server.on_request(api, &self.video, n.conn, tag)
             }
@@ -621,7 +357,7 @@ impl App for HasSession {
         match token & 3 {
             T_REQUEST if token >> 2 == self.gen => self.try_request(api),
             T_SAMPLE if self.plan.stop_ns.is_none_or(|s| api.now_ns < s) => {
-                self.sample(api.now_ns);
+                self.driver.sample(api.now_ns);
                 api.timer(api.now_ns + S, T_SAMPLE);
             }
             T_STOP => self.stop(api),
@@ -630,31 +366,6 @@ impl App for HasSession {
     }
 
     fn finish(&mut self, now_ns: u64) -> Option<AppReport> {
-        let end_ns = self.plan.stop_ns.map_or(now_ns, |s| s.min(now_ns));
-        self.playback.advance(end_ns);
-        Some(AppReport::Player(Box::new(PlayerLog {
-            name: self.plan.name.clone(),
-            algorithm: self.plan.abr.name().to_string(),
-            client: self.plan.client as u32,
-            server: self.plan.server as u32,
-            video: self.video.name.clone(),
-            bitrates_bps: self.video.bitrates_bps.clone(),
-            segment_ns: self.video.segment_ns(),
-            video_segments: self.video.segments(),
-            start_ns: self.plan.start_ns,
-            stop_ns: self.plan.stop_ns,
-            end_ns,
-            segments: std::mem::take(&mut self.segments),
-            samples: std::mem::take(&mut self.samples),
-            startup_delay_ns: self.playback.startup_delay_ns(),
-            stalls: self.playback.stalls().to_vec(),
-            downloaded_ns: self.playback.downloaded_ns,
-            played_ns: self.playback.played_ns,
-            buffered_ns: self.playback.buffer_ns(),
-            discarded_ns: self.playback.discarded_ns,
-            connections_opened: self.opened,
-            final_phase: self.playback.phase(),
-            abandoned: std::mem::take(&mut self.abandoned),
-        })))
+        Some(AppReport::Player(Box::new(self.driver.take_log(now_ns))))
     }
 }

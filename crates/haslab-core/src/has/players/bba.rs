@@ -113,6 +113,7 @@ mod tests {
             bitrates_bps: vec![1_000_000, 2_000_000, 3_000_000, 5_000_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 30 * S,
+            video: None,
         };
         Bba::new(Default::default(), ctx)
     }

@@ -99,6 +99,7 @@ mod tests {
             bitrates_bps: vec![1_000_000, 2_000_000, 4_000_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 25 * S,
+            video: None,
         };
         let b = Bola::new(Default::default(), ctx);
         // V_p = (25 − 2)/(ln 4 + 5) = 3.6158
@@ -123,6 +124,7 @@ mod tests {
             bitrates_bps: vec![1_000_000, 2_000_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 25 * S,
+            video: None,
         };
         let mut b = Bola::new(Default::default(), ctx);
         let seg = SegmentResult {

@@ -392,6 +392,7 @@ mod tests {
             bitrates_bps: vec![1_000_000, 2_500_000, 5_000_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 25 * S,
+            video: None,
         }
     }
 
@@ -523,6 +524,7 @@ mod tests {
             bitrates_bps: vec![248_000, 456_000, 928_000, 1_632_000, 4_256_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 30 * S,
+            video: None,
         };
         let mut b = BolaE::new(Default::default(), ctx);
         // the step-down trace at 63 s: 846 780 of 1 064 000 bytes after 23 s, first byte

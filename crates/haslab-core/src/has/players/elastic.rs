@@ -158,6 +158,7 @@ mod tests {
             bitrates_bps: (1..=20).map(|k| k * 250_000).collect(),
             segment_ns: 2 * S,
             buffer_cap_ns: 60 * S,
+            video: None,
         };
         let mut p = Elastic::new(Default::default(), ctx);
         assert_eq!(p.choose(&st(0, 0)), 0);
@@ -179,6 +180,7 @@ mod tests {
             bitrates_bps: vec![100_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 60 * S,
+            video: None,
         };
         let mut p = Elastic::new(Default::default(), ctx);
         for bps in [

@@ -181,6 +181,7 @@ mod tests {
             bitrates_bps: vec![1_000_000, 2_000_000, 3_000_000, 4_000_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 60 * S,
+            video: None,
         };
         Festive::new(Default::default(), ctx, Stream::new(7, "festive-test"))
     }

@@ -42,6 +42,9 @@ pub struct PlayerContext {
     pub segment_ns: u64,
     /// Buffer cap of the common playback model.
     pub buffer_cap_ns: u64,
+    /// The video itself (each segment's duration and size at each level), for players that plan
+    /// with real segment sizes (MPC's d_k(R_k)); `None` when only the ladder is known.
+    pub video: Option<std::sync::Arc<crate::has::video::Video>>,
 }
 
 impl PlayerContext {
@@ -441,6 +444,7 @@ mod tests {
             bitrates_bps: vec![1_000_000, 2_000_000],
             segment_ns: 2_000_000_000,
             buffer_cap_ns: 30_000_000_000,
+            video: None,
         };
         for n in AbrConfig::NAMES {
             let c = AbrConfig::by_name(n).unwrap();

@@ -12,9 +12,16 @@
 //!   enumerated offline over binned buffer and throughput; haslab enumerates the same problem
 //!   exactly at each decision instead (the table only approximates it).
 //! - **Horizon** N = 5 (§6), shortened at the end of the video. For each sequence of levels the
-//!   buffer is simulated segment by segment with nominal sizes r·τ at the predicted throughput:
-//!   a download longer than the buffer rebuffers for the difference, then the segment adds τ.
-//!   The first level of the best sequence is requested (ties: the lower level).
+//!   buffer is simulated segment by segment at the predicted throughput: segment k at level R
+//!   takes d_k(R)/Ĉ to download, a download longer than the buffer rebuffers for the
+//!   difference, then the segment adds its duration. The first level of the best sequence is
+//!   requested (ties: the lower level).
+//! - **Segment sizes** (`segment_sizes`): the paper's model (§2) downloads chunk k at bitrate R
+//!   as d_k(R) bytes, "L × R for CBR" and varying for VBR, and Pensieve's `mpc.py` reads each
+//!   chunk's real size from its video's size files; so the default, `"actual"`, plans with each
+//!   segment's real size and duration from the video (as the MPD or the video preset gives them).
+//!   `"nominal"` plans with r·τ for every segment, as a client that only knows the ladder would.
+//!   For CBR videos the two are the same.
 //! - **Weights**: λ = 1 (`smooth_penalty`, the paper's "balanced" weights, §7.1); μ
 //!   (`rebuffer_penalty`, per second of rebuffering, in Mbit/s units) defaults to the top
 //!   bitrate in Mbit/s — Pensieve's choice for its QoE_lin ("μ = 4.3", the highest bitrate of its
@@ -48,6 +55,20 @@ pub struct MpcConfig {
     /// Sequences enumerated per decision at most, 1 to 10 000 000 (the horizon shrinks to fit).
     /// Default 100 000.
     pub max_sequences: u32,
+    /// Segment sizes the plan uses: `"actual"` (each segment's real size and duration, the
+    /// paper's d_k(R); default) or `"nominal"` (bitrate × τ).
+    pub segment_sizes: SegmentSizes,
+}
+
+/// Which segment sizes MPC plans with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SegmentSizes {
+    /// Each segment's real size and duration at each level (d_k(R), §2).
+    #[default]
+    Actual,
+    /// bitrate × nominal segment duration τ for every segment.
+    Nominal,
 }
 
 impl Default for MpcConfig {
@@ -58,6 +79,7 @@ impl Default for MpcConfig {
             smooth_penalty: 1.0,
             rebuffer_penalty: None,
             max_sequences: 100_000,
+            segment_sizes: SegmentSizes::Actual,
         }
     }
 }
@@ -149,11 +171,25 @@ impl Mpc {
         })
     }
 
-    /// The best first level for buffer `buffer_s`, previous level `prev`, `ahead` segments
-    /// left (including the one decided), at throughput `bps`.
-    pub fn decide(&self, buffer_s: f64, prev: usize, ahead: usize, bps: f64) -> usize {
-        let depth = self.horizon.min(ahead).max(1);
+    /// (download seconds at `bps`, media seconds) of segment `index` at `level`: its real size
+    /// and duration under `"actual"` when the video is known, r·τ and τ otherwise.
+    fn segment_cost(&self, level: usize, index: usize, bps: f64) -> (f64, f64) {
+        if self.cfg.segment_sizes == SegmentSizes::Actual {
+            if let Some(v) = self.ctx.video.as_deref() {
+                if index < v.segments() {
+                    let bits = v.size(level, index) as f64 * 8.0;
+                    return (bits / bps, v.durations_ns[index] as f64 / 1e9);
+                }
+            }
+        }
         let tau = self.ctx.tau_s();
+        (self.mbps[level] * tau / (bps / 1e6), tau)
+    }
+
+    /// The best first level for segment `next`, buffer `buffer_s`, previous level `prev`,
+    /// `ahead` segments left (including the one decided), at throughput `bps`.
+    pub fn decide(&self, next: usize, buffer_s: f64, prev: usize, ahead: usize, bps: f64) -> usize {
+        let depth = self.horizon.min(ahead).max(1);
         let mut best = (f64::NEG_INFINITY, 0usize);
         // depth first, so each prefix is simulated once:
         // (depth, level, reward before it, buffer before it, first level, previous level)
@@ -162,9 +198,9 @@ impl Mpc {
             stack.push((0, m, 0.0, buffer_s, m, prev));
         }
         while let Some((d, m, reward, buffer, first, prev_m)) = stack.pop() {
-            let dl = self.mbps[m] * tau / (bps / 1e6);
+            let (dl, media) = self.segment_cost(m, next + d, bps);
             let rebuf = (dl - buffer).max(0.0);
-            let buf = (buffer - dl).max(0.0) + tau;
+            let buf = (buffer - dl).max(0.0) + media;
             let r = reward
                 + (self.mbps[m]
                     - self.cfg.smooth_penalty * (self.mbps[m] - self.mbps[prev_m]).abs()
@@ -198,7 +234,7 @@ impl Player for Mpc {
         };
         self.used_bps = Some(bps);
         let ahead = st.segments.saturating_sub(st.next_segment);
-        let m = self.decide(st.buffer_s(), self.prev_level, ahead, bps);
+        let m = self.decide(st.next_segment, st.buffer_s(), self.prev_level, ahead, bps);
         self.prev_level = m;
         m
     }
@@ -224,6 +260,7 @@ mod tests {
             bitrates_bps: levels,
             segment_ns: 2 * S,
             buffer_cap_ns: 30 * S,
+            video: None,
         };
         let cfg = MpcConfig {
             horizon,
@@ -240,13 +277,13 @@ mod tests {
         // (1,0): a 3 s download stalls 1 s: 3 + 1 − 3 − 2 − 2 = −3; (1,1): two stalls of 1 s:
         // 6 − 6 − 2 = −2 → level 0.
         let m = mpc(vec![1_000_000, 3_000_000], 2, false);
-        assert_eq!(m.decide(2.0, 0, 100, 2e6), 0);
+        assert_eq!(m.decide(0, 2.0, 0, 100, 2e6), 0);
         // From B = 10 s nothing stalls: (1,1) = 6 − 2 = 4 beats (0,1) = 2, (0,0) = 2,
         // (1,0) = 4 − 4 = 0 → level 1.
-        assert_eq!(m.decide(10.0, 0, 100, 2e6), 1);
+        assert_eq!(m.decide(0, 10.0, 0, 100, 2e6), 1);
         // with one segment left the horizon is 1: from B = 2 s, level 1 scores 3 − 2 − 3 = −2,
         // level 0 scores 1 → level 0
-        assert_eq!(m.decide(2.0, 0, 1, 2e6), 0);
+        assert_eq!(m.decide(0, 2.0, 0, 1, 2e6), 0);
     }
 
     #[test]
@@ -266,6 +303,73 @@ mod tests {
             f.observe(x);
         }
         assert!((f.predicted_bps().unwrap() - 5.0 / 3.0 * 1e6).abs() < 1e-3);
+    }
+
+    #[test]
+    fn the_plan_uses_each_segments_real_size_unless_told_nominal() {
+        // Levels 1 and 3 Mbps, τ = 2 s, Ĉ = 2 Mbps, N = 1, λ = 1, μ = 3, previous level 1,
+        // buffer 2 s. Nominal sizes: level 1 downloads in 3 s and stalls 1 s: 3 − 0 − 3 = 0;
+        // level 0 in 1 s: 1 − 2 = −1 → level 1. Segment 0's real size at level 1 is 1 MB
+        // (8 Mbit, a VBR peak): 4 s, a 2 s stall: 3 − 6 = −3 → level 0. Segment 1 at level 1
+        // is 0.25 MB (2 Mbit): 1 s, no stall: 3 → level 1.
+        use crate::has::video::Video;
+        let sizes = vec![vec![250_000, 250_000], vec![1_000_000, 250_000]];
+        let video = Video::from_durations(
+            "vbr",
+            vec![1_000_000, 3_000_000],
+            vec![2 * S; 2],
+            Some(sizes),
+        )
+        .unwrap();
+        let build = |sizes: SegmentSizes| {
+            let ctx = PlayerContext {
+                bitrates_bps: video.bitrates_bps.clone(),
+                segment_ns: 2 * S,
+                buffer_cap_ns: 30 * S,
+                video: Some(std::sync::Arc::new(video.clone())),
+            };
+            let cfg = MpcConfig {
+                horizon: 1,
+                rebuffer_penalty: Some(3.0),
+                segment_sizes: sizes,
+                ..Default::default()
+            };
+            Mpc::new(cfg, ctx, false)
+        };
+        let actual = build(SegmentSizes::Actual);
+        assert_eq!(
+            actual.decide(0, 2.0, 1, 2, 2e6),
+            0,
+            "segment 0: the 1 MB peak stalls"
+        );
+        assert_eq!(
+            actual.decide(1, 2.0, 1, 1, 2e6),
+            1,
+            "segment 1: 0.25 MB fits"
+        );
+        let nominal = build(SegmentSizes::Nominal);
+        assert_eq!(
+            nominal.decide(0, 2.0, 1, 2, 2e6),
+            1,
+            "r·τ = 0.75 MB for both"
+        );
+        assert_eq!(nominal.decide(1, 2.0, 1, 1, 2e6), 1);
+        // a segment's real duration counts too: a 1 s last segment adds 1 s, not τ
+        let short =
+            Video::from_durations("short", vec![1_000_000, 3_000_000], vec![2 * S, S], None)
+                .unwrap();
+        let ctx = PlayerContext {
+            bitrates_bps: short.bitrates_bps.clone(),
+            segment_ns: 2 * S,
+            buffer_cap_ns: 30 * S,
+            video: Some(std::sync::Arc::new(short)),
+        };
+        let m = Mpc::new(MpcConfig::default(), ctx, false);
+        let (dl, media) = m.segment_cost(1, 1, 3e6);
+        assert!(
+            (dl - 1.0).abs() < 1e-9 && (media - 1.0).abs() < 1e-9,
+            "{dl} {media}"
+        );
     }
 
     #[test]
@@ -299,7 +403,7 @@ mod tests {
                     best = (r, seq[0]);
                 }
             }
-            assert_eq!(m.decide(b, prev, 100, bps), best.1, "B {b} prev {prev}");
+            assert_eq!(m.decide(0, b, prev, 100, bps), best.1, "B {b} prev {prev}");
         }
     }
 }

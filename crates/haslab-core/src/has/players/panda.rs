@@ -172,6 +172,7 @@ mod tests {
             bitrates_bps: vec![500_000, 1_000_000, 2_000_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 60 * S,
+            video: None,
         }
     }
     fn st(now: u64, buffer_s: u64) -> BufferState {

@@ -147,6 +147,7 @@ mod tests {
             bitrates_bps: vec![500_000, 1_000_000, 1_150_000],
             segment_ns: 2 * S,
             buffer_cap_ns: 30 * S,
+            video: None,
         }
     }
 
