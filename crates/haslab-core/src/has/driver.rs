@@ -30,9 +30,9 @@
 //! request, so its connection is closed (see `HasSession` for what the server then does) and the
 //! segment is requested again at once, at the level the player chose, on a new connection.
 
+use super::log::{AbandonRecord, PlayerLog, SampleRecord, SegmentRecord};
 use super::playback::Playback;
 use super::players::{BufferState, Player, PlayerContext, Progress, SegmentResult, When};
-use super::session::{AbandonRecord, PlayerLog, SampleRecord, SegmentRecord};
 use crate::scenario::{ConnectionPolicy, PlayerPlan};
 use crate::sim::rng::Stream;
 use std::collections::BTreeMap;

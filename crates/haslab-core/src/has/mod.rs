@@ -7,14 +7,16 @@
 //! - [`xs_duration`]: XML Schema durations (`PT10S`), checked against overflow.
 //! - [`playback`]: the common playback model (startup, stalls, conservation).
 //! - [`players`]: the ABR decision logic, one file per player, independent of the transport.
-//! - [`driver`]: a session driven from outside (live mode's real HTTP client): the same
-//!   players, playback model and scheduler, without a network.
+//! - [`driver`]: the player cycle without a network (decisions, playback, scheduler, connection
+//!   policy, abandonment), driven by the simulator's sessions and by live mode's HTTP client.
+//! - [`log`]: what a session records (segments, abandonments, samples), for the QoE metrics.
 //! - [`http`]: the HTTP messages (GET request, response header + body) and the server.
-//! - [`session`]: one player session as a simulator application: the HTTP client with its
-//!   connection policy, the server side of its connections, the playback and the logs.
+//! - [`session`]: one player session as a simulator application: the player cycle over
+//!   simulated TCP connections, and the server side of those connections.
 
 pub mod driver;
 pub mod http;
+pub mod log;
 pub mod mpd;
 pub mod mpd_clean;
 pub mod playback;
@@ -23,4 +25,4 @@ pub mod session;
 pub mod video;
 pub mod xs_duration;
 
-pub use session::{PlayerLog, SampleRecord, SegmentRecord};
+pub use log::{PlayerLog, SampleRecord, SegmentRecord};
