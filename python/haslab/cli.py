@@ -777,13 +777,19 @@ def compare(
     sim_dir: Path = typer.Argument(..., help="result directory of `haslab run` (summary.json)"),
     live_dir: Path = typer.Argument(..., help="result directory of `haslab live run` of the same scenario"),
     players: bool = typer.Option(False, "--players", help="also one block of rows per player"),
+    pair: Optional[list[str]] = typer.Option(
+        None, "--pair", help="SIM=LIVE: compare simulator player SIM with live player LIVE (repeatable; "
+        "players of the same name are paired anyway)", show_default=False,
+    ),
 ) -> None:
     """Simulator and live results of one scenario side by side: goodput, level, switches,
-    stalls, drops, with the differences (live − sim)."""
-    from .compare import compare_dirs
+    stalls, drops, with the differences (live − sim).
+
+    Players are paired by name, or by --pair. A simulator port of dash.js is compared with real dash.js by running the scenario live with `haslab live run SCEN --dashjs-for NAME`: dash.js then plays in place of player NAME, under its name."""
+    from .compare import compare_dirs, parse_pairs
 
     try:
-        rows = compare_dirs(sim_dir, live_dir)
+        rows = compare_dirs(sim_dir, live_dir, parse_pairs(pair or []))
     except (OSError, ValueError) as e:
         raise _fail(str(e)) from None
     if not rows:

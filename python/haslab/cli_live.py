@@ -173,7 +173,7 @@ def print_live_summary(result) -> None:
     for f in s["flows"]:
         ms = lambda v: "-" if v is None else f"{v / 1e6:.1f}"  # noqa: E731
         t.add_row(f["name"], f"{f['cc']} ({f['kernel_cc']})", f"{f['goodput_bps'] / 1e6:.3f}",
-                  str(f["retransmitted_segments"]), str(f["rto_count"]), ms(f["min_rtt_ns"]), ms(f["mean_srtt_ns"]))
+                  str(f["retransmitted_segments"]), str(f["rto_count"]), ms(f.get("min_rtt_ns")), ms(f.get("mean_srtt_ns")))
     out.print(t)
     t = Table(title="Bottleneck (live)", title_justify="left")
     for col in ["direction", "rate\nMbps", "utili-\nzation", "tx\npackets", "drops", "random\nlosses",
@@ -203,6 +203,11 @@ def run_cmd(
         None, "--dashjs", help="Also play the video with dash.js in headless Chromium, ABR rule throughput, bola or dynamic.",
     ),
     dashjs_host: int = typer.Option(0, "--dashjs-host", help="dash.js runs on right{N} and fetches from left{N}."),
+    dashjs_for: Optional[str] = typer.Option(
+        None, "--dashjs-for", metavar="NAME",
+        help="Real dash.js plays in place of player NAME, a simulator port of a dash.js rule (abr dashjs-throughput, "
+        "-bola or -dynamic): its hosts, video, start and cc, the same rule, under its name (for haslab compare).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     wait: Optional[float] = typer.Option(
         None, "--wait", min=0,
@@ -227,7 +232,7 @@ def run_cmd(
             steps.append((int(secs * 1e9), _rate(what)))
         log = None if quiet else (lambda m: err.print(m))
         result = run_live(scenario, out_dir=out_dir, ladder_bps=ladder_bps, keep=keep, rate_steps=steps, log=log,
-                          dashjs=dashjs, dashjs_host=dashjs_host, wait_s=wait)
+                          dashjs=dashjs, dashjs_host=dashjs_host, dashjs_for=dashjs_for, wait_s=wait)
         if not quiet:
             print_live_summary(result)
             if result.summary.get("players"):

@@ -2,8 +2,9 @@
 ``haslab run``, one from ``haslab live run``) side by side: goodput, level, switches, stalls and
 drops, with the differences.
 
-Both directories hold a ``summary.json`` in the same format. Players are matched by name,
-flows by name (a player's connections are summed per player), bottleneck link directions by
+Both directories hold a ``summary.json`` in the same format. Players are matched by name (or
+by explicit ``SIM=LIVE`` pairs, e.g. a simulator port of a dash.js rule against the real dash.js
+of a live run), flows by name (a player's connections are summed per player), bottleneck link directions by
 name. Each row: the metric, the simulator's value, the live value, live − sim and the relative
 difference (of the simulator's value).
 """
@@ -76,12 +77,41 @@ PLAYER_METRICS = [
 ]
 
 
-def compare(sim: dict, live: dict) -> list[Row]:
-    """The rows of the comparison (see the module documentation)."""
+def parse_pairs(items: list[str]) -> dict[str, str]:
+    """``["SIM=LIVE", ...]`` → {SIM: LIVE}; a ValueError names a malformed or repeated item."""
+    pairs: dict[str, str] = {}
+    for it in items:
+        a, eq, b = it.partition("=")
+        if not eq or not a.strip() or not b.strip():
+            raise ValueError(f"--pair {it!r}: expected SIM=LIVE, two player names")
+        if a.strip() in pairs:
+            raise ValueError(f"--pair {it!r}: simulator player {a.strip()!r} is paired twice")
+        pairs[a.strip()] = b.strip()
+    return pairs
+
+
+def compare(sim: dict, live: dict, pairs: Optional[dict[str, str]] = None) -> list[Row]:
+    """The rows of the comparison (see the module documentation). ``pairs``: simulator player
+    name → live player name, for players that do not share a name; a row per pair is named
+    ``SIM=LIVE``."""
     rows: list[Row] = []
     sp = {p["name"]: p for p in sim.get("players", [])}
     lp = {p["name"]: p for p in live.get("players", [])}
-    names = [n for n in sp if n in lp]
+    pairs = dict(pairs or {})
+    for a, b in pairs.items():
+        if a not in sp:
+            raise ValueError(f"--pair {a}={b}: the simulator's result has no player {a!r} "
+                             f"(players: {', '.join(sp) or 'none'})")
+        if b not in lp:
+            raise ValueError(f"--pair {a}={b}: the live result has no player {b!r} "
+                             f"(players: {', '.join(lp) or 'none'})")
+    paired_live = set(pairs.values())
+    for n in sp:
+        if n not in pairs and n in lp and n not in paired_live:
+            pairs[n] = n
+    lp = {(a if a == b else f"{a}={b}"): lp[b] for a, b in pairs.items()}
+    sp = {(a if a == b else f"{a}={b}"): sp[a] for a, b in pairs.items()}
+    names = list(sp)
     if names:
         for key, label in PLAYER_METRICS:
             rows.append(Row("players (mean)", label, _mean([_num(sp[n].get(key)) for n in names]),
@@ -115,5 +145,5 @@ def compare(sim: dict, live: dict) -> list[Row]:
     return rows
 
 
-def compare_dirs(sim_dir: os.PathLike, live_dir: os.PathLike) -> list[Row]:
-    return compare(load_summary(sim_dir), load_summary(live_dir))
+def compare_dirs(sim_dir: os.PathLike, live_dir: os.PathLike, pairs: Optional[dict[str, str]] = None) -> list[Row]:
+    return compare(load_summary(sim_dir), load_summary(live_dir), pairs)

@@ -73,3 +73,64 @@ def test_the_cli_prints_the_table_and_rejects_a_missing_dir(dirs, tmp_path):
     bad = CliRunner().invoke(app, ["compare", str(dirs["newreno"]), str(tmp_path / "nothing")])
     assert bad.exit_code == 1
     assert "summary.json" in bad.output
+
+
+def test_pairs_compare_players_of_different_names(dirs):
+    a = json.loads((dirs["newreno"] / "summary.json").read_text())
+    b = json.loads((dirs["tcphas"] / "summary.json").read_text())
+    rows = compare_dirs(dirs["newreno"], dirs["tcphas"], {"p0": "p1"})
+    by = {(r.group, r.metric): r for r in rows}
+    sa = next(x for x in a["players"] if x["name"] == "p0")
+    sb = next(x for x in b["players"] if x["name"] == "p1")
+    r = by[("player p0=p1", "goodput (bit/s)")]
+    assert (r.sim, r.live) == (pytest.approx(sa["goodput_bps"]), pytest.approx(sb["goodput_bps"]))
+    # p1 of the live side is taken by the pair: the sim's p1 has no partner left
+    assert ("player p1", "goodput (bit/s)") not in by
+    with pytest.raises(ValueError, match="no player 'x'"):
+        compare_dirs(dirs["newreno"], dirs["tcphas"], {"p0": "x"})
+    r = CliRunner().invoke(app, ["compare", str(dirs["newreno"]), str(dirs["tcphas"]), "--pair", "p0"])
+    assert r.exit_code == 1 and "SIM=LIVE" in r.output
+
+
+DASHJS_SCENARIO = """
+seed = 3
+duration = "20s"
+[dumbbell]
+pairs = 2
+bottleneck_rate = "4Mbps"
+bottleneck_delay = "20ms"
+bottleneck_queue = "30pkts"
+[[player]]
+name = "ours"
+client = "right0"
+server = "left0"
+abr = "rbb"
+video = "tcphas"
+[[player]]
+name = "port"
+client = "right1"
+server = "left1"
+abr = ABR
+video = "tcphas"
+start = "3s"
+cc = "cubic"
+"""
+
+
+def test_real_dashjs_takes_the_place_of_its_port():
+    from haslab.live import LiveUnsupported
+    from haslab.live.run import dashjs_in_place_of
+
+    data, _, dj = dashjs_in_place_of(DASHJS_SCENARIO.replace("ABR", '"dashjs-bola"'), "port")
+    assert [p["name"] for p in data["player"]] == ["ours"]  # the port is gone, the rest stays
+    haslab.validate(data)
+    assert (dj["abr"], dj["host"], dj["name"], dj["start_ns"], dj["kernel_cc"]) == ("bola", 1, "port", 3 * 10**9,
+                                                                                     "cubic")
+    assert dj["ladder"] == haslab.validate(DASHJS_SCENARIO.replace("ABR", '"rbb"'))["players"][1]["bitrates_bps"]
+    with pytest.raises(LiveUnsupported, match="port of one of its rules"):
+        dashjs_in_place_of(DASHJS_SCENARIO.replace("ABR", '"bola"'), "port")
+    with pytest.raises(LiveUnsupported, match="no such player"):
+        dashjs_in_place_of(DASHJS_SCENARIO.replace("ABR", '"dashjs-bola"'), "nobody")
+    with pytest.raises(LiveUnsupported, match="abandon_requests_rule"):
+        dashjs_in_place_of(DASHJS_SCENARIO.replace(
+            "ABR", '{ algorithm = "dashjs-throughput", abandon_requests_rule = false }'), "port")

@@ -811,3 +811,64 @@ def _retransmissions_per_second(pcap, t0_wall_ns: int) -> dict:
             out[sec] = out.get(sec, 0) + 1
         s.add(seq)
     return out
+
+
+def test_real_dashjs_plays_in_place_of_its_port_for_compare(live, tmp_path):
+    """`--dashjs-for NAME`: real dash.js takes the place of a simulator port of its rule (its
+    hosts, start, congestion control and name), so `haslab compare` pairs the two rows."""
+    from haslab.compare import compare
+    from haslab.live import dashjs
+
+    missing = dashjs.missing()
+    if missing:
+        if REQUIRE:
+            pytest.fail("HASLAB_REQUIRE_LIVE=1 but dash.js needs: " + "; ".join(missing))
+        pytest.skip("dash.js needs: " + "; ".join(missing))
+    from haslab.live.run import run_live
+
+    text = """
+seed = 2
+duration = "40s"
+[dumbbell]
+pairs = 2
+bottleneck_rate = "8Mbps"
+bottleneck_delay = "40ms"
+bottleneck_queue = "100000B"
+access_delay = "5ms"
+[defaults]
+tcp = { sack = true }
+[[player]]
+name = "ours"
+client = "right0"
+server = "left0"
+abr = "rbb"
+video = "tcphas"
+cc = "newreno"
+[[player]]
+name = "dj"
+client = "right1"
+server = "left1"
+abr = "dashjs-throughput"
+video = "tcphas"
+start = "3s"
+cc = "cubic"
+"""
+    scen = tmp_path / "d.toml"
+    scen.write_text(text)
+    res = run_live(scen, out_dir=tmp_path / "o", dashjs_for="dj")
+    players = {p["name"]: p for p in res.summary["players"]}
+    assert set(players) == {"ours", "dj"}
+    dj = players["dj"]
+    print("\ndash.js in place of its port:", {k: dj.get(k) for k in ("segments", "avg_level", "switches", "stalls")})
+    assert dj["real_dashjs"] and dj["algorithm"] == "dashjs-throughput" and not dj["errors"], dj
+    assert dj["segments"] >= 8
+    conns = [f for f in res.summary["flows"] if f.get("player") == "dj"]
+    assert conns and all(f["name"].startswith("dj.c") and f["src"] == "left1" and f["kernel_cc"] == "cubic"
+                         for f in conns), conns
+    seg = res.segments
+    mine = seg[seg.player == seg.player.max()]  # dash.js's rows come after our players'
+    assert len(mine) == dj["segments"] and mine.request_ns.min() >= 3e9, "it starts at the port's start"
+    sim = haslab.run(text)
+    rows = {(r.group, r.metric): r for r in compare(sim.summary, res.summary)}
+    r = rows[("player dj", "average level")]
+    assert r.sim is not None and r.live is not None

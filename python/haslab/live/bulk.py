@@ -26,7 +26,10 @@ import time
 TCP_CONGESTION = 13
 TCP_INFO = 11
 TCP_MAXSEG = 2
+TCP_NOTSENT_LOWAT = 25
 SO_MAX_PACING_RATE = 47
+#: with a stop time: at most this much written but not yet sent sits in the socket (see send)
+STOP_LOWAT_BYTES = 16 * 1024
 
 #: struct tcp_info (include/uapi/linux/tcp.h), the fields used, by offset
 _INFO = {
@@ -35,6 +38,7 @@ _INFO = {
     "backoff": (4, "B"),
     "rto_us": (8, "I"),
     "snd_mss": (16, "I"),
+    "unacked": (24, "I"),
     "lost": (32, "I"),
     "retrans": (36, "I"),
     "rtt_us": (68, "I"),
@@ -45,6 +49,7 @@ _INFO = {
     "pacing_rate": (104, "Q"),
     "bytes_acked": (120, "Q"),
     "segs_out": (136, "I"),
+    "notsent_bytes": (144, "I"),
     "min_rtt_us": (148, "I"),
     "data_segs_out": (156, "I"),
     "delivery_rate": (160, "Q"),
@@ -125,6 +130,13 @@ def send(spec: dict) -> dict:
     interval = app.get("interval_ns")
     start = app.get("start_ns", 0)
     block = memoryview(bytearray(64 * 1024))
+    if stop < end:
+        # The simulator's sender withdraws what it has not transmitted at its stop time; a
+        # socket cannot, so keep little unsent data in it (TCP_NOTSENT_LOWAT: writable only
+        # below 16 KiB unsent, and 16 KiB writes): at the stop at most ~32 KiB is still to go.
+        # completed_ns is then, as in the simulator, when everything written is acknowledged.
+        conn.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT, STOP_LOWAT_BYTES)
+        block = block[:STOP_LOWAT_BYTES]
     written = 0  # bytes the application has handed to the socket
     allowed = 0  # bytes the application wants written so far
     next_chunk = start
@@ -152,6 +164,13 @@ def send(spec: dict) -> dict:
         deadline = min(next_sample, end, next_chunk if chunk is not None else end, stop if t < stop else end)
         timeout = max((deadline - now_rel(t0)) / 1e9, 0)
         if want <= 0:
+            if t >= stop and "completed_ns" not in result:
+                info = tcp_info(conn)
+                if info.get("notsent_bytes", 1) == 0 and info.get("unacked", 1) == 0:
+                    result["completed_ns"] = t
+                    continue
+                time.sleep(min(timeout, 0.002))  # to the ms: the completion is a measurement
+                continue
             time.sleep(min(timeout, 0.05))
             continue
         _, w, _ = select.select([], [conn], [], timeout)

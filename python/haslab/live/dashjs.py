@@ -177,6 +177,12 @@ def segments_from_log(lines: list[dict], bitrates_bps: list[int], player: int) -
     samples = [l["event"] for l in events if l["event"].get("type") == "sample"]
     played_ns = int(max([e.get("current_s") or 0 for e in samples] or [0]) * 1e9)
     bufs = [float(e.get("buffer_s") or 0) for e in samples]
+    # the TcpHas paper's instability as the simulator computes it: the level of the latest
+    # request sampled once per second (dash.js: getQualityFor("video") in each sample), the share
+    # of seconds whose level differs from the previous second's
+    quals = [int(e["quality"]) for e in samples if e.get("quality") is not None]
+    instability = (100.0 * sum(1 for a, b in zip(quals, quals[1:]) if a != b) / (len(quals) - 1)
+                   if len(quals) > 1 else None)
     levels = cols["level"]
     switches = sum(1 for a, b in zip(levels, levels[1:]) if a != b)
     media = sum(cols["media_ns"])
@@ -186,6 +192,7 @@ def segments_from_log(lines: list[dict], bitrates_bps: list[int], player: int) -
         "avg_bitrate_bps": (sum(b * m for b, m in zip(cols["bitrate_bps"], cols["media_ns"])) / media) if media else 0.0,
         "avg_level": (sum(l * m for l, m in zip(levels, cols["media_ns"])) / media) if media else 0.0,
         "switches": switches,
+        "instability_pct": instability,
         "stalls": len(stalls),
         "stall_ns": sum(d for _, d in stalls if d is not None),
         "played_ns": played_ns,

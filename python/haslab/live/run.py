@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -75,6 +76,7 @@ def run_live(
     log=None,
     dashjs: Optional[str] = None,
     dashjs_host: int = 0,
+    dashjs_for: Optional[str] = None,
     wait_s: Optional[float] = None,
 ):
     """Runs a scenario on the live testbed and returns a :class:`haslab.Result`.
@@ -85,13 +87,26 @@ def run_live(
     pairs: the left→right bottleneck rate changes to each at its time (``tc class change``).
     ``wait_s``: how long to wait while another live run uses the machine (default
     $HASLAB_LIVE_WAIT_S or 0) before refusing with :class:`~haslab.live.netns.LiveBusy`.
+    ``dashjs``: also play the video with real dash.js (ABR rule ``throughput``, ``bola`` or
+    ``dynamic``) on ``right{dashjs_host}``. ``dashjs_for``: the name of one of the scenario's
+    players whose ``abr`` is a dash.js port (``dashjs-throughput``, ``-bola``, ``-dynamic``):
+    real dash.js plays in its place (its hosts, ladder, segment duration, start and congestion
+    control, the same ABR rule, under the player's name), so that ``haslab compare`` pairs the
+    simulator's port with the real player (see :func:`dashjs_in_place_of`).
     """
     from ..api import Result, validate
     from .config import reject_players
 
+    base_override = None
+    if dashjs_for is not None:
+        if dashjs is not None:
+            raise LiveUnsupported("--dashjs and --dashjs-for exclude each other "
+                                  "(--dashjs-for takes the ABR rule from the player it replaces)")
+        scenario, base_override, in_place = dashjs_in_place_of(scenario, dashjs_for)
+        dashjs, dashjs_host = in_place["abr"], in_place["host"]
     reject_players(scenario)
-    plan = validate(scenario)
-    scenario_text, scenario_fmt, base_dir = _scenario_source(scenario)
+    plan = validate(scenario, base_dir=base_override)
+    scenario_text, scenario_fmt, base_dir = _scenario_source(scenario, base_override)
     cfg = from_plan(plan)
     missing = missing_requirements(bpf=bool(cfg.bpf_ccs))
     if dashjs is not None:
@@ -103,6 +118,8 @@ def run_live(
             raise LiveUnsupported(f"dash.js host right{dashjs_host}: the dumbbell has {cfg.pairs} pairs")
         missing += dj.missing()
         cfg.dashjs = {"abr": dashjs, "host": dashjs_host}
+        if dashjs_for is not None:
+            cfg.dashjs.update(in_place)
     if missing:
         raise LiveError("live mode needs: " + "; ".join(missing))
     say = log or (lambda msg: None)
@@ -126,11 +143,75 @@ def run_live(
     return result
 
 
-def _scenario_source(scenario) -> tuple[str, str, Optional[str]]:
+#: the simulator's ports of dash.js's ABR rules, by the name of the rule in ``--dashjs``
+DASHJS_PORTS = {"dashjs-throughput": "throughput", "dashjs-bola": "bola", "dashjs-dynamic": "dynamic"}
+
+
+def dashjs_in_place_of(scenario, name: str) -> tuple[dict, Optional[str], dict]:
+    """(the scenario without player ``name``, its base directory, what dash.js takes from the
+    player): real dash.js replaces one of the scenario's players whose ``abr`` is a simulator
+    port of a dash.js rule, so that the two can be compared on the same scenario.
+
+    dash.js takes the player's client and server (``right{N}``/``left{N}``, one dumbbell pair),
+    its video's ladder and segment duration (the media is encoded at those rates), its start
+    time (Chromium is launched then; it needs about 2 s to start) and its congestion control (the
+    origin's listener), the same ABR rule and the player's name (its summary row, its
+    connections ``NAME.c{k}``). It runs with dash.js 4.7.4's own settings, so a player whose
+    ``abr`` table sets parameters is refused: the comparison would no longer be of the same
+    rule. What else differs (the browser's timers, the real media's sizes, the buffer targets
+    of dash.js's defaults against the scenario's ``buffer``) is in docs/live.md."""
+    import tomllib
+
+    from ..api import ScenarioError, validate
+
+    text, fmt, base_dir = _scenario_source(scenario)
+    try:
+        data = json.loads(text) if fmt == "json" else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as e:
+        raise ScenarioError(f"the scenario cannot be read: {e}") from None
+    plan = validate(data, base_dir=base_dir)
+    players = {p["name"]: p for p in plan.get("players", [])}
+    if name not in players:
+        raise LiveUnsupported(f"--dashjs-for {name!r}: the scenario has no such player "
+                              f"(players: {', '.join(players) or 'none'})")
+    p = players[name]
+    rule = DASHJS_PORTS.get(p["abr"])
+    if rule is None:
+        raise LiveUnsupported(f"--dashjs-for {name!r}: its abr is {p['abr']!r}; real dash.js can stand in "
+                              f"only for a port of one of its rules ({', '.join(DASHJS_PORTS)})")
+    tables = data.get("player") or []
+    mine = [t for t in tables if t.get("name") == name and "count" not in t]
+    if len(mine) != 1:
+        raise LiveUnsupported(f"--dashjs-for {name!r}: the player must have a [[player]] table of its own "
+                              "(not one with count)")
+    entry = mine[0]
+    abr = entry.get("abr")
+    if isinstance(abr, dict) and set(abr) - {"algorithm"}:
+        extra = sorted(set(abr) - {"algorithm"})
+        raise LiveUnsupported(f"--dashjs-for {name!r}: player.abr sets {', '.join(extra)}; real dash.js runs "
+                              "with its own defaults (dash.js 4.7.4), so the port must too")
+    m_c, m_s = re.fullmatch(r"right(\d+)", p["client"]), re.fullmatch(r"left(\d+)", p["server"])
+    if not (m_c and m_s and m_c.group(1) == m_s.group(1)):
+        raise LiveUnsupported(f"--dashjs-for {name!r}: dash.js runs on a dumbbell pair (client rightN, "
+                              f"server leftN); the player has client {p['client']!r}, server {p['server']!r}")
+    kernel_cc = next(q.kernel_cc for q in from_plan(plan).players if q.name == name)
+    rest = [t for t in tables if t is not entry]
+    if rest:
+        data["player"] = rest
+    else:
+        data.pop("player", None)
+    return data, base_dir, {
+        "abr": rule, "host": int(m_c.group(1)), "name": name, "start_ns": int(p["start_ns"]),
+        "ladder": list(p["bitrates_bps"]), "segment_ns": int(p["segment_ns"]), "kernel_cc": kernel_cc,
+        "video_ns": int(p["segments"]) * int(p["segment_ns"]),
+    }
+
+
+def _scenario_source(scenario, base_dir: Optional[str] = None) -> tuple[str, str, Optional[str]]:
     """(text, format, base directory) of a scenario given as a path, TOML text or a dict, for the
     player process (it builds the same plan with ``haslab._core.LivePlayers``)."""
     if isinstance(scenario, dict):
-        return json.dumps(scenario), "json", os.getcwd()
+        return json.dumps(scenario), "json", base_dir or os.getcwd()
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and "\n" not in scenario
                                              and os.path.isfile(scenario)):
         path = Path(scenario)
@@ -377,8 +458,9 @@ def _start_has(tb: Testbed, cfg: LiveConfig, t0: int, sample_every: int, *, work
                f"mpd=/static/media/manifest.mpd&abr={djm.ABR[dj['abr']]}")
         profile = state / "chromium-profile"
         profile.mkdir(exist_ok=True)
-        # Chromium starts at the scenario's time 0 (its start-up takes about 2 s)
-        delay = max((t0 - time.monotonic_ns()) / 1e9, 0)
+        # Chromium starts at the scenario's time 0, or at the start of the player it replaces
+        # (its start-up takes about 2 s)
+        delay = max((t0 + dj.get("start_ns", 0) - time.monotonic_ns()) / 1e9, 0)
         chrome = subprocess.Popen(
             tb.exec_argv(f"right{host}", ["sh", "-c", f"sleep {delay:.3f}; exec \"$@\"", "haslab/live/chromium",
                                           *djm.chromium_argv(url, profile)]),
@@ -403,19 +485,27 @@ def _start_has(tb: Testbed, cfg: LiveConfig, t0: int, sample_every: int, *, work
 
 
 def _prepare_dashjs(cfg: LiveConfig, plan: dict, say) -> None:
-    """The dash.js video (ffmpeg, cached) with the first player's ladder (or the TcpHas paper's)
-    and the scenario's length, and the congestion control of its connection (the scenario's
-    default: the first flow's or player's, else cubic, Linux's default)."""
+    """The dash.js video (ffmpeg, cached) and the congestion control of its connection: in place
+    of a player (``--dashjs-for``), that player's video (ladder, segment duration, length) and cc;
+    otherwise the first player's ladder (or the TcpHas paper's), the scenario's length and the
+    scenario's default cc (the first flow's or player's, else cubic, Linux's default)."""
     from . import dashjs as djm
 
-    ladder = plan["players"][0]["bitrates_bps"] if plan.get("players") else [248_000, 456_000, 928_000,
-                                                                              1_632_000, 4_256_000]
-    seg_s = max(int(plan["players"][0]["segment_ns"] // 1_000_000_000), 1) if plan.get("players") else 2
-    duration_s = max(int(cfg.duration_ns // 1_000_000_000), seg_s)
+    if "ladder" in cfg.dashjs:  # in place of a player (--dashjs-for): its video and its cc
+        ladder = cfg.dashjs["ladder"]
+        seg_s = max(int(cfg.dashjs["segment_ns"] // 1_000_000_000), 1)
+        # the player's whole video: the MPD's duration is the port's (dash.js's buffer targets
+        # depend on it, and a shorter video would end the stream early)
+        duration_s = max(int(cfg.dashjs["video_ns"] // 1_000_000_000), seg_s)
+    else:
+        ladder = plan["players"][0]["bitrates_bps"] if plan.get("players") else [248_000, 456_000, 928_000,
+                                                                                  1_632_000, 4_256_000]
+        seg_s = max(int(plan["players"][0]["segment_ns"] // 1_000_000_000), 1) if plan.get("players") else 2
+        ccs = [f.kernel_cc for f in cfg.flows] + [p.kernel_cc for p in cfg.players]
+        cfg.dashjs["kernel_cc"] = ccs[0] if ccs else "cubic"
+        duration_s = max(int(cfg.duration_ns // 1_000_000_000), seg_s)
     cfg.dashjs["media"] = djm.make_media(ladder, duration_s, seg_s, log=say)
     cfg.dashjs["ladder"] = ladder
-    ccs = [f.kernel_cc for f in cfg.flows] + [p.kernel_cc for p in cfg.players]
-    cfg.dashjs["kernel_cc"] = ccs[0] if ccs else "cubic"
 
 
 def _collect_has(tb: Testbed, procs: dict, state: Path) -> dict:
@@ -507,20 +597,23 @@ def _has_results(cfg: LiveConfig, has: dict) -> tuple[list[dict], list[tuple], d
                 rows.append((t, c["flow"], cwnd, ssth, srtt))
     # dash.js's connections (Chromium opens its own) are flows too
     dj_flow0 = len(cfg.flows) + len(flows)
+    dj_name = (cfg.dashjs or {}).get("name", "dashjs")
     for k, o in enumerate(c for c in org["connections"] if c.get("listener") == "dashjs"):
         info = o.get("final", {})
         est, done = o.get("opened_ns"), o.get("closed_ns")
         span = ((done if done is not None else cfg.duration_ns) - est) if est is not None else 0
         acked = info.get("bytes_acked") or 0
+        srtts = [s[3] for s in o.get("samples", []) if s[3] > 0]
         flows.append({
-            "name": f"dashjs.c{k}", "src": f"left{cfg.dashjs['host']}", "dst": f"right{cfg.dashjs['host']}",
-            "cc": o.get("cc"), "kernel_cc": o.get("cc"), "player": "dashjs",
+            "name": f"{dj_name}.c{k}", "src": f"left{cfg.dashjs['host']}", "dst": f"right{cfg.dashjs['host']}",
+            "cc": o.get("cc"), "kernel_cc": o.get("cc"), "player": dj_name,
             "bytes_sent": info.get("bytes_sent"), "bytes_acked": info.get("bytes_acked"), "bytes_received": acked,
             "messages_received": o.get("requests", 0), "segments_sent": info.get("data_segs_out"),
             "retransmitted_segments": info.get("total_retrans"), "rto_count": info.get("total_rto"),
             "established_ns": est, "completed_ns": done, "goodput_bps": acked * 8e9 / span if span > 0 else 0.0,
             "final_cwnd_pkts": info.get("snd_cwnd"), "final_ssthresh_pkts": info.get("snd_ssthresh"),
-            "min_rtt_ns": info["min_rtt_us"] * 1000 if info.get("min_rtt_us") else None, "error": o.get("error"),
+            "min_rtt_ns": info["min_rtt_us"] * 1000 if info.get("min_rtt_us") else None,
+            "mean_srtt_ns": float(np.mean(srtts)) if srtts else None, "error": o.get("error"),
         })
         for t, cwnd, ssth, srtt, _st, _pace in o.get("samples", []):
             if t >= 0:
@@ -534,7 +627,10 @@ def _has_results(cfg: LiveConfig, has: dict) -> tuple[list[dict], list[tuple], d
 
         cols, dj_summary = segments_from_log(has["dashjs_lines"], cfg.dashjs["ladder"], len(cfg.players))
         cols["flow"] = [dj_flow0] * len(cols["flow"])
-        dj_summary.update({"name": "dashjs", "algorithm": f"dashjs-{cfg.dashjs['abr']}",
+        # the simulator's player goodput: media bytes over the session (start to the run's end)
+        session_ns = cfg.duration_ns - cfg.dashjs.get("start_ns", 0)
+        dj_summary["goodput_bps"] = dj_summary["media_bytes"] * 8e9 / session_ns if session_ns > 0 else 0.0
+        dj_summary.update({"name": dj_name, "algorithm": f"dashjs-{cfg.dashjs['abr']}", "real_dashjs": True,
                            "client": f"right{cfg.dashjs['host']}", "server": f"left{cfg.dashjs['host']}",
                            "log": "dashjs.jsonl"})
         seg = tables.get("segments")
@@ -564,7 +660,8 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
         rcv = raw["flows"][f.name]["recv"]
         info = snd.get("final", {})
         est = rcv.get("established_ns")
-        done = rcv.get("eof_ns")
+        # a flow that stopped: when all it wrote was acknowledged (the simulator's completed_ns)
+        done = rcv.get("eof_ns") or snd.get("completed_ns")
         got = rcv.get("bytes_received", 0)
         span = ((done or duration) - est) if est is not None else 0
         srtts = [s[3] for s in snd.get("samples", []) if s[3] > 0]
