@@ -24,7 +24,8 @@ def test_rows_stalls_and_instability_from_a_hand_written_log():
                     "start_ms": ep(0.5), "end_ms": ep(1.0), "buffer_s": 2.0, "throughput_kbps": 900}),
         _line(1.2, {"type": "playing", "wall_ms": ep(1.2)}),
         _line(3.0, {"type": "segment", "index": 1, "quality": 2, "bytes": 232_000, "duration_s": 2.0,
-                    "start_ms": ep(1.0), "end_ms": ep(3.0), "buffer_s": 1.0, "throughput_kbps": 1000}),
+                    "start_ms": ep(1.0), "first_byte_ms": ep(1.1), "end_ms": ep(3.0), "buffer_s": 1.0,
+                    "throughput_kbps": 1000}),
         _line(4.0, {"type": "waiting", "wall_ms": ep(4.0)}),
         _line(5.5, {"type": "playing", "wall_ms": ep(5.5)}),
     ] + [_line(1.0 + k, {"type": "sample", "current_s": k, "buffer_s": 1.0, "quality": q})
@@ -32,6 +33,8 @@ def test_rows_stalls_and_instability_from_a_hand_written_log():
     cols, summary = segments_from_log(lines, LADDER, player=3)
     assert cols["player"] == [3, 3] and cols["index"] == [0, 1] and cols["level"] == [0, 2]
     assert cols["request_ns"] == [500_000_000, 1_000_000_000] and cols["download_ns"] == [500_000_000, 2_000_000_000]
+    # first byte: dash.js's firstByteDate; without one, the last byte's time
+    assert cols["first_byte_ns"] == [1_000_000_000, 1_100_000_000] and cols["ttfb_ns"] == [500_000_000, 100_000_000]
     assert cols["throughput_bps"][1] == pytest.approx(232_000 * 8 / 2.0)
     assert cols["bitrate_bps"] == [248_000, 928_000]
     assert summary["segments"] == 2 and summary["switches"] == 1

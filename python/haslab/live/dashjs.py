@@ -136,7 +136,8 @@ def segments_from_log(lines: list[dict], bitrates_bps: list[int], player: int) -
 
     segs = [l["event"] for l in lines if isinstance(l.get("event"), dict) and l["event"].get("type") == "segment"]
     cols: dict[str, list] = {k: [] for k in ("player", "index", "level", "bitrate_bps", "bytes", "media_ns",
-                                             "request_ns", "done_ns", "download_ns", "throughput_bps",
+                                             "request_ns", "first_byte_ns", "done_ns", "download_ns",
+                                             "ttfb_ns", "throughput_bps",
                                              "estimate_bps", "buffer_before_ns", "buffer_after_ns", "flow")}
     prev_buf = 0
     for e in segs:
@@ -154,8 +155,14 @@ def segments_from_log(lines: list[dict], bitrates_bps: list[int], player: int) -
         cols["bytes"].append(nbytes)
         cols["media_ns"].append(int((e.get("duration_s") or 0) * 1e9))
         cols["request_ns"].append(max(start, 0))
+        # the response's first byte (dash.js's firstByteDate); without one, the last byte's
+        # time, as the simulator's driver takes it when none was measured
+        fb = run_ns(e.get("first_byte_ms"))
+        fb = end if fb is None else min(max(fb, start), end)
+        cols["first_byte_ns"].append(max(fb, 0))
         cols["done_ns"].append(max(end, 0))
         cols["download_ns"].append(dl)
+        cols["ttfb_ns"].append(fb - start)
         cols["throughput_bps"].append(nbytes * 8e9 / dl)
         t = e.get("throughput_kbps")
         cols["estimate_bps"].append(float(t) * 1e3 if t is not None else float("nan"))

@@ -634,6 +634,8 @@ def _has_results(cfg: LiveConfig, has: dict) -> tuple[list[dict], list[tuple], d
                            "client": f"right{cfg.dashjs['host']}", "server": f"left{cfg.dashjs['host']}",
                            "log": "dashjs.jsonl"})
         seg = tables.get("segments")
+        if seg is not None and set(seg) - set(cols):
+            raise LiveError(f"dash.js's segment rows lack the columns {sorted(set(seg) - set(cols))} of our players'")
         for k, v in cols.items():
             arr = np.asarray(v, dtype=_PLAYER_DTYPES.get(k, None))
             if seg is None:
