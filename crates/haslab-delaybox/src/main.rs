@@ -10,12 +10,12 @@
 //! stream seeded by `--seed` and the queue number).
 //!
 //! Timing: the loop sleeps in `ppoll` with a nanosecond timeout until the next due packet (timer
-//! slack 1 ns, normal scheduling priority: a SCHED_FIFO spinner stalls a 2-vCPU VM, see
-//! live-testbed.md). The error reported is the *lateness* of each verdict, the time it is issued
+//! slack 1 ns, normal scheduling priority: a SCHED_FIFO spinner stalls a 2-vCPU VM, as seen on
+//! the project's test machine, docs/live.md). The error reported is the *lateness* of each verdict, the time it is issued
 //! minus the due time; it does not include the time between the packet entering the queue and
 //! this program receiving its metadata, which is why the testbed also measures the RTT with ping.
 //!
-//! Settings from the live-testbed probe: queue length 200000 (the default 1024 overflows at
+//! Settings found when the testbed was first probed: queue length 200000 (the default 1024 overflows at
 //! 50 ms × 10 kpps), a 64 MiB receive buffer and `NETLINK_NO_ENOBUFS`.
 //!
 //! Timed loss changes (a scenario's loss events): with `--schedule FILE`, on SIGUSR1 the box

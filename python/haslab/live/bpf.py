@@ -6,8 +6,8 @@ are struct_ops maps without links), so :func:`unregister` (``bpftool struct_ops 
 remove them: at the end of every live run, on ``haslab live down``, and before ``up`` (leftovers
 of a killed run). Python then only needs the socket-storage map ``haslab_ladder``, found by name
 (:mod:`.bpfsys`). The algorithms are set per socket (``setsockopt(TCP_CONGESTION)`` on the
-listening socket); no namespace default is ever set to them (live-testbed.md: a kernel reference
-leak on that path keeps a struct_ops map until reboot).
+listening socket); no namespace default is ever set to them (on the kernel tested, a reference leak
+on that path kept a struct_ops map until reboot).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
   second to the origin's ``/log``; :func:`segments_from_log` turns them into rows of the same
   per-segment table as our players.
 - **Browser**: ``chromium --headless --no-sandbox --disable-gpu --disable-quic`` … with
-  ``--autoplay-policy=no-user-gesture-required`` (flags from live-testbed.md §5; never
+  ``--autoplay-policy=no-user-gesture-required`` (what headless Chromium needs as root in a network namespace; never
   ``--virtual-time-budget``, which runs JS timers faster than real time).
 """
 

@@ -115,7 +115,7 @@ def _steady(duration_s: float) -> float:
 
 def steady_instability(trace, start_s: float, end_s: float = math.inf):
     """Per player: 100 × share of consecutive seconds in [start_s, end_s) whose requested level
-    changed — the TcpHas paper's instability (docs/has.md, C2) over that window."""
+    changed — the TcpHas paper's instability (docs/has.md) over that window."""
     g = trace[(trace["time_s"] >= start_s) & (trace["time_s"] < end_s)].sort_values("time_s")
     return g.groupby("player_name", observed=True)["level"].apply(
         lambda x: 100.0 * float((x.diff().dropna() != 0).mean()) if len(x) > 1 else float("nan")

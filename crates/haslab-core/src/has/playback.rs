@@ -1,4 +1,4 @@
-//! The common playback model every player shares (algorithms.md B0).
+//! The common playback model every player shares (docs/has.md).
 //!
 //! - The buffer holds downloaded, not yet played segments (media time, integer ns).
 //! - **Startup:** playback starts once the buffer holds `startup_ns` of media (or the whole

@@ -1,20 +1,20 @@
-//! QoE metrics of HAS players (algorithms.md Part C), computed at the end of a run from each
+//! QoE metrics of HAS players (each with its paper below), computed at the end of a run from each
 //! session's segment log and per-second samples ([`crate::has::PlayerLog`]).
 //!
 //! Per player ([`PlayerSummary`]):
 //! - startup delay (first request → playback), stalls (count, time, per minute), rebuffering
-//!   ratio Σ stall / (Σ stall + played), startup excluded (C3);
+//!   ratio Σ stall / (Σ stall + played), startup excluded;
 //! - average bitrate (of downloaded segments, weighted by media duration), average buffer
 //!   (per-second samples), media goodput;
 //! - switches between consecutive segments, their mean magnitude (bps and levels), and the QoE
 //!   paper's *stability*: the share of consecutive requests at an unchanged bitrate (§V-A);
-//! - **instability, TcpHas paper (C2, reconstructed):** the level is sampled once per second,
+//! - **instability, TcpHas paper (reconstructed: the paper gives no formula):** the level is sampled once per second,
 //!   IS = 100 % × (number of seconds whose level differs from the previous second's) / (number
 //!   of consecutive pairs): 0 % = constant level, 100 % = a change every second;
-//! - **instability, FESTIVE (C1):** with k = 20 s and weight w(d) = k − d,
+//! - **instability, FESTIVE (Jiang, Sekar, Zhang, CoNEXT 2012):** with k = 20 s and weight w(d) = k − d,
 //!   Σ_{d=0}^{k−1} |b_{t−d} − b_{t−d−1}|·w(d) / Σ_{d=1}^{k} b_{t−d}·w(d), averaged over the seconds
 //!   t that have k seconds of history;
-//! - **infidelity and convergence (C2, reconstructed):** the optimal level L_opt(t) is the
+//! - **infidelity and convergence (TcpHas paper, reconstructed):** the optimal level L_opt(t) is the
 //!   highest level whose bitrate fits the fair share C/N(t), C the rate of the slowest link
 //!   direction on the player's server → client path and N(t) the players active at t with the
 //!   same bottleneck (no protocol-overhead factor is applied). Infidelity = share of seconds with
@@ -25,9 +25,9 @@
 //!   (Σ_n q(R_n) − λ·Σ_n |q(R_n) − q(R_{n−1})| − μ·T_rebuffer − μ_s·T_startup) / N, with q(R) = R in
 //!   Mbps, λ = 1, μ = μ_s = 3 per second (their 3000 for kbps), N = segments downloaded.
 //!
-//! Across players ([`HasSummary`]): Jain's index (C3) of average bitrates and of goodputs,
+//! Across players ([`HasSummary`]): Jain's index of average bitrates and of goodputs,
 //! FESTIVE unfairness sqrt(1 − Jain(b_{1,t}..b_{N,t})) averaged over seconds with at least two
-//! active players, FESTIVE inefficiency |Σ_x b_{x,t} − W|/W (C1, when all players share one
+//! active players, FESTIVE inefficiency |Σ_x b_{x,t} − W|/W (FESTIVE, when all players share one
 //! bottleneck of rate W), and utilisation: the players' media bits over the bottlenecks' capacity
 //! × observation window.
 //!
@@ -38,7 +38,7 @@ use super::{ColumnData, Table};
 use crate::has::{PlayerLog, SampleRecord};
 use serde::Serialize;
 
-/// FESTIVE instability window, seconds (C1).
+/// FESTIVE instability window, seconds (CoNEXT 2012).
 pub const FESTIVE_K: usize = 20;
 /// QoE weights (Yin et al. 2015, balanced), with q in Mbps: λ per Mbps of change, μ and μ_s per
 /// second.
@@ -85,9 +85,9 @@ pub struct PlayerSummary {
     pub switch_magnitude_levels: f64,
     /// QoE paper's stability: share of consecutive requests at the same bitrate.
     pub stability: Option<f64>,
-    /// TcpHas-paper instability (C2, reconstructed), percent.
+    /// TcpHas-paper instability (reconstructed), percent.
     pub instability_pct: Option<f64>,
-    /// FESTIVE instability (C1), time average.
+    /// FESTIVE instability, time average.
     pub festive_instability: Option<f64>,
     /// The slowest link direction on the server → client path, and its rate.
     pub bottleneck: Option<String>,
@@ -96,9 +96,9 @@ pub struct PlayerSummary {
     pub fair_share_bps: Option<f64>,
     /// Optimal level at the last sample.
     pub optimal_level: Option<u32>,
-    /// Share of seconds not at the optimal level (C2, reconstructed), percent.
+    /// Share of seconds not at the optimal level (TcpHas paper, reconstructed), percent.
     pub infidelity_pct: Option<f64>,
-    /// Start → the level holds at the optimal one until the end (C2, reconstructed).
+    /// Start → the level holds at the optimal one until the end (TcpHas paper, reconstructed).
     pub convergence_ns: Option<u64>,
     /// Linear QoE score (Yin et al. 2015), per segment.
     pub qoe_score: Option<f64>,
@@ -130,7 +130,7 @@ pub fn jain(xs: &[f64]) -> Option<f64> {
     (n > 0.0 && s2 > 0.0).then(|| s * s / (n * s2))
 }
 
-/// TcpHas-paper instability (C2): percent of consecutive samples whose level changed.
+/// TcpHas-paper instability: percent of consecutive samples whose level changed.
 pub fn instability_pct(levels: &[u32]) -> Option<f64> {
     if levels.len() < 2 {
         return None;
@@ -139,7 +139,7 @@ pub fn instability_pct(levels: &[u32]) -> Option<f64> {
     Some(100.0 * changes as f64 / (levels.len() - 1) as f64)
 }
 
-/// FESTIVE instability (C1) of per-second bitrates, averaged over seconds with `k` of history.
+/// FESTIVE instability of per-second bitrates, averaged over seconds with `k` of history.
 pub fn festive_instability(b: &[f64], k: usize) -> Option<f64> {
     if b.len() <= k {
         return None;

@@ -1,6 +1,5 @@
 //! Mahimahi packet-delivery traces (`mm-link UPLINK DOWNLINK`), read and served exactly as
-//! Mahimahi's `LinkQueue` does (ravinet/mahimahi `src/frontend/link_queue.cc`, see
-//! /work/shared/reference/mahimahi-trace.md).
+//! Mahimahi's `LinkQueue` does (ravinet/mahimahi `src/frontend/link_queue.cc`).
 //!
 //! **File.** One delivery opportunity per line: a non-negative decimal integer, a time in
 //! milliseconds. Parsed as `strtol(…, 10)` with nothing after the number: leading whitespace

@@ -21,7 +21,7 @@ use std::sync::Arc;
 pub const DEFAULT_PACKET_BYTES: u64 = 1500;
 /// Largest datagram: the Ethernet MTU.
 pub const MAX_PACKET_BYTES: u64 = 1500;
-/// PPBP defaults: H, per-burst rate and mean burst length (algorithms.md D1, one ns-3 PPBP
+/// PPBP defaults: H, per-burst rate and mean burst length (Ammar's ns-3 PPBP application, one ns-3 PPBP
 /// variant: r = 1 Mb/s, T_on = 0.2 s, H = 0.7).
 pub const PPBP_DEFAULT_HURST: f64 = 0.7;
 pub const PPBP_DEFAULT_BURST_RATE_BPS: u64 = 1_000_000;

@@ -145,7 +145,7 @@ mod tests {
     #[test]
     fn linux_halves_once_per_rto_beyond_the_first() {
         let mut cc = NewReno::new(Default::default());
-        // algorithms.md A4: cwnd 80, idle 3.5·RTO → three halvings → 10
+        // Linux tcp_cwnd_restart: cwnd 80, idle 3.5·RTO → three halvings → 10
         let mut t = tp(80);
         LinuxRestart.on_restart_after_idle(&mut t, &mut cc, 1_050_000_000);
         assert_eq!(t.cwnd_pkts, 10);

@@ -1,4 +1,4 @@
-//! newCWV: RFC 7661, "Updating TCP to Support Rate-Limited Traffic" (algorithms.md A13), as a
+//! newCWV: RFC 7661, "Updating TCP to Support Rate-Limited Traffic", as a
 //! [`CwndValidation`] policy selected by `idle_restart = "newcwv"`. It replaces restart after
 //! idle: cwnd survives idle and rate-limited periods instead of collapsing.
 //!

@@ -1,4 +1,4 @@
-//! Sender pacing rates (algorithms.md A12).
+//! Sender pacing rates (Linux `tcp_update_pacing_rate`, net/ipv4/tcp_input.c).
 //!
 //! - `linux`: Linux `tcp_update_pacing_rate` (net/ipv4/tcp_input.c), recomputed on every ACK:
 //!   rate = ratio × max(cwnd, packets_out) × MSS / SRTT with ratio = `tcp_pacing_ss_ratio`

@@ -3,7 +3,7 @@
 //! Source: M. Zukerman, T. D. Neame, R. G. Addie, "Internet traffic modeling and future
 //! technology implications", IEEE INFOCOM 2003; structure as in D. Ammar's ns-3 PPBP
 //! application (2011), used by the TcpHas paper (Ben Ameur et al., §IV-A, 40 Mbps of PPBP over
-//! ISPLink and AggLine). Constants per /work/shared/reference/algorithms.md D1.
+//! ISPLink and AggLine). Constants: Zukerman, Neame, Addie, INFOCOM 2003, and Ammar's ns-3 PPBP application.
 //!
 //! - Bursts start as a Poisson process of rate λ (`burst_arrivals_per_s`).
 //! - Each burst lasts an i.i.d. Pareto time of shape `γ = 3 − 2H` (1 < γ < 2 for
@@ -17,7 +17,7 @@
 //! - The counting process is asymptotically self-similar with Hurst parameter
 //!   `H = (3 − γ)/2`.
 //!
-//! The process starts in its stationary regime (algorithms.md D1, "warm-up"): N(0) is
+//! The process starts in its stationary regime (the M/G/∞ stationary occupancy): N(0) is
 //! Poisson(λ·T_on) and each initial burst's remaining life follows the equilibrium
 //! (forward-recurrence) distribution of the Pareto law, so the mean rate is right from the
 //! first instant instead of after a transient that heavy tails make very long.

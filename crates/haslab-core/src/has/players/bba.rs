@@ -1,5 +1,5 @@
-//! BBA-0 (Huang, Johari, McKeown, Trunnell, Watson, SIGCOMM 2014), as specified in
-//! algorithms.md B5: the rate follows buffer occupancy through a piecewise-linear map.
+//! BBA-0 (Huang, Johari, McKeown, Trunnell, Watson, SIGCOMM 2014): the rate
+//! follows buffer occupancy through a piecewise-linear map.
 //!
 //! f(B) = r_1 + (r_M − r_1)·(B − reservoir)/cushion for reservoir < B < reservoir + cushion.
 //! With R_prev the previous rate, R+ the next level above it (or r_M) and R− the next below
@@ -11,7 +11,7 @@
 //! Scheduling: request whenever the next segment fits (the common buffer cap waits).
 //!
 //! Parameters (defaults): reservoir 5 s and cushion 10 s, the short-buffer values of the
-//! Pensieve/Genet simulators (algorithms.md B5); the paper's Netflix values (90 s, 126 s) go
+//! Pensieve/Genet simulators; the paper's Netflix values (90 s, 126 s) go
 //! with a 240 s buffer and 4 s chunks — set `buffer = "240s"` to use them.
 
 use super::{BufferState, Player, PlayerContext, SegmentResult, When};

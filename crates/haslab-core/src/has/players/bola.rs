@@ -1,5 +1,5 @@
-//! BOLA-BASIC (Spiteri, Urgaonkar, Sitaraman, INFOCOM 2016 / IEEE/ACM ToN 2020), as specified
-//! in algorithms.md B6 (checked against Sabre, written by the BOLA authors).
+//! BOLA-BASIC (Spiteri, Urgaonkar, Sitaraman, INFOCOM 2016 / IEEE/ACM ToN 2020), checked
+//! against Sabre (written by the BOLA authors).
 //!
 //! Utilities υ_m = ln(S_m/S_1) with S_m = r_m·τ, so υ_1 = 0. In time units (Sabre):
 //! V_p = (B_max − τ)/(υ_M + γp), with B_max the common buffer cap. When a request is issued the

@@ -1,6 +1,6 @@
 //! The "Conventional" throughput-based player: the QoE-of-legacy-TCP paper's model (its
 //! equations 1–6, §II-A), with the estimator, smoother and quantizer of the PANDA paper's
-//! Algorithm 1 as the TAPAS `ConventionalController` implements it (algorithms.md B1).
+//! Algorithm 1 as the TAPAS `ConventionalController` implements it.
 //!
 //! After segment n is downloaded:
 //! 1. estimate (eq. 3): x̃ = segment bits / T̃ (actual bytes; T̃ = request → last byte);
@@ -15,7 +15,7 @@
 //! the current rate exceeds the estimate). The first segment is requested at the lowest level.
 //!
 //! Parameters (defaults): α = 0.2 s⁻¹, ε = 0.15 (PANDA paper / TAPAS); B_max = 15 s (TAPAS;
-//! the PANDA paper's own value is unverified, algorithms.md B1).
+//! the PANDA paper's own value is unverified).
 
 use super::{check_range, dead_zone, BufferState, Player, PlayerContext, SegmentResult, When};
 use crate::scenario::units::Duration;

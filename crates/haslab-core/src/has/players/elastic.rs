@@ -1,5 +1,5 @@
-//! ELASTIC (De Cicco, Caldaralo, Palmisano, Mascolo, Packet Video 2013), as specified in
-//! algorithms.md B3 (goDASH and TAPAS implementations; the paper's text was not readable).
+//! ELASTIC (De Cicco, Caldaralo, Palmisano, Mascolo, Packet Video 2013), as
+//! the goDASH and TAPAS implementations have it (the paper's text was not readable).
 //!
 //! A feedback-linearisation controller that drives the buffer q toward the set-point q_T and
 //! never idles (no OFF periods; only the common buffer cap can make it wait). When a request is
@@ -12,7 +12,7 @@
 //! 5. level = the highest r ≤ r_k.
 //!
 //! Parameters (defaults): k_p = 0.01 s⁻¹, k_i = 0.001 s⁻² (goDASH), window 5 (TAPAS, goDASH),
-//! q_T = 10 s (the TAPAS-derived value; the paper's is unverified, algorithms.md B3).
+//! q_T = 10 s (the TAPAS-derived value; the paper's is unverified).
 
 use super::{check_range, harmonic_mean, BufferState, Player, PlayerContext, SegmentResult, When};
 use crate::has::video::highest_at_most;

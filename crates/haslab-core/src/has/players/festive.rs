@@ -1,5 +1,5 @@
-//! FESTIVE (Jiang, Sekar, Zhang, CoNEXT 2012), as specified in algorithms.md B4 (TU Berlin
-//! ns-3 model and ndnSIM implementation; the paper's text was not readable).
+//! FESTIVE (Jiang, Sekar, Zhang, CoNEXT 2012), as the TU Berlin ns-3 model and the ndnSIM
+//! implementation have it (the paper's text was not readable).
 //!
 //! After each download:
 //! - **randomised scheduling:** draw randbuf ~ U[target − Δ, target + Δ]; request when the

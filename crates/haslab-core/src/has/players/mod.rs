@@ -1,4 +1,4 @@
-//! Adaptive-bitrate players: pure decision logic (algorithms.md Part B).
+//! Adaptive-bitrate players: pure decision logic, one file per player with its source.
 //!
 //! A player sees segment results and the buffer state and answers two questions: *which level*
 //! the next segment is requested at ([`Player::choose`], asked when the request is issued) and
@@ -94,7 +94,7 @@ impl SegmentResult {
     pub fn transfer_ns(&self) -> u64 {
         self.done_ns.saturating_sub(self.first_byte_ns).max(1)
     }
-    /// x̃ = bits / T̃ (actual segment bytes, algorithms.md B0).
+    /// x̃ = bits / T̃ (actual segment bytes, not bitrate × τ).
     pub fn throughput_bps(&self) -> f64 {
         self.bytes as f64 * 8e9 / self.download_ns() as f64
     }
@@ -180,19 +180,19 @@ pub trait Player: Send {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "algorithm", rename_all = "lowercase", deny_unknown_fields)]
 pub enum AbrConfig {
-    /// Rate-and-buffer-based player of the TcpHas paper (algorithms.md B7; a reconstruction).
+    /// Rate-and-buffer-based player of the TcpHas paper (Ben Ameur et al., Multimedia Systems 2018; a reconstruction).
     Rbb(rbb::RbbConfig),
-    /// The QoE paper's / PANDA paper's conventional throughput-based player (B1).
+    /// The QoE paper's / PANDA paper's conventional throughput-based player (Li et al., JSAC 2014, Algorithm 1).
     Conventional(conventional::ConventionalConfig),
-    /// PANDA, probe and adapt (B2).
+    /// PANDA, probe and adapt (Li et al., JSAC 2014).
     Panda(panda::PandaConfig),
-    /// ELASTIC, feedback-linearisation buffer control (B3).
+    /// ELASTIC, feedback-linearisation buffer control (De Cicco et al., Packet Video 2013).
     Elastic(elastic::ElasticConfig),
-    /// FESTIVE (B4).
+    /// FESTIVE (Jiang, Sekar, Zhang, CoNEXT 2012).
     Festive(festive::FestiveConfig),
-    /// BBA-0, buffer-based (B5).
+    /// BBA-0, buffer-based (Huang et al., SIGCOMM 2014).
     Bba(bba::BbaConfig),
-    /// BOLA-BASIC, Lyapunov buffer control (B6).
+    /// BOLA-BASIC, Lyapunov buffer control (Spiteri, Urgaonkar, Sitaraman, INFOCOM 2016).
     Bola(bola::BolaConfig),
     /// BOLA-E: placeholder buffer, BOLA-U/BOLA-O, insufficient-buffer rule, abandonment.
     #[serde(rename = "bola-e")]
@@ -374,7 +374,7 @@ impl AbrConfig {
 // ---------------------------------------------------------------------------------------------
 // Shared pieces.
 
-/// The dead-zone quantizer of PANDA (algorithms.md B1 step 3, B2 step 3): with
+/// The dead-zone quantizer of PANDA (Li et al., JSAC 2014, Algorithm 1 and PANDA's step 3): with
 /// `r_up = max{r ≤ y − Δ_up}` and `r_down = max{r ≤ y − Δ_down}`, go up to r_up when the previous
 /// rate is below it, keep the previous rate inside [r_up, r_down], else go down to r_down.
 pub fn dead_zone(ladder: &[u64], y_bps: f64, up_bps: f64, down_bps: f64, prev: usize) -> usize {

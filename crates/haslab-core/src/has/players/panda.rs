@@ -1,9 +1,10 @@
 //! PANDA, "probe and adapt" (Li, Zhu, Gahm, Pan, Hu, Begen, Oran, IEEE JSAC 32(4), 2014), as
-//! specified in algorithms.md B2 (TU Berlin ns-3 model and Cisco viper code; the paper's own
-//! text was not readable).
+//! the TU Berlin ns-3 model and Cisco's viper code have it (the paper's own text was not
+//! readable).
 //!
 //! When request n is issued, with T = the actual time since the previous request (clamped to
-//! `max_interval` segments, the discretisation caveat of B2) and x̃ the last segment's throughput:
+//! `max_interval` segments: the update discretises a continuous-time law and overshoots when
+//! κ·T or α·T nears 1) and x̃ the last segment's throughput:
 //! 1. probe: x̂ ← x̂ + κ·T·(w − max(0, x̂ − x̃ + w)), floored at 0 (the TU Berlin form; Cisco's
 //!    omits the "+ w" inside the max);
 //! 2. smooth: ŷ ← ŷ − α·T·(ŷ − x̂);
@@ -40,7 +41,8 @@ pub struct PandaConfig {
     /// Buffer level B_min the scheduler steers to. Default "26s" (TU Berlin; paper as recalled).
     pub b_min: Duration,
     /// The interval T used in the updates is capped at this many segment durations (1 to 100).
-    /// Default 3 (project choice, per the discretisation caveat of algorithms.md B2).
+    /// Default 3 (project choice: the updates are a discretisation of the paper's continuous-time
+    /// law and overshoot when κ·T or α·T nears 1, e.g. after a long pause).
     pub max_interval: f64,
 }
 

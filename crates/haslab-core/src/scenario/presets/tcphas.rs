@@ -13,7 +13,7 @@
 //! What it does not, and haslab's choice (docs/topologies.md): the split of the 50 ms one-way
 //! delay over the hops (home 2 %, bottleneck 10 %, AggLine 8 %, ISPLink 20 %, NetLink the rest:
 //! 1, 5, 4, 10 and 30 ms at the default RTT); the home network's queues (1000 packets); the
-//! PPBP burst parameters (1 Mbps per burst, 200 ms mean burst, H = 0.7: algorithms.md D1's
+//! PPBP burst parameters (1 Mbps per burst, 200 ms mean burst, H = 0.7: Ammar's ns-3 PPBP application's
 //! ns-3 defaults); and where the PPBP source and sink sit: `PPBP_S` behind IR and `PPBP_R`
 //! behind DSLAM, on 1 Gbps links, so the traffic crosses exactly ISPLink and AggLine, in the
 //! direction of the video.

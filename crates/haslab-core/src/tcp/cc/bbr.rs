@@ -1,5 +1,5 @@
 //! BBR v1 (Cardwell, Cheng, Gunn, Hassas Yeganeh, Jacobson, ACM Queue 2016), as Linux
-//! net/ipv4/tcp_bbr.c. algorithms.md A16.
+//! net/ipv4/tcp_bbr.c.
 //!
 //! Model-based: BtlBw = windowed maximum of delivery-rate samples over `bw_window_rounds` = 10
 //! round trips (Linux `bbr_bw_rtts` = CYCLE_LEN + 2), RTprop = minimum RTT over

@@ -1,5 +1,5 @@
 //! CUBIC, as Linux net/ipv4/tcp_cubic.c (RFC 9438 with Linux's constants and fixed-point
-//! arithmetic), with the original HyStart (Ha & Rhee 2011) in slow start. algorithms.md A7.
+//! arithmetic), with the original HyStart (Ha & Rhee 2011) in slow start.
 //!
 //! Window growth in congestion avoidance follows the cubic curve of wall-clock time since the
 //! start of the epoch (the first ACK after a reduction):

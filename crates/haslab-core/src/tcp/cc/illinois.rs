@@ -1,5 +1,5 @@
 //! TCP-Illinois (Liu, Başar, Srikant, Performance Evaluation 2008), as Linux
-//! net/ipv4/tcp_illinois.c. algorithms.md A11.
+//! net/ipv4/tcp_illinois.c.
 //!
 //! Loss-based AIMD whose additive increase α and multiplicative decrease β are functions of
 //! the average queuing delay `da` relative to the largest seen `dm`, updated once per RTT:
@@ -22,7 +22,7 @@
 //! is not.
 //!
 //! Differences from Linux: none intended beyond ns time. ns-3's TcpIllinois takes delays in
-//! integer milliseconds and reduces from bytes in flight (algorithms.md A11).
+//! integer milliseconds and reduces from bytes in flight (ns-3 tcp-illinois.cc).
 
 use super::{AckSample, CaState, CcState, CongestionControl};
 use schemars::JsonSchema;

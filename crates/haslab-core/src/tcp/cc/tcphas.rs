@@ -1,5 +1,5 @@
-//! TcpHas: HAS-aware congestion control (Ben Ameur, Mory, Cousin, "TcpHas: TCP for HTTP
-//! Adaptive Streaming"; /work/shared/papers/tcphas-tcp-for-http-adaptive-streaming.txt, §III).
+//! TcpHas: HAS-aware congestion control (Ben Ameur, Mory, Cousin, Dedu, "TcpHas: TCP for HTTP
+//! Adaptive Streaming", IEEE ICC 2017, §III).
 //! It shapes the server's sending rate to 1.2 × the encoding bitrate of an estimated optimal
 //! quality level, learnt from the encoding ladder the server application passes down
 //! ([`AppData`]).

@@ -1,8 +1,8 @@
 //! TIBET (Time Intervals based Bandwidth Estimation Technique; Capone, Fratta, Martignon,
-//! IEEE TMC 3(2), 2004) as the TcpHas paper describes it (Ben Ameur, Mory, Cousin;
-//! /work/shared/papers/tcphas-tcp-for-http-adaptive-streaming.txt, §II-C):
+//! IEEE TMC 3(2), 2004) as the TcpHas paper describes it (Ben Ameur, Mory, Cousin, Dedu,
+//! IEEE ICC 2017, §II-C):
 //! Algorithm 2 (bandwidth estimation) with the second filter γ = e^(−T_k), and the adaptive
-//! decrease of Algorithm 1. algorithms.md A9.
+//! decrease of Algorithm 1.
 //!
 //! Estimator (Algorithm 2), on every ACK of new data k at time t_k:
 //! - `sample_length = acked × packet_size × 8` (bits; acked = segments acknowledged,
@@ -14,7 +14,7 @@
 //!   seconds (TIBET), or a constant γ (`gamma`; TcpHas sets 0.99, §IV-B).
 //!
 //! Constants: `alpha` = 0.8 (the value the TcpHas paper sets, §IV-B; TIBET's own paper
-//! studies several and its value is not recorded here, algorithms.md A9 [GAP]); `gamma` absent
+//! studies several and its value is not recorded here); `gamma` absent
 //! = e^(−T_k).
 //!
 //! Adaptive decrease (Algorithm 1), with RTT_min the smallest RTT measured (the connection's):

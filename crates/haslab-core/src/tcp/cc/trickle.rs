@@ -2,7 +2,7 @@
 //! estimator of optimal quality level of TcpHas, the adaptive decrease mechanism of Westwood+
 //! (the same as TIBET), and applied the Trickle traffic shaping based on the estimated optimal
 //! quality level"). Trickle itself: Ghobadi, Cheng, Jain, Mathis, USENIX ATC 2012
-//! (algorithms.md A14).
+//! (Ghobadi, Cheng, Jain, Mathis, USENIX ATC 2012).
 //!
 //! - **Shaping**: cwnd ≤ clamp = EncodingRate[QLevel] × 1.2 × SRTT / MSS, recomputed on every
 //!   ACK (Trickle recomputes at each application write; an ACK-driven clamp is the same bound

@@ -1,5 +1,5 @@
 //! Westwood+ (Grieco & Mascolo, CCR 2004), as Linux net/ipv4/tcp_westwood.c; ns-3's
-//! TcpWestwoodPlus estimator as an option. algorithms.md A8.
+//! TcpWestwoodPlus estimator as an option.
 //!
 //! Reno probing (Linux `tcp_reno_cong_avoid`, gated by `tcp_is_cwnd_limited`); after a loss,
 //! ssthresh (and cwnd) come from an end-to-end bandwidth estimate: `BWE · RTT_min / MSS`.

@@ -1,5 +1,5 @@
 //! YeAH-TCP (Baiocchi, Castellani, Vacirca, PFLDnet 2007), as Linux net/ipv4/tcp_yeah.c
-//! with the RTT bookkeeping of net/ipv4/tcp_vegas.c. algorithms.md A10.
+//! with the RTT bookkeeping of net/ipv4/tcp_vegas.c.
 //!
 //! Two modes, chosen once per RTT from a Vegas-style queue estimate:
 //! - *fast* mode: Scalable TCP's increase, +1 per min(cwnd, 100) acked packets (+1 % per RTT
@@ -32,7 +32,7 @@
 //! Growth is gated by `tcp_is_cwnd_limited`.
 //!
 //! Differences from Linux: none intended beyond ns time. ns-3's TcpYeah computes the loss
-//! reduction from bytes in flight instead of cwnd (algorithms.md A10).
+//! reduction from bytes in flight instead of cwnd (ns-3 tcp-yeah.cc, GetSsThresh).
 
 use super::{AckSample, CaEvent, CaState, CcState, CongestionControl};
 use schemars::JsonSchema;
