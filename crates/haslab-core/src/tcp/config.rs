@@ -111,6 +111,17 @@ pub enum PartialAckRto {
     Impatient,
 }
 
+/// cwnd at the end of a fast recovery (see [`TcpConfig::full_ack_exit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FullAckExit {
+    /// cwnd = ssthresh (RFC 6582 §3.2 step 3 option 2; Linux; ns-3.37).
+    Ssthresh,
+    /// cwnd = min(ssthresh, packets in flight before the ACK + 1), then the ACK's ordinary
+    /// increase (RFC 6582 option 1 as ns-3.17's `TcpNewReno::NewAck` computes it).
+    Flight,
+}
+
 /// Where RTT samples come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -207,6 +218,14 @@ pub struct TcpConfig {
     /// when not already in one, also after an RTO (ssthresh from everything outstanding, cwnd =
     /// ssthresh + 3, the first unacknowledged segment resent by `DoRetransmit`).
     pub recover_guard: bool,
+    /// cwnd when the cumulative ACK reaches `recover` and a (non-SACK classic) fast recovery
+    /// ends: `ssthresh` (default; RFC 6582 §3.2 step 3 option 2, Linux
+    /// `tcp_end_cwnd_reduction`, ns-3.37) or `flight`: ns-3.17's `TcpNewReno::NewAck`
+    /// (src/internet/model/tcp-newreno.cc at the ns-3.17 tag), RFC 6582 option 1: cwnd =
+    /// min(ssthresh, BytesInFlight + SMSS), BytesInFlight counted before the ACK releases any
+    /// data (highTxMark − the old snd.una), and then that same ACK's ordinary increase (it falls
+    /// through to slow start / congestion avoidance).
+    pub full_ack_exit: FullAckExit,
     /// Where RTT samples come from: `send-time` (default, Linux) or `ts-echo` (ns-3 3.37:
     /// whole-millisecond timestamp echoes, none from a retransmitted segment).
     pub rtt_sampling: RttSampling,
@@ -279,6 +298,7 @@ impl Default for TcpConfig {
             rtt_sampling: RttSampling::SendTime,
             limited_transmit: true,
             recover_guard: true,
+            full_ack_exit: FullAckExit::Ssthresh,
             idle_restart: IdleRestart::Linux,
             isn: None,
             sack: false,

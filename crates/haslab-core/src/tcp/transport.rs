@@ -148,6 +148,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("rto_formula", Str("ns3.17")),
             ("limited_transmit", Bool(false)),
             ("recover_guard", Bool(false)),
+            ("full_ack_exit", Str("flight")),
             ("recovery", Str("classic")),
             ("cwnd_growth", Str("per-ack")),
             // TcpNewReno::Retransmit recomputes ssthresh on every RTO, also one that ends a

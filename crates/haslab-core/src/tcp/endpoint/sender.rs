@@ -5,7 +5,7 @@ use super::{Endpoint, Notice, NoticeKind, Output, Rack, State, TimerKind, TlpEpi
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaEvent, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
 use crate::tcp::config::{
-    CwndGrowth, PartialAckRto, PrrVariant, RecoveryMode, RtoSsthresh, RttSampling,
+    CwndGrowth, FullAckExit, PartialAckRto, PrrVariant, RecoveryMode, RtoSsthresh, RttSampling,
 };
 use crate::tcp::cwv::Congestion;
 use crate::tcp::pacing;
@@ -315,6 +315,8 @@ impl Endpoint {
         let prev_wnd = self.snd_wnd_bytes;
         self.snd_wnd_bytes = (h.window as u64) << self.snd_wscale;
         let prior_in_flight = self.window_pipe();
+        // ns-3.17's BytesInFlight at a full ACK: everything sent and not yet acknowledged
+        let prior_packets_out = self.sb.len();
         let prior_state = self.tp.ca_state;
         let mut info = AckInfo::default();
         let mut rack_newest: Option<(u64, u64, u64)> = None; // (xmit, end, rtt)
@@ -414,6 +416,13 @@ impl Endpoint {
             CaState::Recovery => {
                 if ack >= self.recover {
                     self.exit_recovery();
+                    if self.cfg.full_ack_exit == FullAckExit::Flight && !self.cc.has_cong_control()
+                    {
+                        // ns-3.17 TcpNewReno::NewAck: min(ssthresh, BytesInFlight + SMSS), then
+                        // the ACK's ordinary increase
+                        self.tp.cwnd_pkts = self.tp.ssthresh_pkts.min(prior_packets_out + 1).max(1);
+                        self.grow(acked_sacked);
+                    }
                 } else if !cc_controls {
                     self.recovery_ack(&info, is_dupack, newly_lost, now_ns, out);
                 } else if info.advanced && !self.sack_ok {
@@ -1200,7 +1209,9 @@ mod tests {
     use super::super::{Endpoint, Output, TimerKind};
     use crate::net::packet::{TcpHeader, Transport};
     use crate::tcp::cc::{CaState, CcConfig};
-    use crate::tcp::config::{DelayedAckMode, RecoveryMode, RttSampling, TcpConfig};
+    use crate::tcp::config::{
+        CwndGrowth, DelayedAckMode, FullAckExit, RecoveryMode, RttSampling, TcpConfig,
+    };
 
     const MS: u64 = 1_000_000;
     const MSS: u64 = 1448;
@@ -1748,6 +1759,59 @@ mod tests {
         assert_eq!(rounds, 3, "three holes, three round trips");
         assert_eq!(c.stats.rto_count, 0);
         assert_eq!(s.stats.bytes_received, 10 * MSS);
+    }
+
+    /// `full_ack_exit`, worked by hand: IW 40, five segments written (application-limited), the
+    /// first lost. Three duplicate ACKs start a classic fast recovery with ssthresh = 40/2 = 20;
+    /// the retransmission's ACK is the full ACK, with 5 packets in flight before it. Linux /
+    /// ns-3.37 (`ssthresh`): cwnd = 20. ns-3.17 (`flight`): min(20, 5 + 1) = 6, then the ACK's
+    /// ordinary increase: 6 < ssthresh, slow start, per-ACK growth: 7.
+    #[test]
+    fn a_full_ack_sets_cwnd_to_ssthresh_or_to_the_flight_as_ns3_17() {
+        for (exit, want) in [(FullAckExit::Ssthresh, 20), (FullAckExit::Flight, 7)] {
+            let cfg = TcpConfig {
+                delayed_ack: DelayedAckMode::Off,
+                initial_cwnd: 40,
+                cwnd_growth: CwndGrowth::PerAck,
+                full_ack_exit: exit,
+                ..TcpConfig::default()
+            };
+            let cc = || CcConfig::default().build();
+            let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc(), 1);
+            let mut s = Endpoint::new(0, 1, 1, 0, 5201, 32768, cfg, cc(), 2);
+            let mut out = Output::default();
+            c.connect(0, &mut out);
+            for (t, to_server) in [(25, true), (50, false), (75, true)] {
+                for h in headers(&mut out) {
+                    let ep = if to_server { &mut s } else { &mut c };
+                    ep.on_segment(&h, t * MS, &mut out);
+                }
+            }
+            c.write(5 * MSS, 1, 100 * MS, &mut out);
+            let data = headers(&mut out);
+            assert_eq!(data.len(), 5);
+            let mut t = 125 * MS;
+            for h in &data[1..] {
+                s.on_segment(h, t, &mut out);
+            }
+            t += 25 * MS;
+            for h in headers(&mut out) {
+                c.on_segment(&h, t, &mut out);
+            }
+            assert_eq!(c.tp.ca_state, CaState::Recovery, "{exit:?}");
+            assert_eq!(c.tp.ssthresh_pkts, 20);
+            t += 25 * MS;
+            for h in headers(&mut out) {
+                s.on_segment(&h, t, &mut out);
+            }
+            t += 25 * MS;
+            for h in headers(&mut out) {
+                c.on_segment(&h, t, &mut out);
+            }
+            assert_eq!(c.unacked_written_bytes(), 0);
+            assert_eq!(c.tp.ca_state, CaState::Open);
+            assert_eq!(c.tp.cwnd_pkts, want, "{exit:?}");
+        }
     }
 
     /// PRR-SSRB once pipe ≤ ssthresh (`prr_variant`), worked by hand with pipe 0, ssthresh
