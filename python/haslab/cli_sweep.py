@@ -130,6 +130,9 @@ def run_cmd(
             f"sweep: {counts['ok']}/{counts['total']} ok, {counts['failed']} failed → {dest}/",
             soft_wrap=True,
         )
+        if outcome.stale:
+            out.print(f"{outcome.stale} of the runs had been stored by another simulator (another source "
+                      "fingerprint, haslab_version) and were run again", soft_wrap=True)
         if outcome.failures:
             order = {r.run_hash: i for i, r in enumerate(runs)}
             failures = sorted(outcome.failures, key=lambda f: order[f[0].run_hash])

@@ -281,6 +281,13 @@ class Store:
             return {}
         return dict(zip(t["run_hash"].to_pylist(), t["status"].to_pylist()))
 
+    def versions(self) -> dict[str, str]:
+        """``{run hash: haslab_version}`` for every stored run (the simulator that computed it)."""
+        t = self._read_table(SUMMARY)
+        if t is None or "haslab_version" not in t.column_names:
+            return {}
+        return dict(zip(t["run_hash"].to_pylist(), t["haslab_version"].to_pylist()))
+
     def summary(self) -> "pd.DataFrame":
         """One row per stored run: ``run_hash``, the parameters, ``seed``, ``status``, ``error``,
         ``wall_s``, ``finished_at``, ``haslab_version`` and the run's scalar summary counters.

@@ -83,6 +83,15 @@ def canonical_json(obj: Any) -> str:
         raise SweepError(f"scenario is not plain JSON data (dicts, lists, strings, numbers, booleans): {e}") from None
 
 
+def model_version() -> str:
+    """What stored runs record as ``haslab_version``: the package version and the fingerprint of
+    the simulator's source (``haslab._core.MODEL_ID``), e.g. ``0.1.0+3f2a…``. A sweep re-runs
+    stored runs whose version differs: their results came from another simulator."""
+    from . import _core
+
+    return f"{_core.__version__}+{_core.MODEL_ID}"
+
+
 def run_hash(scenario: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of the canonical JSON of a run's full scenario, its ``seed`` included."""
     return hashlib.sha256(canonical_json(scenario).encode("utf-8")).hexdigest()
@@ -695,6 +704,7 @@ class SweepOutcome:
     total: int  #: runs in the sweep
     skipped: int  #: runs already stored (ok, or failed without retry_failed)
     ran: int = 0  #: runs executed by this call
+    stale: int = 0  #: of which had been stored by another simulator (another MODEL_ID): re-run
     ok: int = 0  #: of which succeeded
     failed: int = 0  #: of which failed
     store: "Store | None" = field(default=None, repr=False)
@@ -874,6 +884,27 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
+#: the resource tracker's report of the pool's semaphores left behind by a stopped sweep
+_TRACKER_WARNING = "ignore::UserWarning:multiprocessing.resource_tracker"
+
+
+def _quiet_resource_tracker() -> None:
+    """Starts multiprocessing's resource tracker (if not yet running) with its leak report off.
+
+    A sweep that is stopped (SIGINT, SIGTERM) kills its workers and exits at once; the pool's
+    queue semaphores are then still registered, and the tracker, which unlinks them, also
+    prints "There appear to be N leaked semaphore objects" after the sweep's one-line message.
+    The clean-up is what matters and it still happens; the report is noise. The tracker is a
+    separate interpreter that takes its -W options from this one's ``sys.warnoptions``
+    (``multiprocessing.util._args_from_interpreter_flags``), so the filter is put there before
+    the tracker starts."""
+    from multiprocessing import resource_tracker
+
+    if _TRACKER_WARNING not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_WARNING)
+    resource_tracker.ensure_running()
+
+
 def _local_executor(jobs: int):
     """A pool of ``jobs`` worker processes (started with spawn: the parent may have threads, the
     progress bar's and Arrow's, which fork does not copy safely), or this process for ``jobs=1``.
@@ -889,6 +920,7 @@ def _local_executor(jobs: int):
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    _quiet_resource_tracker()
     pool = ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context("spawn"),
@@ -1098,16 +1130,20 @@ def run_sweep(
 def _run_sweep(
     sweep: Sweep, runs: list[RunSpec], store: "Store", jobs, dask, retry_failed, progress, interrupts: _Interrupts
 ) -> SweepOutcome:
-    from . import __version__
+    version = model_version()
 
     with store.lock():
         store.recover()
         store.write_plan(sweep.describe(), runs)
         status = store.statuses()
+        versions = store.versions()
+        # a run stored by another simulator (another source fingerprint) is not reused
+        stale = {r.run_hash for r in runs if r.run_hash in status and versions.get(r.run_hash) != version}
         todo = [
             r
             for r in runs
             if r.run_hash not in status
+            or r.run_hash in stale
             or (retry_failed and status[r.run_hash] != "ok")
             or (status[r.run_hash] == "ok" and not _has_files(store, r))
         ]
@@ -1145,8 +1181,9 @@ def _run_sweep(
 
             def record(spec: RunSpec, payload: dict) -> None:
                 with interrupts.hold():
-                    store.write(spec, payload, version=__version__)
+                    store.write(spec, payload, version=version)
                 outcome.ran += 1
+                outcome.stale += spec.run_hash in stale
                 if payload["status"] == "ok":
                     outcome.ok += 1
                 else:

@@ -317,6 +317,27 @@ def test_runs_stored_without_traces_run_again_when_a_sweep_wants_them(tmp_path):
     assert fourth.skipped == 2
 
 
+def test_runs_stored_by_another_simulator_run_again(tmp_path, monkeypatch):
+    # every row records the simulator that computed it (version + source fingerprint); a sweep
+    # reuses only what this simulator stored
+    import haslab.sweep as sw
+
+    out = tmp_path / "out"
+    s = Sweep(tiny(), grid={"flow.0.count": [1, 2]}, traces=False)
+    first = s.run(out, jobs=1, progress=False)
+    assert (first.ran, first.stale) == (2, 0)
+    ours = sw.model_version()
+    assert ours.startswith(haslab.__version__ + "+") and len(ours) > len(haslab.__version__) + 8
+    assert set(Store(out).versions().values()) == {ours}
+    assert s.run(out, jobs=1, progress=False).skipped == 2
+    monkeypatch.setattr(sw, "model_version", lambda: "0.0.0+another")
+    again = s.run(out, jobs=1, progress=False)
+    assert (again.skipped, again.ran, again.stale) == (0, 2, 2)
+    assert set(Store(out).versions().values()) == {"0.0.0+another"}
+    assert len(Store(out).summary()) == 2, "the new rows replace the old"
+    assert s.run(out, jobs=1, progress=False).skipped == 2
+
+
 def test_progress_bar_shows_runs_done_over_total(tmp_path, capfd):
     s = Sweep(tiny(), grid={"flow.0.count": [1, 2]}, seeds=[1, 2], name="bar-test")
     s.run(tmp_path / "out", jobs=1, progress="always")

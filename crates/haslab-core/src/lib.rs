@@ -14,6 +14,10 @@
 //! - [`scenario`]: the one scenario schema (serde), its validation, and the resolved [`scenario::Plan`].
 //! - [`world`]: builds a [`scenario::Plan`] into a running simulation and returns a [`metrics::SimResult`].
 
+/// A fingerprint of this simulator's source (every file under `src/`): runs stored by a sweep
+/// record it, and a sweep re-runs the stored runs an other simulator computed.
+pub const MODEL_ID: &str = env!("HASLAB_MODEL_ID");
+
 pub mod app;
 pub mod has;
 pub mod input;

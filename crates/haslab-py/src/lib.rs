@@ -431,6 +431,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<LivePlayers>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MODEL_ID", haslab_core::MODEL_ID)?;
     m.add(
         "PROGRESS_EVERY_NS",
         haslab_core::has::driver::PROGRESS_EVERY_NS,
