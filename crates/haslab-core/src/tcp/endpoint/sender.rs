@@ -1776,38 +1776,17 @@ mod tests {
                 full_ack_exit: exit,
                 ..TcpConfig::default()
             };
-            let cc = || CcConfig::default().build();
-            let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc(), 1);
-            let mut s = Endpoint::new(0, 1, 1, 0, 5201, 32768, cfg, cc(), 2);
+            let (mut c, mut s) = pair(cfg);
             let mut out = Output::default();
-            c.connect(0, &mut out);
-            for (t, to_server) in [(25, true), (50, false), (75, true)] {
-                for h in headers(&mut out) {
-                    let ep = if to_server { &mut s } else { &mut c };
-                    ep.on_segment(&h, t * MS, &mut out);
-                }
-            }
             c.write(5 * MSS, 1, 100 * MS, &mut out);
             let data = headers(&mut out);
             assert_eq!(data.len(), 5);
-            let mut t = 125 * MS;
-            for h in &data[1..] {
-                s.on_segment(h, t, &mut out);
-            }
-            t += 25 * MS;
-            for h in headers(&mut out) {
-                c.on_segment(&h, t, &mut out);
-            }
+            let dupacks = deliver(&mut s, &data[1..], 125 * MS);
+            let rtx = deliver(&mut c, &dupacks, 150 * MS);
             assert_eq!(c.tp.ca_state, CaState::Recovery, "{exit:?}");
             assert_eq!(c.tp.ssthresh_pkts, 20);
-            t += 25 * MS;
-            for h in headers(&mut out) {
-                s.on_segment(&h, t, &mut out);
-            }
-            t += 25 * MS;
-            for h in headers(&mut out) {
-                c.on_segment(&h, t, &mut out);
-            }
+            let full = deliver(&mut s, &rtx, 175 * MS);
+            deliver(&mut c, &full, 200 * MS);
             assert_eq!(c.unacked_written_bytes(), 0);
             assert_eq!(c.tp.ca_state, CaState::Open);
             assert_eq!(c.tp.cwnd_pkts, want, "{exit:?}");
