@@ -216,6 +216,11 @@ impl PlayerDriver {
         self.connections_opened += 1;
     }
 
+    /// Connections opened so far (the next one's number, from 0).
+    pub fn connections_opened(&self) -> u32 {
+        self.connections_opened
+    }
+
     fn state(&self, now_ns: u64, next_segment: usize) -> BufferState {
         BufferState {
             now_ns,

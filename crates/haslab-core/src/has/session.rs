@@ -3,17 +3,19 @@
 //! simulated TCP connections, the server side of those connections
 //! ([`super::http::HttpServer`]), and the logs the QoE metrics are computed from.
 //!
-//! Request cycle: the player picks a level ([`Player::choose`](super::players::Player::choose)) → GET on a connection (opened
-//! first when the policy needs a new one; the handshake then counts in the download time) →
-//! the whole response arrives → the segment enters the buffer, the player says when to ask
-//! again ([`Player::downloaded`](super::players::Player::downloaded)) → the session waits for that moment *and* for the next
-//! segment to fit under the buffer cap. The connection policies are described in
-//! [`super::driver`].
+//! Request cycle: the player picks a level
+//! ([`Player::choose`](super::players::Player::choose)) → GET on a connection (opened first
+//! when the policy needs a new one; the handshake then counts in the download time) → the whole
+//! response arrives → the segment enters the buffer, the player says when to ask again
+//! ([`Player::downloaded`](super::players::Player::downloaded)) → the session waits for that
+//! moment *and* for the next segment to fit under the buffer cap. The connection policies are
+//! described in [`super::driver`].
 //!
 //! Each segment record carries the time its response's first byte arrived (the time to first
 //! byte, `ttfb_ns`, is request → first byte). Players that abandon requests
-//! ([`Player::abandons`](super::players::Player::abandons)) get progress events every [`PROGRESS_EVERY_NS`]; an abandonment
-//! aborts the request as a browser aborts an XMLHttpRequest (see `on_progress`).
+//! ([`Player::abandons`](super::players::Player::abandons)) get progress events every
+//! [`PROGRESS_EVERY_NS`]; an abandonment aborts the request as a browser aborts an
+//! XMLHttpRequest (see `on_progress`).
 //!
 //! The refill scheduler of the newCWV paper (§3.2: DASH-JS and the modified VLC fill a 30 s
 //! buffer, then request again once it has drained by one third) replaces the player's timing
@@ -23,7 +25,6 @@
 use super::driver::{Next, PlayerDriver};
 use super::http::{self, HttpServer, HTTP_PORT, REQUEST_BYTES};
 use super::players::PROGRESS_EVERY_NS;
-use super::video::Video;
 use crate::app::{App, AppApi, AppReport, OpenSpec};
 use crate::scenario::PlayerPlan;
 use crate::tcp::endpoint::{Notice, NoticeKind};
@@ -48,12 +49,10 @@ struct Conn {
 /// One player session (see the module documentation).
 pub struct HasSession {
     plan: Arc<PlayerPlan>,
-    video: Arc<Video>,
     driver: PlayerDriver,
     server: HttpServer,
     /// the connection of each of the driver's slots
     conns: Vec<Option<Conn>>,
-    opened: u32,
     /// connections whose request the client aborted (the server stops sending on their FIN)
     aborted: Vec<u32>,
     /// generation of the pending request timer (older ones are stale)
@@ -64,11 +63,9 @@ impl HasSession {
     pub fn new(plan: Arc<PlayerPlan>, seed: u64) -> Self {
         let driver = PlayerDriver::new(plan.clone(), seed);
         HasSession {
-            video: plan.video.clone(),
             conns: vec![None; driver.slots()],
             driver,
             server: HttpServer::default(),
-            opened: 0,
             aborted: Vec::new(),
             gen: 0,
             plan,
@@ -77,7 +74,7 @@ impl HasSession {
 
     fn open_slot(&mut self, api: &mut AppApi, slot: usize) -> u32 {
         let conn = api.open(OpenSpec {
-            name: format!("{}.c{}", self.plan.name, self.opened),
+            name: format!("{}.c{}", self.plan.name, self.driver.connections_opened()),
             client_node: self.plan.client as u32,
             server_node: self.plan.server as u32,
             server_port: HTTP_PORT,
@@ -86,7 +83,6 @@ impl HasSession {
             data_side: 1,
             serve: true,
         });
-        self.opened += 1;
         self.driver.connection_opened();
         api.connect(conn);
         if self.driver.abandons() {
@@ -245,7 +241,7 @@ impl App for HasSession {
             (0, NoticeKind::Progress { tag, bytes }) => self.on_progress(api, n.conn, tag, bytes),
             (0, NoticeKind::Received { tag }) => self.on_response(api, n.conn, tag),
             (1, NoticeKind::Received { tag }) => {
-                self.server.on_request(api, &self.video, n.conn, tag)
+                self.server.on_request(api, &self.plan.video, n.conn, tag)
             }
             (1, NoticeKind::PeerClosed) => {
                 if let Some(k) = self.aborted.iter().position(|&c| c == n.conn) {

@@ -415,14 +415,7 @@ impl Endpoint {
             }
             CaState::Recovery => {
                 if ack >= self.recover {
-                    self.exit_recovery();
-                    if self.cfg.full_ack_exit == FullAckExit::Flight && !self.cc.has_cong_control()
-                    {
-                        // ns-3.17 TcpNewReno::NewAck: min(ssthresh, BytesInFlight + SMSS), then
-                        // the ACK's ordinary increase
-                        self.tp.cwnd_pkts = self.tp.ssthresh_pkts.min(prior_packets_out + 1).max(1);
-                        self.grow(acked_sacked);
-                    }
+                    self.exit_recovery(prior_packets_out, acked_sacked);
                 } else if !cc_controls {
                     self.recovery_ack(&info, is_dupack, newly_lost, now_ns, out);
                 } else if info.advanced && !self.sack_ok {
@@ -778,17 +771,28 @@ impl Endpoint {
         }
     }
 
-    /// The cumulative ACK reached `recover` (RFC 6582 §3.2 step 3: cwnd = ssthresh; Linux
-    /// `tcp_end_cwnd_reduction`, which a `cong_control` algorithm skips).
-    fn exit_recovery(&mut self) {
-        if !self.cc.has_cong_control() {
-            self.tp.cwnd_pkts = self.tp.ssthresh_pkts.max(1);
+    /// The cumulative ACK reached `recover` (RFC 6582 §3.2 step 3), with `prior_packets_out`
+    /// outstanding before it and `acked_pkts` delivered by it: cwnd = ssthresh (Linux
+    /// `tcp_end_cwnd_reduction`, which a `cong_control` algorithm skips), or with
+    /// `full_ack_exit = "flight"` ns-3.17's `TcpNewReno::NewAck`: min(ssthresh, BytesInFlight +
+    /// SMSS), then the ACK's ordinary increase.
+    fn exit_recovery(&mut self, prior_packets_out: u32, acked_pkts: u32) {
+        let cc_controls = self.cc.has_cong_control();
+        if !cc_controls {
+            self.tp.cwnd_pkts = match self.cfg.full_ack_exit {
+                FullAckExit::Ssthresh => self.tp.ssthresh_pkts,
+                FullAckExit::Flight => self.tp.ssthresh_pkts.min(prior_packets_out + 1),
+            }
+            .max(1);
         }
         self.tp.cwnd_cnt = 0;
         self.dupacks = 0;
         self.set_ca_state(CaState::Open);
         self.cwv
             .on_recovery_end(&mut self.tp, self.recovery_retrans);
+        if self.cfg.full_ack_exit == FullAckExit::Flight && !cc_controls {
+            self.grow(acked_pkts);
+        }
     }
 
     /// cwnd growth on an ACK that delivered `acked_pkts` packets (see
