@@ -100,7 +100,7 @@ fn schema() -> String {
 /// every `[flow.tcp]` option (name, default, accepts, description).
 #[pyfunction]
 fn catalog() -> String {
-    haslab_core::tcp::catalog::catalog_json().to_string()
+    haslab_core::scenario::catalog::catalog_json().to_string()
 }
 
 /// Simulation(text, fmt="toml", out_dir=None, pcap=True, base_dir=None)

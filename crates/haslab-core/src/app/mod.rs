@@ -182,6 +182,10 @@ pub trait App: Send {
 }
 
 /// What an application reports at the end of a run.
+///
+/// The one deliberate upward reference of `app/`: a player's report is its log, a type of
+/// `has/` (which builds on this module's [`App`]). The alternative, a type-erased report,
+/// would lose the compiler's check at the one place (the world) that reads it.
 #[derive(Clone, Debug)]
 pub enum AppReport {
     Player(Box<crate::has::PlayerLog>),

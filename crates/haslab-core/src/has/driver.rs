@@ -33,7 +33,7 @@
 use super::log::{AbandonRecord, PlayerLog, SampleRecord, SegmentRecord};
 use super::playback::Playback;
 use super::players::{BufferState, Player, PlayerContext, Progress, SegmentResult, When};
-use crate::scenario::{ConnectionPolicy, PlayerPlan};
+use crate::has::plan::{ConnectionPolicy, PlayerPlan};
 use crate::sim::rng::Stream;
 use std::collections::BTreeMap;
 use std::sync::Arc;

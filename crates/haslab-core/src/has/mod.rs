@@ -5,6 +5,7 @@
 //! - [`mpd`]: a video from a DASH MPD (parsed with the `dash-mpd-core` crate).
 //! - [`mpd_clean`]: what is dropped from an MPD before parsing (empty attributes, audio/text sets).
 //! - [`xs_duration`]: XML Schema durations (`PT10S`), checked against overflow.
+//! - [`plan`]: a player's resolved configuration ([`plan::PlayerPlan`]).
 //! - [`playback`]: the common playback model (startup, stalls, conservation).
 //! - [`players`]: the ABR decision logic, one file per player, independent of the transport.
 //! - [`driver`]: the player cycle without a network (decisions, playback, scheduler, connection
@@ -19,6 +20,7 @@ pub mod http;
 pub mod log;
 pub mod mpd;
 pub mod mpd_clean;
+pub mod plan;
 pub mod playback;
 pub mod players;
 pub mod session;

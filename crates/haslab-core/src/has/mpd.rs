@@ -130,10 +130,10 @@ fn convert(mpd: &MPD, name: &str, opts: &MpdOptions) -> Result<Video, String> {
         if bw == 0 {
             return Err(format!("{rn}: @bandwidth must be greater than zero"));
         }
-        if bw > crate::scenario::MAX_RATE_BPS {
+        if bw > crate::sim::units::MAX_RATE_BPS {
             return Err(format!(
                 "{rn}: @bandwidth {bw} is above {} bit/s, the highest rate supported",
-                crate::scenario::MAX_RATE_BPS
+                crate::sim::units::MAX_RATE_BPS
             ));
         }
         if let Some((_, other, _)) = reps.iter().find(|(b, _, _)| *b == bw) {

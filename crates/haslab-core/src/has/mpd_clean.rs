@@ -21,7 +21,7 @@
 //! DOCTYPE that declares entities (MPDs have no DTD; entity expansion is refused rather than
 //! performed), and an `MPD@mediaPresentationDuration` or `Period@duration` that is not an
 //! `xs:duration`, is negative or zero, or is longer than the longest run
-//! ([`crate::scenario::MAX_DURATION_NS`]) are errors naming the attribute and its value.
+//! ([`crate::sim::units::MAX_DURATION_NS`]) are errors naming the attribute and its value.
 
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, Writer};
@@ -69,7 +69,7 @@ fn check_duration(elem: &str, key: &str, value: &str) -> Result<bool, String> {
     if !used {
         return Ok(matches!(parsed, Ok(Some(ns)) if ns <= MAX_UNUSED_DURATION_NS));
     }
-    let max = crate::scenario::MAX_DURATION_NS;
+    let max = crate::sim::units::MAX_DURATION_NS;
     let what = format!("{elem}@{key} {}", shown(value));
     match parsed {
         Err(e) => Err(format!(

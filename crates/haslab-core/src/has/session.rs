@@ -26,7 +26,7 @@ use super::driver::{Next, PlayerDriver};
 use super::http::{self, HttpServer, HTTP_PORT, REQUEST_BYTES};
 use super::players::PROGRESS_EVERY_NS;
 use crate::app::{App, AppApi, AppReport, OpenSpec};
-use crate::scenario::PlayerPlan;
+use crate::has::plan::PlayerPlan;
 use crate::tcp::endpoint::{Notice, NoticeKind};
 use std::sync::Arc;
 

@@ -65,7 +65,7 @@ impl ClosedFormHop {
 mod tests {
     use super::*;
     use crate::net::queue::DropTail;
-    use crate::scenario::QueueLimit;
+    use crate::net::queue::QueueLimit;
     use crate::sim::rng::Stream;
 
     fn link(limit: u32) -> LinkDir {

@@ -238,7 +238,7 @@ impl LinkDir {
 mod tests {
     use super::*;
     use crate::net::packet::Transport;
-    use crate::scenario::QueueLimit;
+    use crate::net::queue::QueueLimit;
 
     const MS: u64 = NS_PER_MS;
 

@@ -1,10 +1,17 @@
 //! Output queues. Drop-tail, limited in packets or in bytes (the packet being serialised is
 //! not in the queue, as with ns-3's queue discs and Linux qdiscs). Room is left for RED /
-//! CoDel: a discipline is an enum variant of [`crate::scenario::QueuePlan`] and a branch here.
+//! CoDel: a discipline is a variant of the scenario's `QueuePlan` and a branch here.
 
 use super::packet::Packet;
-use crate::scenario::QueueLimit;
 use std::collections::VecDeque;
+
+/// The capacity of an output queue: a count of packets or of bytes (the scenario's
+/// `queue = "67p"` or `queue = "30KB"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueLimit {
+    Packets(u32),
+    Bytes(u64),
+}
 
 /// Log-spaced histogram of sojourn times for percentiles without storing every sample:
 /// 1 µs .. ~1100 s in 16 buckets per octave (relative error < 4.5 %).

@@ -11,6 +11,7 @@
 //! spells it (`flow[2].tcp.min_rto`, `link[0].rate`, `trace.queues[1]`) and whose message says
 //! what is accepted. No input makes these functions panic.
 
+pub mod catalog;
 pub mod describe;
 pub mod plan;
 mod plan_traffic;
@@ -19,10 +20,13 @@ mod players;
 pub mod presets;
 mod spec;
 mod spec_traffic;
-pub mod units;
+pub mod transport;
 mod validate;
 mod validate_traffic;
 
+/// The units vocabulary lives in [`crate::sim::units`]; scenario files speak it.
+pub use crate::sim::units;
+pub use crate::sim::units::{MAX_DURATION_NS, MAX_RATE_BPS};
 pub use describe::describe;
 pub use plan::*;
 pub use plan_traffic::*;
@@ -30,10 +34,7 @@ pub use player_spec::*;
 pub use players::{MAX_PARALLEL, MAX_PLAYERS};
 pub use spec::*;
 pub use spec_traffic::*;
-pub use validate::{
-    check_name, MAX_APP_BYTES, MAX_DURATION_NS, MAX_FLOWS, MAX_NAME_LEN, MAX_NODES, MAX_RATE_BPS,
-    SNAPLEN_RANGE,
-};
+pub use validate::{check_name, MAX_APP_BYTES, MAX_FLOWS, MAX_NAME_LEN, MAX_NODES, SNAPLEN_RANGE};
 
 use std::fmt;
 

@@ -2,9 +2,9 @@
 //! connections. Checked and resolved by `players.rs` into [`super::PlayerPlan`]s.
 
 use super::spec::{CcSpec, TcpTable};
-use super::units::{Duration, Rate, Size};
 use crate::has::players::AbrConfig;
 use crate::has::video::preset_names;
+use crate::sim::units::{Duration, Rate, Size};
 use crate::tcp::config::TcpConfig;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};

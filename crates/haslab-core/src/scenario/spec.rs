@@ -7,7 +7,7 @@
 //! [`super::Plan`].
 
 use super::plan::QueueLimit;
-use super::units::{parse_size, Duration, Probability, Rate, Size};
+use crate::sim::units::{parse_size, Duration, Probability, Rate, Size};
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::TcpConfig;
 use schemars::{JsonSchema, Schema, SchemaGenerator};

@@ -3,7 +3,7 @@
 //! structs that mirror the file, unknown keys refused, doc comments = JSON Schema text.
 
 use super::spec::{CcSpec, QueueSize, TcpTable};
-use super::units::{Duration, Probability, Rate, Size};
+use crate::sim::units::{Duration, Probability, Rate, Size};
 use crate::tcp::config::TcpConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

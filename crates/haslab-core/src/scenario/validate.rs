@@ -7,12 +7,11 @@
 use super::plan::*;
 use super::spec::*;
 use super::ScenarioError;
+use crate::sim::units::{MAX_DURATION_NS, MAX_RATE_BPS};
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::TcpConfig;
 use std::collections::{HashMap, HashSet};
 
-/// Longest run, and longest duration anywhere in a scenario: 10 days.
-pub const MAX_DURATION_NS: u64 = 10 * 86_400 * 1_000_000_000;
 /// Most flows in a scenario after `count` replication. Building a run takes about 19 kB per
 /// flow (1.9 GB for 100 000 bulk flows, measured), and describing a plan about as much again,
 /// so a million flows would not fit the memory of the machines the simulator runs on.
@@ -23,8 +22,6 @@ pub const MAX_NODES: usize = 2 * MAX_FLOWS as usize + 2;
 /// Most rows of the goodput trace (one per flow or player connection per `trace.goodput_window`;
 /// about 44 bytes each, so at most about 440 MB).
 pub const MAX_GOODPUT_ROWS: u64 = 10_000_000;
-/// Fastest link direction: 1 Tbps.
-pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
 /// Longest node or flow name (a link's name may be `2 × MAX_NAME_LEN + 1` long, as its default
 /// "<a>-<b>" is), so that pcap and other output file names stay under 255 bytes.
 pub const MAX_NAME_LEN: usize = 64;
@@ -133,12 +130,12 @@ pub(super) fn resolve_transport(
     let Some(name) = name else {
         return Ok((None, TcpTable::new()));
     };
-    let t = crate::tcp::transport::by_name(name).ok_or_else(|| {
+    let t = super::transport::by_name(name).ok_or_else(|| {
         err(
             format!("{p}.transport"),
             format!(
                 "unknown transport {name:?}: expected one of {}",
-                crate::tcp::transport::names()
+                super::transport::names()
             ),
         )
     })?;

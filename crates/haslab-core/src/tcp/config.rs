@@ -2,7 +2,7 @@
 //! (one definition for the CLI, Python and the simulator); its defaults model a current Linux
 //! sender, and each field says where the ns-3 or RFC value differs.
 
-use crate::scenario::units::{Duration, Rate, Size};
+use crate::sim::units::{Duration, Rate, Size};
 use crate::tcp::rtt::RtoFormula;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

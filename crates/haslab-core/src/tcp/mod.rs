@@ -2,7 +2,6 @@
 //! socket with a send half (segmentation, cwnd, loss recovery, RTO) and a receive half
 //! (reassembly, delayed ACKs). Congestion control is pluggable ([`cc`]), and so is
 //! congestion-window validation ([`cwv`]).
-pub mod catalog;
 pub mod cc;
 pub mod config;
 pub mod conn;
@@ -15,4 +14,3 @@ pub mod rtl;
 pub mod rtt;
 pub mod scoreboard;
 pub mod seq;
-pub mod transport;

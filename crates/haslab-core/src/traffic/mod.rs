@@ -19,12 +19,13 @@
 
 pub mod cbr;
 pub mod onoff;
+pub mod plan;
 pub mod ppbp;
 pub mod web;
 
-use crate::scenario::{GeneratorPlan, TrafficPlan};
 use crate::sim::rng::Stream;
 use crate::sim::time::NS_PER_SEC;
+use plan::{GeneratorPlan, TrafficPlan};
 
 /// IPv4 (20 bytes) and UDP (8 bytes) headers of a generator's datagram.
 pub const UDP_IP_HEADER_BYTES: u32 = 28;

@@ -15,7 +15,7 @@
 //! with a 240 s buffer and 4 s chunks — set `buffer = "240s"` to use them.
 
 use super::{BufferState, Player, PlayerContext, SegmentResult, When};
-use crate::scenario::units::Duration;
+use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -48,7 +48,7 @@
 
 use super::throughput_history::{MovingAverage, ThroughputHistory};
 use super::{check_range, BufferState, Player, PlayerContext, Progress, SegmentResult, When};
-use crate::scenario::units::Duration;
+use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

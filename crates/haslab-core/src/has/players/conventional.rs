@@ -18,7 +18,7 @@
 //! the PANDA paper's own value is unverified).
 
 use super::{check_range, dead_zone, BufferState, Player, PlayerContext, SegmentResult, When};
-use crate::scenario::units::Duration;
+use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

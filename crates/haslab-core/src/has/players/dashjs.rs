@@ -46,7 +46,7 @@ use super::dashjs_bola::DashBola;
 use super::throughput_history::{quality_for_bitrate, MovingAverage, ThroughputHistory};
 use super::{BufferState, Player, PlayerContext, Progress, SegmentResult, When};
 use crate::has::playback::Phase;
-use crate::scenario::units::{Duration, Rate};
+use crate::sim::units::{Duration, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;

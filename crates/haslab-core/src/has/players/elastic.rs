@@ -16,7 +16,7 @@
 
 use super::{check_range, harmonic_mean, BufferState, Player, PlayerContext, SegmentResult, When};
 use crate::has::video::highest_at_most;
-use crate::scenario::units::Duration;
+use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;

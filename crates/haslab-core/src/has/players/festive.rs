@@ -22,8 +22,8 @@
 //! see FESTIVE's own scheduling.
 
 use super::{check_range, harmonic_mean, BufferState, Player, PlayerContext, SegmentResult, When};
-use crate::scenario::units::Duration;
 use crate::sim::rng::Stream;
+use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;

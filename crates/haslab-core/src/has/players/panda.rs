@@ -20,7 +20,7 @@
 //! recalled; Cisco uses 44 s).
 
 use super::{check_range, dead_zone, BufferState, Player, PlayerContext, SegmentResult, When};
-use crate::scenario::units::{Duration, Rate};
+use crate::sim::units::{Duration, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -25,7 +25,7 @@
 use super::{check_range, BufferState, Player, PlayerContext, SegmentResult, When};
 use crate::has::playback::Phase;
 use crate::has::video::highest_at_most;
-use crate::scenario::units::Duration;
+use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

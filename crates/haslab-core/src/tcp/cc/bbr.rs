@@ -46,8 +46,8 @@
 
 use super::minmax::WindowedMax;
 use super::{CaEvent, CaState, CcState, CongestionControl, RateSample, TCP_INFINITE_SSTHRESH};
-use crate::scenario::units::Duration;
 use crate::sim::rng::Stream;
+use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

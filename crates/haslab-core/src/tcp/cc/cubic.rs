@@ -41,7 +41,7 @@
 //! (within 0.2 %); the pacing cushion of the ACK-train threshold uses 64 KiB (GSO max size).
 
 use super::{AckSample, CaEvent, CaState, CcState, CongestionControl};
-use crate::scenario::units::Duration;
+use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -354,7 +354,7 @@ pub struct CcInfo {
     pub source: &'static str,
     pub defaults: serde_json::Value,
     /// Each parameter with its default, accepted values and description.
-    pub parameters: Vec<super::catalog::FieldInfo>,
+    pub parameters: Vec<crate::sim::fields::FieldInfo>,
 }
 
 impl CcConfig {
@@ -486,7 +486,7 @@ impl CcConfig {
                 if let Some(m) = defaults.as_object_mut() {
                     m.remove("algorithm");
                 }
-                use super::catalog::fields;
+                use crate::sim::fields::fields;
                 let parameters = match cfg {
                     CcConfig::NewReno(_) => fields::<newreno::NewRenoConfig>(),
                     CcConfig::Cubic(_) => fields::<cubic::CubicConfig>(),

@@ -37,7 +37,7 @@
 //! and ignores the cwnd-limited gate).
 
 use super::{AckSample, CaEvent, CaState, CcState, CongestionControl, CA_ACK_SLOWPATH};
-use crate::scenario::units::Duration;
+use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -12,6 +12,11 @@ use schemars::JsonSchema;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+/// Longest run, and longest duration anywhere in a scenario: 10 days.
+pub const MAX_DURATION_NS: u64 = 10 * 86_400 * 1_000_000_000;
+/// Fastest link direction: 1 Tbps.
+pub const MAX_RATE_BPS: u64 = 1_000_000_000_000;
+
 /// A bit rate in bits per second. Accepted: `"8Mbps"`, `"500kbps"`, `"10Gbps"`, `"1200bps"`,
 /// also with a space or as `Mbit/s`; must be > 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
