@@ -103,6 +103,27 @@ impl Player for Bba {
     }
 }
 
+impl crate::sim::registry::Algorithm for Bba {
+    type Config = BbaConfig;
+    const NAME: &'static str = "bba";
+    const ALIASES: &'static [&'static str] = &["bba0", "bba-0"];
+    const SOURCE: &'static str = "Huang et al., BBA-0, SIGCOMM 2014";
+    const SUMMARY: &'static str = "BBA-0, buffer-based (Huang et al., SIGCOMM 2014).";
+    fn check(config: &BbaConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for Bba {
+    fn build(
+        config: &BbaConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Bba::new(config.clone(), ctx))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,6 +88,27 @@ impl Player for Bola {
     }
 }
 
+impl crate::sim::registry::Algorithm for Bola {
+    type Config = BolaConfig;
+    const NAME: &'static str = "bola";
+    const SOURCE: &'static str = "Spiteri, Urgaonkar, Sitaraman, BOLA-BASIC, INFOCOM 2016 (Sabre)";
+    const SUMMARY: &'static str =
+        "BOLA-BASIC, Lyapunov buffer control (Spiteri, Urgaonkar, Sitaraman, INFOCOM 2016).";
+    fn check(config: &BolaConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for Bola {
+    fn build(
+        config: &BolaConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Bola::new(config.clone(), ctx))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -381,6 +381,29 @@ impl Player for BolaE {
     }
 }
 
+impl crate::sim::registry::Algorithm for BolaE {
+    type Config = BolaEConfig;
+    const NAME: &'static str = "bola-e";
+    const ALIASES: &'static [&'static str] = &["bolae"];
+    const SOURCE: &'static str =
+        "Spiteri, Sitaraman, Sparacio, BOLA-E, MMSys 2018 / TOMM 2019 (Sabre BolaEnh)";
+    const SUMMARY: &'static str =
+        "BOLA-E: placeholder buffer, BOLA-U/BOLA-O, insufficient-buffer rule, abandonment.";
+    fn check(config: &BolaEConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for BolaE {
+    fn build(
+        config: &BolaEConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(BolaE::new(config.clone(), ctx))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

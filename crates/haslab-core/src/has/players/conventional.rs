@@ -120,6 +120,27 @@ impl Player for Conventional {
     }
 }
 
+impl crate::sim::registry::Algorithm for Conventional {
+    type Config = ConventionalConfig;
+    const NAME: &'static str = "conventional";
+    const SOURCE: &'static str =
+        "QoE-of-legacy-TCP paper eqs. 1-6 with PANDA's Algorithm 1 (TAPAS parameters)";
+    const SUMMARY: &'static str = "The QoE paper's / PANDA paper's conventional throughput-based player (Li et al., JSAC 2014, Algorithm 1).";
+    fn check(config: &ConventionalConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for Conventional {
+    fn build(
+        config: &ConventionalConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Conventional::new(config.clone(), ctx))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

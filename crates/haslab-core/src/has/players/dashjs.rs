@@ -417,6 +417,77 @@ impl Player for Dashjs {
     }
 }
 
+/// dash.js with strategy abrThroughput (the registry's `dashjs-throughput`).
+pub struct DashjsThroughput;
+
+impl crate::sim::registry::Algorithm for DashjsThroughput {
+    type Config = DashjsConfig;
+    const NAME: &'static str = "dashjs-throughput";
+    const SOURCE: &'static str = "dash.js v4.7.4 ABRStrategy abrThroughput with its default rules";
+    const SUMMARY: &'static str = "dash.js v4.7.4, strategy abrThroughput.";
+    fn check(config: &DashjsConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for DashjsThroughput {
+    fn build(
+        config: &DashjsConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Dashjs::new(config.clone(), ctx, Strategy::Throughput))
+    }
+}
+
+/// dash.js with strategy abrBola (the registry's `dashjs-bola`).
+pub struct DashjsBola;
+
+impl crate::sim::registry::Algorithm for DashjsBola {
+    type Config = DashjsConfig;
+    const NAME: &'static str = "dashjs-bola";
+    const SOURCE: &'static str = "dash.js v4.7.4 ABRStrategy abrBola with its default rules";
+    const SUMMARY: &'static str = "dash.js v4.7.4, strategy abrBola.";
+    fn check(config: &DashjsConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for DashjsBola {
+    fn build(
+        config: &DashjsConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Dashjs::new(config.clone(), ctx, Strategy::Bola))
+    }
+}
+
+/// dash.js with strategy abrDynamic, its default (the registry's `dashjs-dynamic`).
+pub struct DashjsDynamic;
+
+impl crate::sim::registry::Algorithm for DashjsDynamic {
+    type Config = DashjsConfig;
+    const NAME: &'static str = "dashjs-dynamic";
+    const ALIASES: &'static [&'static str] = &["dashjs"];
+    const SOURCE: &'static str =
+        "dash.js v4.7.4 ABRStrategy abrDynamic (its default) with its default rules";
+    const SUMMARY: &'static str = "dash.js v4.7.4, strategy abrDynamic (its default).";
+    fn check(config: &DashjsConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for DashjsDynamic {
+    fn build(
+        config: &DashjsConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Dashjs::new(config.clone(), ctx, Strategy::Dynamic))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,6 +125,27 @@ impl Player for Elastic {
     }
 }
 
+impl crate::sim::registry::Algorithm for Elastic {
+    type Config = ElasticConfig;
+    const NAME: &'static str = "elastic";
+    const SOURCE: &'static str = "De Cicco et al., ELASTIC, Packet Video 2013";
+    const SUMMARY: &'static str =
+        "ELASTIC, feedback-linearisation buffer control (De Cicco et al., Packet Video 2013).";
+    fn check(config: &ElasticConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for Elastic {
+    fn build(
+        config: &ElasticConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Elastic::new(config.clone(), ctx))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -170,6 +170,26 @@ impl Player for Festive {
     }
 }
 
+impl crate::sim::registry::Algorithm for Festive {
+    type Config = FestiveConfig;
+    const NAME: &'static str = "festive";
+    const SOURCE: &'static str = "Jiang, Sekar, Zhang, FESTIVE, CoNEXT 2012";
+    const SUMMARY: &'static str = "FESTIVE (Jiang, Sekar, Zhang, CoNEXT 2012).";
+    fn check(config: &FestiveConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for Festive {
+    fn build(
+        config: &FestiveConfig,
+        ctx: PlayerContext,
+        rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Festive::new(config.clone(), ctx, rng))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

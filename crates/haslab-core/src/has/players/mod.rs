@@ -29,9 +29,8 @@ pub mod rbb;
 pub mod throughput_history;
 
 use super::playback::Phase;
+use crate::sim::registry::{registry, Algorithm};
 use crate::sim::rng::Stream;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// What a player knows about the video and the session (from the MPD and its configuration).
 #[derive(Clone, Debug)]
@@ -175,43 +174,33 @@ pub trait Player: Send {
     }
 }
 
-/// The `abr` of a `[[player]]`: the algorithm and its parameters. A new player adds a variant
-/// here and a file in this folder.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "algorithm", rename_all = "lowercase", deny_unknown_fields)]
-pub enum AbrConfig {
-    /// Rate-and-buffer-based player of the TcpHas paper (Ben Ameur et al., Multimedia Systems 2018; a reconstruction).
-    Rbb(rbb::RbbConfig),
-    /// The QoE paper's / PANDA paper's conventional throughput-based player (Li et al., JSAC 2014, Algorithm 1).
-    Conventional(conventional::ConventionalConfig),
-    /// PANDA, probe and adapt (Li et al., JSAC 2014).
-    Panda(panda::PandaConfig),
-    /// ELASTIC, feedback-linearisation buffer control (De Cicco et al., Packet Video 2013).
-    Elastic(elastic::ElasticConfig),
-    /// FESTIVE (Jiang, Sekar, Zhang, CoNEXT 2012).
-    Festive(festive::FestiveConfig),
-    /// BBA-0, buffer-based (Huang et al., SIGCOMM 2014).
-    Bba(bba::BbaConfig),
-    /// BOLA-BASIC, Lyapunov buffer control (Spiteri, Urgaonkar, Sitaraman, INFOCOM 2016).
-    Bola(bola::BolaConfig),
-    /// BOLA-E: placeholder buffer, BOLA-U/BOLA-O, insufficient-buffer rule, abandonment.
-    #[serde(rename = "bola-e")]
-    BolaE(bola_e::BolaEConfig),
-    /// dash.js v4.7.4, strategy abrThroughput.
-    #[serde(rename = "dashjs-throughput")]
-    DashjsThroughput(dashjs::DashjsConfig),
-    /// dash.js v4.7.4, strategy abrBola.
-    #[serde(rename = "dashjs-bola")]
-    DashjsBola(dashjs::DashjsConfig),
-    /// dash.js v4.7.4, strategy abrDynamic (its default).
-    #[serde(rename = "dashjs-dynamic")]
-    DashjsDynamic(dashjs::DashjsConfig),
-    /// RobustMPC.
-    #[serde(rename = "robustmpc")]
-    RobustMpc(mpc::MpcConfig),
-    /// FastMPC (solved exactly).
-    #[serde(rename = "fastmpc")]
-    FastMpc(mpc::MpcConfig),
+/// A player algorithm's registration: its config (name, aliases, source, range check: see
+/// [`Algorithm`]) builds the player. Implemented in the algorithm's own file, by its player
+/// type or, where one player type serves several strategies (dash.js, MPC), by a marker type
+/// per strategy.
+pub trait AbrAlgorithm: Algorithm {
+    /// A fresh player; `rng` is the player's own random stream (FESTIVE draws from it).
+    fn build(config: &Self::Config, ctx: PlayerContext, rng: Stream) -> Box<dyn Player>;
+}
+
+registry! {
+    /// The `abr` of a `[[player]]`: the algorithm and its parameters. A new player is a file in
+    /// this folder implementing [`AbrAlgorithm`], and a line here.
+    pub enum AbrConfig: AbrAlgorithm, visit AbrVisit, what "player algorithm" {
+        Rbb(rbb::Rbb),
+        Conventional(conventional::Conventional),
+        Panda(panda::Panda),
+        Elastic(elastic::Elastic),
+        Festive(festive::Festive),
+        Bba(bba::Bba),
+        Bola(bola::Bola),
+        BolaE(bola_e::BolaE),
+        DashjsThroughput(dashjs::DashjsThroughput),
+        DashjsBola(dashjs::DashjsBola),
+        DashjsDynamic(dashjs::DashjsDynamic),
+        RobustMpc(mpc::RobustMpc),
+        FastMpc(mpc::FastMpc),
+    }
 }
 
 impl Default for AbrConfig {
@@ -221,153 +210,33 @@ impl Default for AbrConfig {
 }
 
 impl AbrConfig {
-    pub const NAMES: &'static [&'static str] = &[
-        "rbb",
-        "conventional",
-        "panda",
-        "elastic",
-        "festive",
-        "bba",
-        "bola",
-        "bola-e",
-        "dashjs-throughput",
-        "dashjs-bola",
-        "dashjs-dynamic",
-        "robustmpc",
-        "fastmpc",
-    ];
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            AbrConfig::Rbb(_) => "rbb",
-            AbrConfig::Conventional(_) => "conventional",
-            AbrConfig::Panda(_) => "panda",
-            AbrConfig::Elastic(_) => "elastic",
-            AbrConfig::Festive(_) => "festive",
-            AbrConfig::Bba(_) => "bba",
-            AbrConfig::Bola(_) => "bola",
-            AbrConfig::BolaE(_) => "bola-e",
-            AbrConfig::DashjsThroughput(_) => "dashjs-throughput",
-            AbrConfig::DashjsBola(_) => "dashjs-bola",
-            AbrConfig::DashjsDynamic(_) => "dashjs-dynamic",
-            AbrConfig::RobustMpc(_) => "robustmpc",
-            AbrConfig::FastMpc(_) => "fastmpc",
-        }
-    }
-
-    /// The source the algorithm follows (for the catalog).
-    pub fn source(&self) -> &'static str {
-        match self {
-            AbrConfig::Rbb(_) => {
-                "TcpHas paper's rate-and-buffer-based player (ICC 2017, §IV-A; a reconstruction)"
-            }
-            AbrConfig::Conventional(_) => {
-                "QoE-of-legacy-TCP paper eqs. 1-6 with PANDA's Algorithm 1 (TAPAS parameters)"
-            }
-            AbrConfig::Panda(_) => "Li et al., PANDA, IEEE JSAC 2014",
-            AbrConfig::Elastic(_) => "De Cicco et al., ELASTIC, Packet Video 2013",
-            AbrConfig::Festive(_) => "Jiang, Sekar, Zhang, FESTIVE, CoNEXT 2012",
-            AbrConfig::Bba(_) => "Huang et al., BBA-0, SIGCOMM 2014",
-            AbrConfig::Bola(_) => "Spiteri, Urgaonkar, Sitaraman, BOLA-BASIC, INFOCOM 2016 (Sabre)",
-            AbrConfig::BolaE(_) => {
-                "Spiteri, Sitaraman, Sparacio, BOLA-E, MMSys 2018 / TOMM 2019 (Sabre BolaEnh)"
-            }
-            AbrConfig::DashjsThroughput(_) => {
-                "dash.js v4.7.4 ABRStrategy abrThroughput with its default rules"
-            }
-            AbrConfig::DashjsBola(_) => "dash.js v4.7.4 ABRStrategy abrBola with its default rules",
-            AbrConfig::DashjsDynamic(_) => {
-                "dash.js v4.7.4 ABRStrategy abrDynamic (its default) with its default rules"
-            }
-            AbrConfig::RobustMpc(_) => "Yin, Jindal, Sekar, Sinopoli, RobustMPC, SIGCOMM 2015",
-            AbrConfig::FastMpc(_) => {
-                "Yin, Jindal, Sekar, Sinopoli, FastMPC, SIGCOMM 2015 (solved exactly online)"
-            }
-        }
-    }
-
-    /// `[{name, source, parameters: {key: default}}]` for every algorithm, in [`Self::NAMES`]
-    /// order (`haslab abr`).
+    /// `[{name, aliases, source, parameters: {key: default}}]` for every algorithm, in
+    /// [`Self::NAMES`] order (`haslab abr`).
     pub fn catalog_json() -> serde_json::Value {
-        let list: Vec<serde_json::Value> = Self::NAMES
-            .iter()
-            .map(|n| {
-                let c = Self::by_name(n).expect("every name builds");
-                let mut params = serde_json::to_value(&c).unwrap_or_default();
-                if let Some(o) = params.as_object_mut() {
-                    o.remove("algorithm");
-                }
-                serde_json::json!({"name": n, "source": c.source(), "parameters": params})
+        let list: Vec<serde_json::Value> = Self::catalog()
+            .into_iter()
+            .map(|a| {
+                serde_json::json!({
+                    "name": a.name,
+                    "aliases": a.aliases,
+                    "source": a.source,
+                    "parameters": a.defaults,
+                })
             })
             .collect();
         serde_json::Value::Array(list)
     }
 
-    /// Default parameters of the algorithm called `name`.
-    pub fn by_name(name: &str) -> Option<AbrConfig> {
-        Some(match name {
-            "rbb" => AbrConfig::Rbb(Default::default()),
-            "conventional" => AbrConfig::Conventional(Default::default()),
-            "panda" => AbrConfig::Panda(Default::default()),
-            "elastic" => AbrConfig::Elastic(Default::default()),
-            "festive" => AbrConfig::Festive(Default::default()),
-            "bba" | "bba0" | "bba-0" => AbrConfig::Bba(Default::default()),
-            "bola" => AbrConfig::Bola(Default::default()),
-            "bola-e" | "bolae" => AbrConfig::BolaE(Default::default()),
-            "dashjs-throughput" => AbrConfig::DashjsThroughput(Default::default()),
-            "dashjs-bola" => AbrConfig::DashjsBola(Default::default()),
-            "dashjs-dynamic" | "dashjs" => AbrConfig::DashjsDynamic(Default::default()),
-            "robustmpc" | "robust-mpc" => AbrConfig::RobustMpc(Default::default()),
-            "fastmpc" | "fast-mpc" => AbrConfig::FastMpc(Default::default()),
-            _ => return None,
-        })
-    }
-
-    /// Checks the parameters' ranges: Err((field, message)).
-    pub fn check(&self) -> Result<(), (String, String)> {
-        match self {
-            AbrConfig::Rbb(c) => c.check(),
-            AbrConfig::Conventional(c) => c.check(),
-            AbrConfig::Panda(c) => c.check(),
-            AbrConfig::Elastic(c) => c.check(),
-            AbrConfig::Festive(c) => c.check(),
-            AbrConfig::Bba(c) => c.check(),
-            AbrConfig::Bola(c) => c.check(),
-            AbrConfig::BolaE(c) => c.check(),
-            AbrConfig::DashjsThroughput(c)
-            | AbrConfig::DashjsBola(c)
-            | AbrConfig::DashjsDynamic(c) => c.check(),
-            AbrConfig::RobustMpc(c) | AbrConfig::FastMpc(c) => c.check(),
-        }
-    }
-
     /// A fresh player. `rng` is the player's own random stream (FESTIVE draws from it).
     pub fn build(&self, ctx: PlayerContext, rng: Stream) -> Box<dyn Player> {
-        match self {
-            AbrConfig::Rbb(c) => Box::new(rbb::Rbb::new(c.clone(), ctx)),
-            AbrConfig::Conventional(c) => Box::new(conventional::Conventional::new(c.clone(), ctx)),
-            AbrConfig::Panda(c) => Box::new(panda::Panda::new(c.clone(), ctx)),
-            AbrConfig::Elastic(c) => Box::new(elastic::Elastic::new(c.clone(), ctx)),
-            AbrConfig::Festive(c) => Box::new(festive::Festive::new(c.clone(), ctx, rng)),
-            AbrConfig::Bba(c) => Box::new(bba::Bba::new(c.clone(), ctx)),
-            AbrConfig::Bola(c) => Box::new(bola::Bola::new(c.clone(), ctx)),
-            AbrConfig::BolaE(c) => Box::new(bola_e::BolaE::new(c.clone(), ctx)),
-            AbrConfig::DashjsThroughput(c) => Box::new(dashjs::Dashjs::new(
-                c.clone(),
-                ctx,
-                dashjs::Strategy::Throughput,
-            )),
-            AbrConfig::DashjsBola(c) => {
-                Box::new(dashjs::Dashjs::new(c.clone(), ctx, dashjs::Strategy::Bola))
+        struct Build(PlayerContext, Stream);
+        impl AbrVisit for Build {
+            type Out = Box<dyn Player>;
+            fn visit<A: AbrAlgorithm>(self, config: &A::Config) -> Self::Out {
+                A::build(config, self.0, self.1)
             }
-            AbrConfig::DashjsDynamic(c) => Box::new(dashjs::Dashjs::new(
-                c.clone(),
-                ctx,
-                dashjs::Strategy::Dynamic,
-            )),
-            AbrConfig::RobustMpc(c) => Box::new(mpc::Mpc::new(c.clone(), ctx, true)),
-            AbrConfig::FastMpc(c) => Box::new(mpc::Mpc::new(c.clone(), ctx, false)),
         }
+        self.visit(Build(ctx, rng))
     }
 }
 

@@ -250,6 +250,55 @@ impl Player for Mpc {
     }
 }
 
+/// RobustMPC: MPC on the throughput prediction divided by 1 + the largest recent error.
+pub struct RobustMpc;
+
+impl crate::sim::registry::Algorithm for RobustMpc {
+    type Config = MpcConfig;
+    const NAME: &'static str = "robustmpc";
+    const ALIASES: &'static [&'static str] = &["robust-mpc"];
+    const SOURCE: &'static str = "Yin, Jindal, Sekar, Sinopoli, RobustMPC, SIGCOMM 2015";
+    const SUMMARY: &'static str = "RobustMPC.";
+    fn check(config: &MpcConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for RobustMpc {
+    fn build(
+        config: &MpcConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Mpc::new(config.clone(), ctx, true))
+    }
+}
+
+/// FastMPC: MPC on the plain throughput prediction (solved exactly online).
+pub struct FastMpc;
+
+impl crate::sim::registry::Algorithm for FastMpc {
+    type Config = MpcConfig;
+    const NAME: &'static str = "fastmpc";
+    const ALIASES: &'static [&'static str] = &["fast-mpc"];
+    const SOURCE: &'static str =
+        "Yin, Jindal, Sekar, Sinopoli, FastMPC, SIGCOMM 2015 (solved exactly online)";
+    const SUMMARY: &'static str = "FastMPC (solved exactly).";
+    fn check(config: &MpcConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for FastMpc {
+    fn build(
+        config: &MpcConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Mpc::new(config.clone(), ctx, false))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -163,6 +163,26 @@ impl Player for Panda {
     }
 }
 
+impl crate::sim::registry::Algorithm for Panda {
+    type Config = PandaConfig;
+    const NAME: &'static str = "panda";
+    const SOURCE: &'static str = "Li et al., PANDA, IEEE JSAC 2014";
+    const SUMMARY: &'static str = "PANDA, probe and adapt (Li et al., JSAC 2014).";
+    fn check(config: &PandaConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for Panda {
+    fn build(
+        config: &PandaConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Panda::new(config.clone(), ctx))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

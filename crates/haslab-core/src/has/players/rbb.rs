@@ -137,6 +137,27 @@ impl Player for Rbb {
     }
 }
 
+impl crate::sim::registry::Algorithm for Rbb {
+    type Config = RbbConfig;
+    const NAME: &'static str = "rbb";
+    const SOURCE: &'static str =
+        "TcpHas paper's rate-and-buffer-based player (ICC 2017, §IV-A; a reconstruction)";
+    const SUMMARY: &'static str = "Rate-and-buffer-based player of the TcpHas paper (Ben Ameur et al., Multimedia Systems 2018; a reconstruction).";
+    fn check(config: &RbbConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::AbrAlgorithm for Rbb {
+    fn build(
+        config: &RbbConfig,
+        ctx: PlayerContext,
+        _rng: crate::sim::rng::Stream,
+    ) -> Box<dyn Player> {
+        Box::new(Rbb::new(config.clone(), ctx))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -632,6 +632,22 @@ impl CongestionControl for Bbr {
     }
 }
 
+impl crate::sim::registry::Algorithm for BbrConfig {
+    type Config = BbrConfig;
+    const NAME: &'static str = "bbr";
+    const SOURCE: &'static str = "Linux net/ipv4/tcp_bbr.c, BBR v1 (Cardwell et al. 2016); long-term bw and ACK aggregation omitted";
+    const SUMMARY: &'static str = "BBR v1, Linux net/ipv4/tcp_bbr.c (simplified: see bbr.rs).";
+    fn check(config: &BbrConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::CcAlgorithm for BbrConfig {
+    fn build(config: &BbrConfig, rng: crate::sim::rng::Stream) -> Box<dyn CongestionControl> {
+        Box::new(Bbr::new(config.clone(), rng))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

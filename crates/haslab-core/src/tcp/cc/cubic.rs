@@ -475,6 +475,23 @@ impl CongestionControl for Cubic {
     }
 }
 
+impl crate::sim::registry::Algorithm for CubicConfig {
+    type Config = CubicConfig;
+    const NAME: &'static str = "cubic";
+    const SOURCE: &'static str =
+        "Linux net/ipv4/tcp_cubic.c (RFC 9438 with Linux constants, HyStart)";
+    const SUMMARY: &'static str = "CUBIC with HyStart, Linux net/ipv4/tcp_cubic.c (RFC 9438).";
+    fn check(config: &CubicConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::CcAlgorithm for CubicConfig {
+    fn build(config: &CubicConfig, _rng: crate::sim::rng::Stream) -> Box<dyn CongestionControl> {
+        Box::new(Cubic::new(config.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -262,6 +262,22 @@ impl CongestionControl for Illinois {
     }
 }
 
+impl crate::sim::registry::Algorithm for IllinoisConfig {
+    type Config = IllinoisConfig;
+    const NAME: &'static str = "illinois";
+    const SOURCE: &'static str = "Linux net/ipv4/tcp_illinois.c (Liu, Basar, Srikant 2008)";
+    const SUMMARY: &'static str = "TCP-Illinois, Linux net/ipv4/tcp_illinois.c.";
+    fn check(config: &IllinoisConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::CcAlgorithm for IllinoisConfig {
+    fn build(config: &IllinoisConfig, _rng: crate::sim::rng::Stream) -> Box<dyn CongestionControl> {
+        Box::new(Illinois::new(config.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,8 +33,8 @@ pub mod trickle;
 pub mod westwood;
 pub mod yeah;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use crate::sim::registry::{registry, Algorithm};
+use crate::sim::rng::Stream;
 
 /// Linux `enum tcp_ca_state`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -303,38 +303,30 @@ pub trait CongestionControl: Send {
     fn set_app_data(&mut self, _tp: &mut CcState, _data: &AppData) {}
 }
 
-/// The `[flow.cc]` table of a scenario: the algorithm and its parameters. A new algorithm adds
-/// a variant here, a file in this folder, and a line in each `match` below.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "algorithm", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum CcConfig {
-    /// NewReno (RFC 5681 + RFC 6582), Linux `tcp_reno_*` rules.
-    #[serde(rename = "newreno")]
-    NewReno(newreno::NewRenoConfig),
-    /// CUBIC with HyStart, Linux net/ipv4/tcp_cubic.c (RFC 9438).
-    #[serde(rename = "cubic")]
-    Cubic(cubic::CubicConfig),
-    /// Westwood+, Linux net/ipv4/tcp_westwood.c (alias `westwood`).
-    #[serde(rename = "westwood+")]
-    WestwoodPlus(westwood::WestwoodConfig),
-    /// TIBET bandwidth estimation with the adaptive decrease (TcpHas paper, Algorithms 1–2).
-    #[serde(rename = "tibet")]
-    Tibet(tibet::TibetConfig),
-    /// YeAH-TCP, Linux net/ipv4/tcp_yeah.c (with tcp_vegas.c's RTT bookkeeping).
-    #[serde(rename = "yeah")]
-    Yeah(yeah::YeahConfig),
-    /// TCP-Illinois, Linux net/ipv4/tcp_illinois.c.
-    #[serde(rename = "illinois")]
-    Illinois(illinois::IllinoisConfig),
-    /// BBR v1, Linux net/ipv4/tcp_bbr.c (simplified: see bbr.rs).
-    #[serde(rename = "bbr")]
-    Bbr(bbr::BbrConfig),
-    /// TcpHas (TcpHas paper §III): shapes to 1.2 × the estimated optimal encoding bitrate.
-    #[serde(rename = "tcphas")]
-    TcpHas(tcphas::TcpHasConfig),
-    /// Trickle adapted to HAS (TcpHas paper §IV-C): cwnd clamp at the shaping rate × RTT.
-    #[serde(rename = "trickle")]
-    Trickle(trickle::TrickleConfig),
+/// A congestion control's registration (quinn-proto's `ControllerFactory`; Linux's
+/// `tcp_register_congestion_control`): its config (name, aliases, source, range check: see
+/// [`Algorithm`]) builds its instance. Implemented by each algorithm's config type, in the
+/// algorithm's own file.
+pub trait CcAlgorithm: Algorithm {
+    /// A fresh instance for one connection; `rng` is the connection's own random stream
+    /// (BBR draws its first gain-cycle phase from it, as Linux does).
+    fn build(config: &Self::Config, rng: Stream) -> Box<dyn CongestionControl>;
+}
+
+registry! {
+    /// The `[flow.cc]` table of a scenario: the algorithm and its parameters. A new algorithm
+    /// is a file in this folder implementing [`CcAlgorithm`] for its config, and a line here.
+    pub enum CcConfig: CcAlgorithm, visit CcVisit, what "congestion control" {
+        NewReno(newreno::NewRenoConfig),
+        Cubic(cubic::CubicConfig),
+        WestwoodPlus(westwood::WestwoodConfig),
+        Tibet(tibet::TibetConfig),
+        Yeah(yeah::YeahConfig),
+        Illinois(illinois::IllinoisConfig),
+        Bbr(bbr::BbrConfig),
+        TcpHas(tcphas::TcpHasConfig),
+        Trickle(trickle::TrickleConfig),
+    }
 }
 
 impl Default for CcConfig {
@@ -343,208 +335,26 @@ impl Default for CcConfig {
     }
 }
 
-/// One entry of [`CcConfig::catalog`]: an algorithm, where its rules come from, and its
-/// default parameters (the JSON of its default config, without the `algorithm` key).
-#[derive(Clone, Debug, Serialize)]
-pub struct CcInfo {
-    pub name: &'static str,
-    /// Other names accepted in scenarios.
-    pub aliases: &'static [&'static str],
-    /// The reference the implementation follows.
-    pub source: &'static str,
-    pub defaults: serde_json::Value,
-    /// Each parameter with its default, accepted values and description.
-    pub parameters: Vec<crate::sim::fields::FieldInfo>,
-}
+/// One entry of [`CcConfig::catalog`].
+pub type CcInfo = crate::sim::registry::AlgorithmInfo;
 
 impl CcConfig {
-    /// The names of all algorithms, for error messages and `haslab cc list`.
-    pub const NAMES: &'static [&'static str] = &[
-        "newreno",
-        "cubic",
-        "westwood+",
-        "tibet",
-        "yeah",
-        "illinois",
-        "bbr",
-        "tcphas",
-        "trickle",
-    ];
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            CcConfig::NewReno(_) => "newreno",
-            CcConfig::Cubic(_) => "cubic",
-            CcConfig::WestwoodPlus(_) => "westwood+",
-            CcConfig::Tibet(_) => "tibet",
-            CcConfig::Yeah(_) => "yeah",
-            CcConfig::Illinois(_) => "illinois",
-            CcConfig::Bbr(_) => "bbr",
-            CcConfig::TcpHas(_) => "tcphas",
-            CcConfig::Trickle(_) => "trickle",
-        }
-    }
-
     /// A fresh instance of the configured algorithm, for a connection whose random draws (BBR's
     /// gain-cycle phase) come from the stream `Stream::new(seed, stream_name)`.
     pub fn build_seeded(&self, seed: u64, stream_name: &str) -> Box<dyn CongestionControl> {
-        match self {
-            CcConfig::NewReno(c) => Box::new(newreno::NewReno::new(c.clone())),
-            CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c.clone())),
-            CcConfig::WestwoodPlus(c) => Box::new(westwood::Westwood::new(c.clone())),
-            CcConfig::Tibet(c) => Box::new(tibet::Tibet::new(c.clone())),
-            CcConfig::Yeah(c) => Box::new(yeah::Yeah::new(c.clone())),
-            CcConfig::Illinois(c) => Box::new(illinois::Illinois::new(c.clone())),
-            CcConfig::Bbr(c) => Box::new(bbr::Bbr::new(
-                c.clone(),
-                crate::sim::rng::Stream::new(seed, stream_name),
-            )),
-            CcConfig::TcpHas(c) => Box::new(tcphas::TcpHas::new(c.clone())),
-            CcConfig::Trickle(c) => Box::new(trickle::Trickle::new(c.clone())),
+        struct Build<'a>(u64, &'a str);
+        impl CcVisit for Build<'_> {
+            type Out = Box<dyn CongestionControl>;
+            fn visit<A: CcAlgorithm>(self, config: &A::Config) -> Self::Out {
+                A::build(config, Stream::new(self.0, self.1))
+            }
         }
+        self.visit(Build(seed, stream_name))
     }
 
     /// A fresh instance of the configured algorithm (random draws from seed 0, stream "cc").
     pub fn build(&self) -> Box<dyn CongestionControl> {
         self.build_seeded(0, "cc")
-    }
-
-    /// A default configuration for the algorithm called `name` (or one of its aliases).
-    pub fn by_name(name: &str) -> Option<CcConfig> {
-        match name {
-            "newreno" | "reno" => Some(CcConfig::NewReno(Default::default())),
-            "cubic" => Some(CcConfig::Cubic(Default::default())),
-            "westwood+" | "westwood" | "westwoodplus" => {
-                Some(CcConfig::WestwoodPlus(Default::default()))
-            }
-            "tibet" => Some(CcConfig::Tibet(Default::default())),
-            "yeah" => Some(CcConfig::Yeah(Default::default())),
-            "illinois" => Some(CcConfig::Illinois(Default::default())),
-            "bbr" => Some(CcConfig::Bbr(Default::default())),
-            "tcphas" => Some(CcConfig::TcpHas(Default::default())),
-            "trickle" | "trickle-has" => Some(CcConfig::Trickle(Default::default())),
-            _ => None,
-        }
-    }
-
-    /// The algorithm `name` (a canonical name, see [`Self::name`]) with the parameters in
-    /// `params` (a JSON object without the `algorithm` key); errors carry the parameter's path.
-    pub fn with_params(
-        name: &str,
-        params: serde_json::Value,
-    ) -> Result<CcConfig, serde_path_to_error::Error<serde_json::Error>> {
-        fn de<T: serde::de::DeserializeOwned>(
-            v: serde_json::Value,
-        ) -> Result<T, serde_path_to_error::Error<serde_json::Error>> {
-            serde_path_to_error::deserialize(v)
-        }
-        Ok(match name {
-            "cubic" => CcConfig::Cubic(de(params)?),
-            "westwood+" => CcConfig::WestwoodPlus(de(params)?),
-            "tibet" => CcConfig::Tibet(de(params)?),
-            "yeah" => CcConfig::Yeah(de(params)?),
-            "illinois" => CcConfig::Illinois(de(params)?),
-            "bbr" => CcConfig::Bbr(de(params)?),
-            "tcphas" => CcConfig::TcpHas(de(params)?),
-            "trickle" => CcConfig::Trickle(de(params)?),
-            "newreno" => CcConfig::NewReno(de(params)?),
-            other => {
-                // a variant without its own arm: the tagged enum (errors lose the path)
-                let mut table = match params {
-                    serde_json::Value::Object(m) => m,
-                    _ => serde_json::Map::new(),
-                };
-                table.insert("algorithm".into(), other.into());
-                de(serde_json::Value::Object(table))?
-            }
-        })
-    }
-
-    /// Checks the ranges a type cannot express; the error names the parameter and what is
-    /// accepted.
-    pub fn check(&self) -> Result<(), (String, String)> {
-        match self {
-            CcConfig::NewReno(_) => Ok(()),
-            CcConfig::Cubic(c) => c.check(),
-            CcConfig::WestwoodPlus(c) => c.check(),
-            CcConfig::Tibet(c) => c.check(),
-            CcConfig::Yeah(c) => c.check(),
-            CcConfig::Illinois(c) => c.check(),
-            CcConfig::Bbr(c) => c.check(),
-            CcConfig::TcpHas(c) => c.check(),
-            CcConfig::Trickle(c) => c.check(),
-        }
-    }
-
-    /// Every algorithm with its source and default parameters (for `haslab cc list`).
-    pub fn catalog() -> Vec<CcInfo> {
-        Self::NAMES
-            .iter()
-            .map(|&name| {
-                let cfg = Self::by_name(name).expect("every name in NAMES is known");
-                let mut defaults = serde_json::to_value(&cfg).expect("a config serialises");
-                if let Some(m) = defaults.as_object_mut() {
-                    m.remove("algorithm");
-                }
-                use crate::sim::fields::fields;
-                let parameters = match cfg {
-                    CcConfig::NewReno(_) => fields::<newreno::NewRenoConfig>(),
-                    CcConfig::Cubic(_) => fields::<cubic::CubicConfig>(),
-                    CcConfig::WestwoodPlus(_) => fields::<westwood::WestwoodConfig>(),
-                    CcConfig::Tibet(_) => fields::<tibet::TibetConfig>(),
-                    CcConfig::Yeah(_) => fields::<yeah::YeahConfig>(),
-                    CcConfig::Illinois(_) => fields::<illinois::IllinoisConfig>(),
-                    CcConfig::Bbr(_) => fields::<bbr::BbrConfig>(),
-                    CcConfig::TcpHas(_) => fields::<tcphas::TcpHasConfig>(),
-                    CcConfig::Trickle(_) => fields::<trickle::TrickleConfig>(),
-                };
-                let (aliases, source): (&'static [&'static str], &'static str) = match cfg {
-                    CcConfig::NewReno(_) => (
-                        &["reno"],
-                        "RFC 5681 + RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*)",
-                    ),
-                    CcConfig::Cubic(_) => (
-                        &[],
-                        "Linux net/ipv4/tcp_cubic.c (RFC 9438 with Linux constants, HyStart)",
-                    ),
-                    CcConfig::WestwoodPlus(_) => (
-                        &["westwood", "westwoodplus"],
-                        "Linux net/ipv4/tcp_westwood.c (Grieco & Mascolo 2004); ns-3 TcpWestwoodPlus as estimator = \"ns3\"",
-                    ),
-                    CcConfig::Tibet(_) => (
-                        &[],
-                        "TcpHas paper (Ben Ameur et al.), Algorithms 1 and 2; Capone, Fratta, Martignon, IEEE TMC 2004",
-                    ),
-                    CcConfig::Yeah(_) => (
-                        &[],
-                        "Linux net/ipv4/tcp_yeah.c and tcp_vegas.c (Baiocchi et al., PFLDnet 2007)",
-                    ),
-                    CcConfig::Illinois(_) => (
-                        &[],
-                        "Linux net/ipv4/tcp_illinois.c (Liu, Basar, Srikant 2008)",
-                    ),
-                    CcConfig::Bbr(_) => (
-                        &[],
-                        "Linux net/ipv4/tcp_bbr.c, BBR v1 (Cardwell et al. 2016); long-term bw and ACK aggregation omitted",
-                    ),
-                    CcConfig::TcpHas(_) => (
-                        &[],
-                        "TcpHas paper (Ben Ameur, Mory, Cousin), §III, Algorithms 2-7",
-                    ),
-                    CcConfig::Trickle(_) => (
-                        &["trickle-has"],
-                        "TcpHas paper §IV-C adaptation of Trickle (Ghobadi et al., USENIX ATC 2012)",
-                    ),
-                };
-                CcInfo {
-                    name,
-                    aliases,
-                    source,
-                    defaults,
-                    parameters,
-                }
-            })
-            .collect()
     }
 }
 

@@ -73,6 +73,20 @@ impl CongestionControl for NewReno {
     }
 }
 
+impl crate::sim::registry::Algorithm for NewRenoConfig {
+    type Config = NewRenoConfig;
+    const NAME: &'static str = "newreno";
+    const ALIASES: &'static [&'static str] = &["reno"];
+    const SOURCE: &'static str = "RFC 5681 + RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*)";
+    const SUMMARY: &'static str = "NewReno (RFC 5681 + RFC 6582), Linux `tcp_reno_*` rules.";
+}
+
+impl super::CcAlgorithm for NewRenoConfig {
+    fn build(config: &NewRenoConfig, _rng: crate::sim::rng::Stream) -> Box<dyn CongestionControl> {
+        Box::new(NewReno::new(config.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

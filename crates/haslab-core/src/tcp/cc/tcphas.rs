@@ -258,6 +258,23 @@ impl CongestionControl for TcpHas {
     }
 }
 
+impl crate::sim::registry::Algorithm for TcpHasConfig {
+    type Config = TcpHasConfig;
+    const NAME: &'static str = "tcphas";
+    const SOURCE: &'static str = "TcpHas paper (Ben Ameur, Mory, Cousin), §III, Algorithms 2-7";
+    const SUMMARY: &'static str =
+        "TcpHas (TcpHas paper §III): shapes to 1.2 × the estimated optimal encoding bitrate.";
+    fn check(config: &TcpHasConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::CcAlgorithm for TcpHasConfig {
+    fn build(config: &TcpHasConfig, _rng: crate::sim::rng::Stream) -> Box<dyn CongestionControl> {
+        Box::new(TcpHas::new(config.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -169,6 +169,23 @@ impl CongestionControl for Tibet {
     }
 }
 
+impl crate::sim::registry::Algorithm for TibetConfig {
+    type Config = TibetConfig;
+    const NAME: &'static str = "tibet";
+    const SOURCE: &'static str = "TcpHas paper (Ben Ameur et al.), Algorithms 1 and 2; Capone, Fratta, Martignon, IEEE TMC 2004";
+    const SUMMARY: &'static str =
+        "TIBET bandwidth estimation with the adaptive decrease (TcpHas paper, Algorithms 1–2).";
+    fn check(config: &TibetConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::CcAlgorithm for TibetConfig {
+    fn build(config: &TibetConfig, _rng: crate::sim::rng::Stream) -> Box<dyn CongestionControl> {
+        Box::new(Tibet::new(config.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -151,6 +151,25 @@ impl CongestionControl for Trickle {
     }
 }
 
+impl crate::sim::registry::Algorithm for TrickleConfig {
+    type Config = TrickleConfig;
+    const NAME: &'static str = "trickle";
+    const ALIASES: &'static [&'static str] = &["trickle-has"];
+    const SOURCE: &'static str =
+        "TcpHas paper §IV-C adaptation of Trickle (Ghobadi et al., USENIX ATC 2012)";
+    const SUMMARY: &'static str =
+        "Trickle adapted to HAS (TcpHas paper §IV-C): cwnd clamp at the shaping rate × RTT.";
+    fn check(config: &TrickleConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::CcAlgorithm for TrickleConfig {
+    fn build(config: &TrickleConfig, _rng: crate::sim::rng::Stream) -> Box<dyn CongestionControl> {
+        Box::new(Trickle::new(config.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -332,6 +332,23 @@ impl CongestionControl for Westwood {
     }
 }
 
+impl crate::sim::registry::Algorithm for WestwoodConfig {
+    type Config = WestwoodConfig;
+    const NAME: &'static str = "westwood+";
+    const ALIASES: &'static [&'static str] = &["westwood", "westwoodplus"];
+    const SOURCE: &'static str = "Linux net/ipv4/tcp_westwood.c (Grieco & Mascolo 2004); ns-3 TcpWestwoodPlus as estimator = \"ns3\"";
+    const SUMMARY: &'static str = "Westwood+, Linux net/ipv4/tcp_westwood.c (alias `westwood`).";
+    fn check(config: &WestwoodConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::CcAlgorithm for WestwoodConfig {
+    fn build(config: &WestwoodConfig, _rng: crate::sim::rng::Stream) -> Box<dyn CongestionControl> {
+        Box::new(Westwood::new(config.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::CA_ACK_WIN_UPDATE;

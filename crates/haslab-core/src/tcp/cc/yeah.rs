@@ -267,6 +267,24 @@ impl CongestionControl for Yeah {
     }
 }
 
+impl crate::sim::registry::Algorithm for YeahConfig {
+    type Config = YeahConfig;
+    const NAME: &'static str = "yeah";
+    const SOURCE: &'static str =
+        "Linux net/ipv4/tcp_yeah.c and tcp_vegas.c (Baiocchi et al., PFLDnet 2007)";
+    const SUMMARY: &'static str =
+        "YeAH-TCP, Linux net/ipv4/tcp_yeah.c (with tcp_vegas.c's RTT bookkeeping).";
+    fn check(config: &YeahConfig) -> Result<(), (String, String)> {
+        config.check()
+    }
+}
+
+impl super::CcAlgorithm for YeahConfig {
+    fn build(config: &YeahConfig, _rng: crate::sim::rng::Stream) -> Box<dyn CongestionControl> {
+        Box::new(Yeah::new(config.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
