@@ -182,6 +182,17 @@ impl MahimahiTrace {
             ));
         }
         let lines = times.len() as u64;
+        // The rate is counted in whole bits per second (`mean_rate_bps`): a trace must carry at
+        // least one, i.e. 1500 bytes per 12,000,000 ms.
+        if (lines as u128) * (OPPORTUNITY_BYTES as u128) * 8 * 1000 < period as u128 {
+            return Err(bad(
+                times.len(),
+                format!(
+                    "{lines} delivery opportunities over a period of {period} ms average below \
+                     1 bit/s; a trace must average at least 1 bit/s"
+                ),
+            ));
+        }
         // Fold and merge.
         let mut folded: Vec<u64> = times
             .iter()
@@ -254,6 +265,14 @@ mod tests {
         // an opportunity every ms, strictly after the given ms
         assert_eq!(t.next_after(0), Some((1, 1)));
         assert_eq!(t.next_after(41), Some((42, 1)));
+    }
+
+    #[test]
+    fn a_trace_averaging_below_one_bit_per_second_is_refused() {
+        // one 1500-byte opportunity per 12,000 s is exactly 1 bit/s
+        assert_eq!(parse("12000000\n").unwrap().mean_rate_bps(), 1);
+        let e = parse("12000001\n").unwrap_err().to_string();
+        assert!(e.contains("below 1 bit/s"), "{e}");
     }
 
     #[test]
