@@ -41,8 +41,15 @@
 //! quick-ACK mode is not modelled. The advertised window is the configured `rwnd` (the
 //! application reads instantly).
 
+mod ack;
+mod rack_tlp;
 mod receiver;
+mod recovery;
+#[cfg(test)]
+mod recovery_tests;
 mod sender;
+#[cfg(test)]
+mod sender_tests;
 
 use super::cc::{AppData, CaEvent, CcState, CongestionControl};
 use super::config::TcpConfig;

@@ -1,0 +1,200 @@
+//! RACK loss detection and the tail loss probe (RFC 8985; Linux `tcp_rack_*`,
+//! `tcp_schedule_loss_probe`).
+
+use super::{Endpoint, Output, Rack, State, TimerKind, TlpEpisode};
+use crate::tcp::cc::CaState;
+use crate::tcp::config::RecoveryMode;
+use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
+
+/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000), added to 2·SRTT in the PTO when more
+/// than one packet is out.
+const TLP_MIN_EXTRA_NS: u64 = 2_000_000;
+/// PTO without an RTT sample (RFC 8985 §7.2, Linux `TCP_TIMEOUT_INIT`).
+const TLP_NO_RTT_NS: u64 = 1_000_000_000;
+
+impl Endpoint {
+    /// RFC 8985 §6.2 step 2 (RACK_update) with the newest delivered segment of this ACK.
+    pub(super) fn rack_update(&mut self, xmit_ns: u64, end: u64, rtt_ns: u64) {
+        let r = &mut self.rack;
+        if !r.valid || xmit_ns > r.xmit_ns || (xmit_ns == r.xmit_ns && end > r.end) {
+            *r = Rack {
+                xmit_ns,
+                end,
+                rtt_ns,
+                valid: true,
+            };
+        }
+    }
+
+    /// RFC 8985 §6.2 step 4–5: marks lost what RACK says is lost, arms the reordering timer for
+    /// the rest. reo_wnd = min(min_RTT/4, SRTT), or 0 in recovery or once DupThresh segments are
+    /// SACKed, since a simulated FIFO path never reorders (§6.2 step 4 with
+    /// RACK.reordering_seen = false).
+    pub(super) fn rack_detect_loss(&mut self, now_ns: u64, out: &mut Output) -> u32 {
+        if !self.rack.valid {
+            return 0;
+        }
+        let reo_wnd = if self.tp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUP_THRESH {
+            0
+        } else {
+            (self.tp.min_rtt_ns / 4).min(self.tp.srtt_ns)
+        };
+        let (lost, next) = self.sb.mark_lost_rack(
+            now_ns,
+            self.rack.xmit_ns,
+            self.rack.end,
+            self.rack.rtt_ns + reo_wnd,
+        );
+        if let Some(t) = next {
+            let (c, s) = (self.conn, self.side);
+            Self::arm(&mut self.reorder_timer, t, c, s, TimerKind::Reorder, out);
+        }
+        lost
+    }
+
+    /// The RACK reordering timer expired (Linux `tcp_rack_reo_timeout`).
+    pub(super) fn on_reorder_timeout(&mut self, now_ns: u64, out: &mut Output) {
+        if self.state != State::Established || self.sb.is_empty() {
+            return;
+        }
+        let lost = self.rack_detect_loss(now_ns, out);
+        if lost > 0 {
+            self.tp.lost_pkts += lost as u64;
+            if self.tp.ca_state < CaState::Recovery && self.snd_una >= self.recover {
+                self.enter_recovery(self.window_pipe(), None, now_ns, out);
+                if !self.cc.has_cong_control() && self.cfg.recovery == RecoveryMode::Prr {
+                    self.prr_update(1, false, false);
+                }
+                self.retransmit_first_lost(now_ns, out);
+            }
+            self.try_send(now_ns, out);
+        }
+    }
+
+    /// Linux `tcp_schedule_loss_probe` / RFC 8985 §7.2: PTO = 2·SRTT (+ min_rto with a single
+    /// packet out, else + 2 ms), at most the time left until the RTO; only in the Open state,
+    /// with SACK, and once per episode.
+    pub(super) fn schedule_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
+        if !self.cfg.tlp
+            || !self.sack_ok
+            || self.tlp.is_some()
+            || self.tp.ca_state != CaState::Open
+            || self.sb.is_empty()
+            || self.state != State::Established
+        {
+            return;
+        }
+        let mut pto = if self.tp.srtt_ns > 0 {
+            2 * self.tp.srtt_ns
+                + if self.sb.len() == 1 {
+                    self.cfg.min_rto.0
+                } else {
+                    TLP_MIN_EXTRA_NS
+                }
+        } else {
+            TLP_NO_RTT_NS
+        };
+        if let Some(rto_at) = self.rto_timer.deadline_ns() {
+            pto = pto.min(rto_at.saturating_sub(now_ns));
+        }
+        // a probe due at the same time as the RTO is pointless: let the RTO fire
+        if pto == 0 {
+            return;
+        }
+        let (c, s) = (self.conn, self.side);
+        Self::arm(
+            &mut self.tlp_timer,
+            now_ns + pto,
+            c,
+            s,
+            TimerKind::LossProbe,
+            out,
+        );
+    }
+
+    /// RFC 8985 §7.3 / Linux `tcp_send_loss_probe`: one new segment if there is one, else a
+    /// retransmission of the last outstanding segment; cwnd is not changed.
+    pub(super) fn on_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
+        if self.state != State::Established
+            || self.sb.is_empty()
+            || self.tlp.is_some()
+            || self.tp.ca_state != CaState::Open
+        {
+            return;
+        }
+        let len = (self.write_end.saturating_sub(self.snd_nxt)).min(self.cfg.mss as u64) as u32;
+        let new_data = self.snd_nxt < self.stream_end()
+            && self.snd_nxt + len as u64 - self.snd_una <= self.snd_wnd_bytes;
+        let retransmitted = if new_data {
+            self.send_new(len, now_ns, out);
+            None
+        } else {
+            // the highest segment not SACKed
+            let Some(i) = (0..self.sb.len() as usize)
+                .rev()
+                .find(|&i| !self.sb.get(i).has(segflags::SACKED))
+            else {
+                return;
+            };
+            let seg = *self.sb.get(i);
+            self.retransmit(i, now_ns, out);
+            Some((seg.start, seg.end))
+        };
+        self.stats.tlp_probes += 1;
+        self.tlp = Some(TlpEpisode {
+            end_seq: self.snd_nxt,
+            retransmitted,
+            dsacked: false,
+        });
+        self.rto_timer.cancel();
+        self.arm_rto(now_ns, out);
+    }
+
+    /// RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): ends the episode, and if the probe repaired
+    /// a loss (its ACK went beyond the probe without a D-SACK for it), reduces cwnd once.
+    pub(super) fn process_tlp_ack(&mut self, ack: u64, pure_dupack: bool) {
+        let Some(ep) = self.tlp else {
+            return;
+        };
+        if ack < ep.end_seq {
+            return;
+        }
+        if ep.retransmitted.is_none() || ep.dsacked {
+            self.tlp = None;
+        } else if ack > ep.end_seq {
+            self.tlp = None;
+            self.stats.tlp_recoveries += 1;
+            // a reduction as on entering and leaving recovery at once (Linux: CWR)
+            if !self.cc.has_cong_control() {
+                self.tp.pipe_pkts = self.window_pipe();
+                self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
+                self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
+                self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
+                self.tp.cwnd_pkts = self.tp.cwnd_pkts.min(self.tp.ssthresh_pkts);
+                self.tp.cwnd_cnt = 0;
+            }
+        } else if pure_dupack {
+            // original and probe both arrived
+            self.tlp = None;
+        }
+    }
+}
+
+/// Keeps the most recently sent delivered segment for RACK (RFC 8985 §6.2 step 2): a
+/// retransmitted segment whose ACK came sooner than min_RTT after the retransmission was
+/// probably delivered by its original transmission and is skipped.
+pub(super) fn rack_candidate(
+    newest: &mut Option<(u64, u64, u64)>,
+    seg: &Seg,
+    now_ns: u64,
+    min_rtt_ns: u64,
+) {
+    let rtt = now_ns.saturating_sub(seg.sent_ns);
+    if seg.has(segflags::EVER_RETRANS) && rtt < min_rtt_ns {
+        return;
+    }
+    match newest {
+        Some((x, e, _)) if seg.sent_ns < *x || (seg.sent_ns == *x && seg.end <= *e) => {}
+        _ => *newest = Some((seg.sent_ns, seg.end, rtt)),
+    }
+}

@@ -1,0 +1,270 @@
+//! Loss recovery: entering, running and leaving fast recovery (RFC 6582, RFC 6675, PRR RFC
+//! 6937), the retransmission timeout (RFC 6298, Linux `tcp_enter_loss`) and its undo (Eifel,
+//! RFC 3522 / Linux `tcp_try_undo_loss`).
+
+use super::ack::AckInfo;
+use super::{Endpoint, Output, State};
+use crate::net::packet::TcpHeader;
+use crate::tcp::cc::{CaEvent, CaState};
+use crate::tcp::config::{FullAckExit, PrrVariant, RecoveryMode, RtoSsthresh};
+use crate::tcp::cwv::Congestion;
+use crate::tcp::scoreboard::segflags;
+
+impl Endpoint {
+    /// RFC 6937 §3: on each ACK in recovery that delivered `delivered` packets, cwnd = pipe +
+    /// sndcnt, where sndcnt keeps the sending rate proportional to ssthresh / RecoverFS while
+    /// pipe > ssthresh, and otherwise brings pipe back up to ssthresh (PRR-SSRB), in the
+    /// flavour `prr_variant` names ([`PrrVariant`]). `una_advanced_no_loss`: the ACK advanced
+    /// snd_una and marked nothing newly lost; `retrans_acked`: it covered retransmitted data.
+    pub(super) fn prr_update(
+        &mut self,
+        delivered: u32,
+        una_advanced_no_loss: bool,
+        retrans_acked: bool,
+    ) {
+        if delivered == 0 {
+            return;
+        }
+        let pipe = self.window_pipe() as i64;
+        let ssthresh = self.tp.ssthresh_pkts as i64;
+        self.prr_delivered += delivered;
+        let (prr_delivered, prr_out) = (self.prr_delivered as i64, self.prr_out as i64);
+        let catch_up = (prr_delivered - prr_out).max(delivered as i64);
+        let mut sndcnt = if pipe > ssthresh {
+            let fs = self.recover_fs.max(1) as i64;
+            (ssthresh * prr_delivered + fs - 1) / fs - prr_out
+        } else {
+            match self.cfg.prr_variant {
+                PrrVariant::Linux => catch_up + una_advanced_no_loss as i64,
+                PrrVariant::Linux3 => catch_up + 1,
+                PrrVariant::Ns3 if retrans_acked => catch_up + 1,
+                PrrVariant::Ns3 => delivered as i64,
+            }
+            .min(ssthresh - pipe)
+        };
+        // the fast retransmission itself is always allowed
+        sndcnt = sndcnt.max(if prr_out == 0 { 1 } else { 0 });
+        self.tp.cwnd_pkts = (pipe + sndcnt).max(1) as u32;
+    }
+
+    // ------------------------------------------------------------------ ACK processing
+
+    /// Enters fast recovery (RFC 6582 §3.2 step 2, RFC 6675 §5 step 4).
+    pub(super) fn enter_recovery(
+        &mut self,
+        flight_pkts: u32,
+        ssthresh_flight_pkts: Option<u32>,
+        _now_ns: u64,
+        _out: &mut Output,
+    ) {
+        self.stats.fast_recovery_count += 1;
+        if self.sb.lost_out == 0 {
+            // entered on the duplicate-ACK count: the hole at snd_una is lost
+            self.sb.mark_head_lost();
+        }
+        // the flight an ssthresh rule may halve: pipe with the head marked lost (without SACK
+        // this equals ns-3's BytesInFlight() + 1 segment in TcpSocketBase::EnterRecovery,
+        // where one duplicate ACK counts as SACKed)
+        self.tp.pipe_pkts = ssthresh_flight_pkts.unwrap_or_else(|| self.sb.pipe());
+        self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
+        self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
+        self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
+        self.recover = self.snd_nxt;
+        self.recovery_retrans = 0;
+        self.partial_ack_restarted_rto = false;
+        self.tlp = None; // Linux tcp_init_cwnd_reduction ends a TLP episode
+        self.tlp_timer.cancel();
+        self.set_ca_state(CaState::Recovery);
+        self.tp.cwnd_cnt = 0;
+        if !self.cc.has_cong_control() {
+            match (self.cfg.recovery, self.sack_ok) {
+                (RecoveryMode::Classic, false) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts + 3,
+                (RecoveryMode::Classic, true) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts,
+                (RecoveryMode::Prr, _) => {
+                    // Linux tcp_init_cwnd_reduction
+                    self.prr_delivered = 0;
+                    self.prr_out = 0;
+                    self.recover_fs = match self.cfg.prr_variant {
+                        PrrVariant::Linux | PrrVariant::Linux3 => self.tp.prior_cwnd_pkts,
+                        // ns-3's UnAckDataCount: everything outstanding, SACKed included
+                        PrrVariant::Ns3 => self.sb.len(),
+                    };
+                }
+            }
+        }
+        self.cwv
+            .on_congestion(&mut self.tp, Congestion::FastRetransmit { flight_pkts });
+    }
+
+    /// An ACK below `recover` during fast recovery.
+    pub(super) fn recovery_ack(
+        &mut self,
+        info: &AckInfo,
+        is_dupack: bool,
+        newly_lost: u32,
+        now_ns: u64,
+        out: &mut Output,
+    ) {
+        if !self.sack_ok {
+            if info.advanced {
+                // partial ACK: the next hole is lost (RFC 6582 §3.2 step 4)
+                match self.cfg.recovery {
+                    RecoveryMode::Classic => {
+                        // deflate by the packets acked, add back one if ≥ 1 MSS was acked
+                        let add_back = (info.bytes_acked >= self.cfg.mss as u64) as u32;
+                        self.tp.cwnd_pkts =
+                            (self.tp.cwnd_pkts.saturating_sub(info.pkts_acked) + add_back).max(1);
+                    }
+                    // the partial ACK marks the new head lost (Linux
+                    // `tcp_newreno_mark_lost`), so no extra segment
+                    RecoveryMode::Prr => {
+                        self.prr_update(info.delivered(), false, info.retrans_acked)
+                    }
+                }
+                self.sb.mark_head_lost();
+                if self.cfg.recover_guard {
+                    self.retransmit_first_lost(now_ns, out);
+                } else {
+                    // ns-3.17 TcpNewReno::NewAck: DoRetransmit resends the first
+                    // unacknowledged segment, also one the go-back-N after an RTO resent
+                    self.retransmit(0, now_ns, out);
+                }
+            } else if is_dupack {
+                match self.cfg.recovery {
+                    // inflation: a segment has left the network
+                    RecoveryMode::Classic => self.tp.cwnd_pkts += 1,
+                    RecoveryMode::Prr => self.prr_update(1, false, false),
+                }
+            }
+            return;
+        }
+        // SACK: RFC 6675 keeps cwnd = ssthresh and lets pipe pace the retransmissions; PRR
+        // follows the delivered packets
+        if self.cfg.recovery == RecoveryMode::Prr {
+            self.prr_update(
+                info.delivered(),
+                info.advanced && newly_lost == 0,
+                info.retrans_acked,
+            );
+        }
+    }
+
+    /// The cumulative ACK reached `recover` (RFC 6582 §3.2 step 3), with `prior_packets_out`
+    /// outstanding before it and `acked_pkts` delivered by it: cwnd = ssthresh (Linux
+    /// `tcp_end_cwnd_reduction`, which a `cong_control` algorithm skips), or with
+    /// `full_ack_exit = "flight"` ns-3.17's `TcpNewReno::NewAck`: min(ssthresh, BytesInFlight +
+    /// SMSS), then the ACK's ordinary increase.
+    pub(super) fn exit_recovery(&mut self, prior_packets_out: u32, acked_pkts: u32) {
+        let cc_controls = self.cc.has_cong_control();
+        if !cc_controls {
+            self.tp.cwnd_pkts = match self.cfg.full_ack_exit {
+                FullAckExit::Ssthresh => self.tp.ssthresh_pkts,
+                FullAckExit::Flight => self.tp.ssthresh_pkts.min(prior_packets_out + 1),
+            }
+            .max(1);
+        }
+        self.tp.cwnd_cnt = 0;
+        self.dupacks = 0;
+        self.set_ca_state(CaState::Open);
+        self.cwv
+            .on_recovery_end(&mut self.tp, self.recovery_retrans);
+        if self.cfg.full_ack_exit == FullAckExit::Flight && !cc_controls {
+            self.grow(acked_pkts);
+        }
+    }
+
+    pub(super) fn on_rto(&mut self, now_ns: u64, out: &mut Output) {
+        match self.state {
+            State::SynSent | State::SynRcvd => {
+                self.rtt.back_off();
+                self.send_syn(now_ns, out, true);
+                return;
+            }
+            State::Established => {}
+            _ => return,
+        }
+        if self.sb.is_empty() {
+            return;
+        }
+        self.stats.rto_count += 1;
+        if !self.sb.get(0).has(segflags::EVER_RETRANS) {
+            self.stats.tail_rto_count += 1;
+        }
+        if self.snd_nxt >= self.chunk_end && self.rto_trailing_cwnd.is_none() {
+            // an RTO in the trailing-ACKs phase (the whole chunk was sent): remembered for
+            // the novel pacing of the next chunk. In fast recovery the window is ssthresh: a
+            // cwnd inflated by duplicate ACKs (RFC 6582) is not a window to restore
+            let window = if self.tp.ca_state == CaState::Recovery {
+                self.tp.cwnd_pkts.min(self.tp.ssthresh_pkts)
+            } else {
+                self.tp.cwnd_pkts
+            };
+            self.rto_trailing_cwnd = Some(window);
+        }
+        // a new loss episode reduces ssthresh (see RtoSsthresh for Linux's and ns-3's rules)
+        let episode_over = self.recover <= self.snd_una;
+        let reduce = match self.cfg.rto_ssthresh {
+            RtoSsthresh::OncePerEpisode => self.tp.ca_state <= CaState::Disorder || episode_over,
+            RtoSsthresh::UnlessRepeated => self.tp.ca_state != CaState::Loss || episode_over,
+        };
+        if reduce {
+            self.tp.pipe_pkts = self.window_pipe();
+            self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
+            self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
+            self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
+            // the first retransmission of this episode goes out now, stamped with this TSval
+            self.undo_ts =
+                (self.cfg.timestamps && self.cfg.rto_undo).then(|| super::ts_now(now_ns));
+        }
+        self.tp.cwnd_pkts = 1;
+        self.tp.cwnd_cnt = 0;
+        self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        self.set_ca_state(CaState::Loss);
+        self.cwv.on_congestion(&mut self.tp, Congestion::Rto);
+        self.recover = self.snd_nxt;
+        self.dupacks = 0;
+        self.reno_sacked = 0;
+        self.tlp = None;
+        self.tlp_timer.cancel();
+        self.reorder_timer.cancel();
+        let lost_before = self.sb.lost_out;
+        self.sb.mark_all_lost();
+        self.tp.lost_pkts += self.sb.lost_out.saturating_sub(lost_before) as u64;
+        self.tp.in_flight_pkts = self.sb.len();
+        self.rtt.back_off();
+        self.tp.rto_ns = self.rtt.rto_ns();
+        self.pacing_next_ns = 0;
+        self.try_send(now_ns, out);
+        if !self.rto_timer.is_armed() {
+            self.arm_rto(now_ns, out);
+        }
+    }
+
+    /// Eifel detection (RFC 3522 §3.2; Linux `tcp_packet_delayed`): an ACK that advances
+    /// snd_una during an RTO episode and echoes a TSval older than the first retransmission's
+    /// acknowledges an original transmission: the data was delayed, not lost.
+    pub(super) fn rto_was_spurious(&self, h: &TcpHeader) -> bool {
+        match (self.undo_ts, h.ts) {
+            (Some(retrans_ts), Some((_, ecr))) => super::ts_before(ecr, retrans_ts),
+            _ => false,
+        }
+    }
+
+    /// Undo of a spurious RTO (Linux `tcp_try_undo_loss` → `tcp_undo_cwnd_reduction`, the
+    /// response of RFC 4015 §3 restoring the window): the congestion control's `undo_cwnd`,
+    /// ssthresh back to its value before the RTO, no segment lost any more (the outstanding
+    /// originals are not resent), and the Open state. The backed-off RTO stays until the next
+    /// RTT sample, as in Linux.
+    pub(super) fn undo_rto(&mut self) {
+        self.undo_ts = None;
+        self.stats.spurious_rtos += 1;
+        self.tp.cwnd_pkts = self.cc.undo_cwnd(&self.tp).max(1);
+        self.tp.cwnd_cnt = 0;
+        self.tp.ssthresh_pkts = self.tp.ssthresh_pkts.max(self.tp.prior_ssthresh_pkts);
+        self.sb.unmark_lost();
+        self.recover = self.snd_una;
+        self.set_ca_state(CaState::Open);
+    }
+
+    // ------------------------------------------------------------------ RACK-TLP (RFC 8985)
+}

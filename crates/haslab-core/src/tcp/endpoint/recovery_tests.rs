@@ -1,0 +1,463 @@
+//! Rule tests of loss recovery: fast recovery with and without SACK, PRR, the full-ACK exit,
+//! limited transmit, RACK, and what counts as a duplicate ACK.
+
+use super::sender_tests::{
+    deliver, headers, pair, rto_with_everything_outstanding, sack_cfg, MS, MSS,
+};
+use super::{Endpoint, Output, TimerKind};
+use crate::tcp::cc::{CaState, CcConfig};
+use crate::tcp::config::{CwndGrowth, DelayedAckMode, FullAckExit, RecoveryMode, TcpConfig};
+
+#[test]
+fn three_losses_in_a_window_are_repaired_in_one_round_trip_with_sack() {
+    let (mut c, mut s) = pair(TcpConfig {
+        tlp: false,
+        ..sack_cfg()
+    });
+    let mut out = Output::default();
+    c.write(10 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    // segments 1, 4 and 6 are lost
+    for (i, h) in data.iter().enumerate() {
+        if ![1, 4, 6].contains(&i) {
+            s.on_segment(h, 125 * MS, &mut out);
+        }
+    }
+    let acks = headers(&mut out);
+    // every ACK after the first hole carries the newest block first (RFC 2018 §4)
+    assert!(acks[1..].iter().all(|a| a.sack_len > 0));
+    for h in &acks {
+        c.on_segment(h, 150 * MS, &mut out);
+    }
+    let resent: Vec<u32> = headers(&mut out).iter().map(|h| h.seq).collect();
+    // all three holes go out in this round trip (RFC 6675 IsLost + pipe)
+    assert_eq!(resent, vec![data[1].seq, data[4].seq, data[6].seq]);
+    assert_eq!(c.stats.fast_recovery_count, 1);
+    c.sb.check().unwrap();
+}
+
+/// RFC 8985 §6.2 (Linux `tcp_mark_skb_lost`): RACK also detects a lost retransmission —
+/// once a segment sent after it is SACKed and a RACK RTT has passed, it is sent again,
+/// without waiting for the RTO.
+#[test]
+fn rack_detects_a_lost_retransmission() {
+    let (mut c, mut s) = pair(sack_cfg());
+    let mut out = Output::default();
+    c.write(30 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    // segment 1 is lost; the others draw SACKs, the sender enters recovery and resends it
+    for h in data
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, h)| h)
+    {
+        s.on_segment(h, 125 * MS, &mut out);
+    }
+    let acks = headers(&mut out);
+    let mut t = 150 * MS;
+    let mut sent = Vec::new();
+    for a in &acks {
+        sent.extend(deliver(&mut c, std::slice::from_ref(a), t));
+    }
+    let first: Vec<_> = sent.iter().filter(|h| h.seq == data[1].seq).collect();
+    assert_eq!(first.len(), 1, "the fast retransmission");
+    assert_eq!(c.tp.ca_state, CaState::Recovery);
+    // the retransmission is lost too; the new segments sent with it arrive and are SACKed
+    let later: Vec<_> = sent
+        .iter()
+        .filter(|h| h.seq != data[1].seq)
+        .copied()
+        .collect();
+    assert!(!later.is_empty());
+    let acks = deliver(&mut s, &later, 175 * MS);
+    let before = c.stats.retransmitted_segments;
+    let mut again = Vec::new();
+    for a in &acks {
+        t += MS;
+        again.extend(deliver(
+            &mut c,
+            std::slice::from_ref(a),
+            200 * MS + t - 150 * MS,
+        ));
+    }
+    // the reordering window is 0 in recovery: RACK marks it at once, or its timer fires
+    if let Some(at) = c.reorder_timer.deadline_ns() {
+        c.on_timer_entry(TimerKind::Reorder, at, &mut out);
+        again.extend(headers(&mut out));
+    }
+    assert!(
+        again.iter().any(|h| h.seq == data[1].seq),
+        "the lost retransmission is sent again"
+    );
+    assert!(c.stats.retransmitted_segments > before);
+    assert_eq!(c.stats.rto_count, 0);
+    c.sb.check().unwrap();
+}
+
+#[test]
+fn without_sack_newreno_repairs_one_hole_per_round_trip() {
+    let cfg = TcpConfig {
+        delayed_ack: DelayedAckMode::Off,
+        ..TcpConfig::default()
+    };
+    let cc = || CcConfig::default().build();
+    let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc(), 1);
+    let mut s = Endpoint::new(0, 1, 1, 0, 5201, 32768, cfg, cc(), 2);
+    let mut out = Output::default();
+    c.connect(0, &mut out);
+    for (t, to_server) in [(25, true), (50, false), (75, true)] {
+        for h in headers(&mut out) {
+            let ep = if to_server { &mut s } else { &mut c };
+            ep.on_segment(&h, t * MS, &mut out);
+        }
+    }
+    c.write(10 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    let mut t = 125 * MS;
+    for (i, h) in data.iter().enumerate() {
+        if ![1, 4, 6].contains(&i) {
+            s.on_segment(h, t, &mut out);
+        }
+    }
+    // one round trip per hole: each partial ACK reveals only the next one
+    let mut rounds = 0;
+    while c.unacked_written_bytes() > 0 && rounds < 10 {
+        t += 25 * MS;
+        for h in headers(&mut out) {
+            c.on_segment(&h, t, &mut out);
+        }
+        t += 25 * MS;
+        let sent = headers(&mut out);
+        assert!(sent.len() <= 1, "one hole per round trip");
+        for h in &sent {
+            s.on_segment(h, t, &mut out);
+        }
+        rounds += !sent.is_empty() as u32;
+    }
+    assert_eq!(rounds, 3, "three holes, three round trips");
+    assert_eq!(c.stats.rto_count, 0);
+    assert_eq!(s.stats.bytes_received, 10 * MSS);
+}
+
+/// `full_ack_exit`, worked by hand: IW 40, five segments written (application-limited), the
+/// first lost. Three duplicate ACKs start a classic fast recovery with ssthresh = 40/2 = 20;
+/// the retransmission's ACK is the full ACK, with 5 packets in flight before it. Linux /
+/// ns-3.37 (`ssthresh`): cwnd = 20. ns-3.17 (`flight`): min(20, 5 + 1) = 6, then the ACK's
+/// ordinary increase: 6 < ssthresh, slow start, per-ACK growth: 7.
+#[test]
+fn a_full_ack_sets_cwnd_to_ssthresh_or_to_the_flight_as_ns3_17() {
+    for (exit, want) in [(FullAckExit::Ssthresh, 20), (FullAckExit::Flight, 7)] {
+        let cfg = TcpConfig {
+            delayed_ack: DelayedAckMode::Off,
+            initial_cwnd: 40,
+            cwnd_growth: CwndGrowth::PerAck,
+            full_ack_exit: exit,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(5 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 5);
+        let dupacks = deliver(&mut s, &data[1..], 125 * MS);
+        let rtx = deliver(&mut c, &dupacks, 150 * MS);
+        assert_eq!(c.tp.ca_state, CaState::Recovery, "{exit:?}");
+        assert_eq!(c.tp.ssthresh_pkts, 20);
+        let full = deliver(&mut s, &rtx, 175 * MS);
+        deliver(&mut c, &full, 200 * MS);
+        assert_eq!(c.unacked_written_bytes(), 0);
+        assert_eq!(c.tp.ca_state, CaState::Open);
+        assert_eq!(c.tp.cwnd_pkts, want, "{exit:?}");
+    }
+}
+
+/// PRR-SSRB once pipe ≤ ssthresh (`prr_variant`), worked by hand with pipe 0, ssthresh
+/// 10, prr_delivered 5 → 7 (this ACK delivers 2), prr_out 4: Linux 6.x sends
+/// max(7 − 4, 2) = 3, +1 when the ACK advanced snd_una without a new loss (Linux 3.x: +1
+/// on every ACK); ns-3's
+/// TcpPrrRecovery sends 3 + 1 only when the ACK covered retransmitted data, else the 2
+/// delivered.
+#[test]
+fn prr_ssrb_follows_linux_or_ns3() {
+    use crate::tcp::config::PrrVariant;
+    let cases = [
+        (PrrVariant::Linux, true, false, 4),
+        (PrrVariant::Linux, false, false, 3),
+        (PrrVariant::Linux, false, true, 3),
+        (PrrVariant::Ns3, true, false, 2),
+        (PrrVariant::Ns3, false, true, 4),
+        (PrrVariant::Ns3, true, true, 4),
+        (PrrVariant::Linux3, false, false, 4),
+    ];
+    for (variant, advanced_no_loss, retrans_acked, cwnd) in cases {
+        let cfg = TcpConfig {
+            recovery: RecoveryMode::Prr,
+            prr_variant: variant,
+            ..TcpConfig::default()
+        };
+        let (mut c, _s) = pair(cfg);
+        assert_eq!(c.window_pipe(), 0);
+        c.tp.ca_state = CaState::Recovery;
+        c.tp.ssthresh_pkts = 10;
+        c.recover_fs = 20;
+        c.prr_delivered = 5;
+        c.prr_out = 4;
+        c.prr_update(2, advanced_no_loss, retrans_acked);
+        assert_eq!(
+            c.tp.cwnd_pkts, cwnd,
+            "{variant:?} advanced_no_loss {advanced_no_loss} retrans_acked {retrans_acked}"
+        );
+    }
+}
+
+/// PRR's RecoverFS: Linux takes cwnd when recovery begins (`prior_cwnd`), ns-3 every
+/// outstanding segment (`UnAckDataCount`), which includes the two limited-transmit
+/// segments sent on the first duplicate ACKs.
+#[test]
+fn prr_recover_fs_is_cwnd_in_linux_and_the_outstanding_data_in_ns3() {
+    use crate::tcp::config::PrrVariant;
+    for variant in [PrrVariant::Linux, PrrVariant::Ns3] {
+        let cfg = TcpConfig {
+            sack: true,
+            tlp: false,
+            delayed_ack: DelayedAckMode::Off,
+            recovery: RecoveryMode::Prr,
+            prr_variant: variant,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(30 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        let iw = data.len() as u32;
+        let mut sent = Vec::new();
+        for (k, h) in data[1..4].iter().enumerate() {
+            let dup = deliver(&mut s, std::slice::from_ref(h), 150 * MS);
+            sent.extend(deliver(&mut c, &dup, 200 * MS + k as u64 * MS));
+        }
+        assert_eq!(c.tp.ca_state, CaState::Recovery);
+        let outstanding = c.sb.len();
+        assert!(outstanding > iw, "limited transmit sent new segments");
+        let expected = match variant {
+            PrrVariant::Linux | PrrVariant::Linux3 => iw,
+            PrrVariant::Ns3 => outstanding,
+        };
+        assert_eq!(c.recover_fs, expected, "{variant:?}");
+    }
+}
+
+/// RFC 6582 §3.2 step 1 (`recover_guard`): after an RTO the go-back-N's duplicate ACKs
+/// do not start a fast recovery (Linux's Loss state); ns-3.17's `TcpNewReno::DupAck` enters
+/// one on the third, with ssthresh = max(2, outstanding / 2), cwnd = ssthresh + 3, and
+/// resends the first unacknowledged segment (`DoRetransmit`).
+#[test]
+fn after_an_rto_three_duplicate_acks_start_fast_recovery_only_without_the_recover_guard() {
+    for guard in [true, false] {
+        let cfg = TcpConfig {
+            sack: false,
+            tlp: false,
+            timestamps: false,
+            rto_undo: false,
+            recovery: RecoveryMode::Classic,
+            delayed_ack: DelayedAckMode::Off,
+            recover_guard: guard,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg);
+        assert_eq!(c.tp.ca_state, CaState::Loss);
+        // ns-3's NewReno: ssthresh halves the flight, not cwnd
+        c.cc = CcConfig::NewReno(crate::tcp::cc::newreno::NewRenoConfig {
+            ssthresh: crate::tcp::cc::newreno::SsthreshBase::Flight,
+            ..Default::default()
+        })
+        .build();
+        let mut out = Output::default();
+        // the head was lost; the receiver holds segments 3.. (1 and 2 lost too): the
+        // resent head draws a partial ACK up to 1, then the go-back-N's segments above the
+        // holes (the receiver has them) draw duplicate ACKs
+        for h in &data[3..] {
+            s.on_segment(h, rto_at + 10 * MS, &mut out);
+        }
+        headers(&mut out);
+        let ack = deliver(&mut s, &[resent], rto_at + 20 * MS);
+        deliver(&mut c, &ack, rto_at + 40 * MS);
+        let before = c.stats.fast_recovery_count;
+        let retrans_before = c.stats.retransmitted_segments;
+        let outstanding = c.sb.len();
+        let dup = deliver(&mut s, &data[4..7], rto_at + 45 * MS);
+        assert_eq!(dup.len(), 3);
+        assert!(
+            dup.iter().all(|d| d.ack == data[1].seq),
+            "three duplicate ACKs"
+        );
+        let sent = deliver(&mut c, &dup, rto_at + 60 * MS);
+        if guard {
+            assert_eq!(c.stats.fast_recovery_count, before);
+            assert_eq!(c.tp.ca_state, CaState::Loss);
+        } else {
+            assert_eq!(c.stats.fast_recovery_count, before + 1);
+            assert_eq!(c.tp.ca_state, CaState::Recovery);
+            let ssthresh = (outstanding / 2).max(2);
+            assert_eq!(c.tp.ssthresh_pkts, ssthresh);
+            assert!(c.stats.retransmitted_segments > retrans_before);
+            assert_eq!(
+                sent.iter().find(|h| h.payload_bytes > 0).map(|h| h.seq),
+                Some(data[1].seq),
+                "DoRetransmit resends the first unacknowledged segment"
+            );
+        }
+    }
+}
+
+/// RFC 3042 (`limited_transmit`): without SACK, in classic recovery, each of the first two
+/// duplicate ACKs lets one new segment out; ns-3.17 sends none.
+#[test]
+fn limited_transmit_sends_one_new_segment_per_early_duplicate_ack() {
+    for limited in [true, false] {
+        let cfg = TcpConfig {
+            sack: false,
+            tlp: false,
+            recovery: RecoveryMode::Classic,
+            delayed_ack: DelayedAckMode::Off,
+            limited_transmit: limited,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        // more written than the initial window: the window is full
+        c.write(30 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        let iw = data.len();
+        assert!(iw < 30);
+        // the first segment arrives, the second is lost, the next two draw duplicate ACKs
+        let first = deliver(&mut s, &data[..1], 150 * MS);
+        let more = deliver(&mut c, &first, 200 * MS);
+        let dups = deliver(&mut s, &data[2..4], 150 * MS);
+        assert_eq!(dups.len(), 2);
+        assert!(dups.iter().all(|d| d.ack == data[1].seq));
+        let sent = deliver(&mut c, &dups, 200 * MS);
+        assert!(
+            !more.is_empty(),
+            "the ACK of the first segment opened the window"
+        );
+        let new = sent.iter().filter(|h| h.payload_bytes > 0).count();
+        assert_eq!(
+            new,
+            if limited { 2 } else { 0 },
+            "limited_transmit = {limited}"
+        );
+    }
+}
+
+/// RFC 6937 §3 counts each delivered segment once (DeliveredData), as Linux does with
+/// `tp->delivered`: a segment SACKed during recovery and later covered by the cumulative
+/// ACK is not delivered a second time. Two holes in 20 segments; the 18 others are
+/// SACKed, then the retransmissions fill the holes.
+#[test]
+fn prr_counts_a_sacked_segment_once_when_the_cumulative_ack_covers_it() {
+    let (mut c, mut s) = pair(TcpConfig {
+        tlp: false,
+        recovery: crate::tcp::config::RecoveryMode::Prr,
+        initial_cwnd: 20,
+        ..sack_cfg()
+    });
+    let mut out = Output::default();
+    c.write(20 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    assert_eq!(data.len(), 20);
+    let mut t = 125 * MS;
+    for (i, h) in data.iter().enumerate() {
+        if i != 0 && i != 10 {
+            s.on_segment(h, t, &mut out);
+        }
+    }
+    let mut sacked_before_recovery = 0;
+    let mut in_recovery = false;
+    let mut rounds = 0;
+    while c.unacked_written_bytes() > 0 && rounds < 10 {
+        rounds += 1;
+        t += 25 * MS;
+        for h in headers(&mut out) {
+            let sacked_before = c.sb.sacked_out;
+            c.on_segment(&h, t, &mut out);
+            if !in_recovery && c.tp.ca_state == crate::tcp::cc::CaState::Recovery {
+                in_recovery = true;
+                sacked_before_recovery = sacked_before;
+            }
+            if c.tp.ca_state == crate::tcp::cc::CaState::Recovery {
+                // RFC 6937: what recovery sends is bounded by ssthresh/RecoverFS of what
+                // was delivered (proportional part) or by what was delivered plus one
+                // segment (slow-start reduction bound), plus the fast retransmission
+                let fs = c.recover_fs.max(1) as u64;
+                let prop = (c.tp.ssthresh_pkts as u64 * c.prr_delivered as u64).div_ceil(fs);
+                let bound = prop.max(c.prr_delivered as u64) + 1;
+                assert!(
+                    c.prr_out as u64 <= bound,
+                    "prr_out {} > bound {bound} (delivered {})",
+                    c.prr_out,
+                    c.prr_delivered
+                );
+                assert!(c.prr_delivered <= 20, "delivered {}", c.prr_delivered);
+            }
+        }
+        t += 25 * MS;
+        for h in headers(&mut out) {
+            s.on_segment(&h, t, &mut out);
+        }
+    }
+    assert!(in_recovery);
+    assert_eq!(c.unacked_written_bytes(), 0);
+    assert_eq!(c.stats.rto_count, 0);
+    // every segment delivered after recovery began is counted exactly once, except the
+    // second hole, whose ACK ends the recovery (it is not passed to PRR)
+    assert_eq!(c.prr_delivered, 20 - sacked_before_recovery - 1);
+    c.sb.check().unwrap();
+}
+
+/// RFC 6675 §2: with SACK, a duplicate ACK counts toward DupThresh only if its SACK blocks
+/// name octets not SACKed before. Three ACKs that carry only a D-SACK of a duplicated
+/// segment (what the go-back-N after an RTO draws from a receiver that held the data) do
+/// not start a fast recovery; three that SACK new segments do.
+#[test]
+fn with_sack_only_acks_that_sack_new_data_are_duplicate_acks() {
+    let (mut c, mut s) = pair(TcpConfig {
+        tlp: false,
+        ..sack_cfg()
+    });
+    let mut out = Output::default();
+    c.write(10 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    for h in &data[..5] {
+        s.on_segment(h, 125 * MS, &mut out);
+    }
+    for h in headers(&mut out) {
+        c.on_segment(&h, 150 * MS, &mut out);
+    }
+    headers(&mut out); // new data the ACKs released
+                       // segment 2 arrives three more times: three ACKs of 5 carrying a D-SACK block only
+    for k in 0..3 {
+        s.on_segment(&data[2], (160 + k) * MS, &mut out);
+    }
+    let dsack_acks = headers(&mut out);
+    assert_eq!(dsack_acks.len(), 3);
+    for h in &dsack_acks {
+        c.on_segment(h, 185 * MS, &mut out);
+    }
+    assert_eq!(c.stats.dsacks_received, 3);
+    assert_eq!(
+        c.stats.fast_recovery_count, 0,
+        "D-SACKs are not duplicate ACKs"
+    );
+    assert_eq!(c.dupacks, 0);
+    // segment 5 is lost; 6, 7 and 8 arrive: three ACKs that SACK new data
+    for h in &data[6..9] {
+        s.on_segment(h, 190 * MS, &mut out);
+    }
+    for h in headers(&mut out) {
+        c.on_segment(&h, 215 * MS, &mut out);
+    }
+    assert_eq!(c.stats.fast_recovery_count, 1);
+    let resent = headers(&mut out);
+    assert_eq!(resent[0].seq, data[5].seq, "the hole is retransmitted");
+}

@@ -1,0 +1,445 @@
+//! Rule tests of the send half: each checks one rule of an RFC, Linux or ns-3 on a pair of
+//! endpoints wired back to back.
+
+use super::{Endpoint, Output, TimerKind};
+use crate::net::packet::{TcpHeader, Transport};
+use crate::tcp::cc::CcConfig;
+use crate::tcp::config::{DelayedAckMode, RttSampling, TcpConfig};
+
+pub(super) const MS: u64 = 1_000_000;
+pub(super) const MSS: u64 = 1448;
+
+pub(super) fn headers(out: &mut Output) -> Vec<TcpHeader> {
+    out.packets
+        .drain(..)
+        .map(|p| match p.transport {
+            Transport::Tcp(h) => h,
+            Transport::Udp { .. } => unreachable!(),
+        })
+        .collect()
+}
+
+/// A client/server pair after a handshake with a 50 ms RTT, at t = 75 ms.
+pub(super) fn pair(cfg: TcpConfig) -> (Endpoint, Endpoint) {
+    let cc = || CcConfig::default().build();
+    let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc(), 1000);
+    let mut s = Endpoint::new(0, 1, 1, 0, 5201, 32768, cfg, cc(), 900_000);
+    let mut out = Output::default();
+    c.connect(0, &mut out);
+    for h in headers(&mut out) {
+        s.on_segment(&h, 25 * MS, &mut out);
+    }
+    for h in headers(&mut out) {
+        c.on_segment(&h, 50 * MS, &mut out);
+    }
+    for h in headers(&mut out) {
+        s.on_segment(&h, 75 * MS, &mut out);
+    }
+    assert!(c.is_established() && s.is_established());
+    assert_eq!(c.sack_enabled(), c.cfg.sack);
+    (c, s)
+}
+
+/// Delivers `hs` to `to` at `now_ns` and returns what it sends back.
+pub(super) fn deliver(to: &mut Endpoint, hs: &[TcpHeader], now_ns: u64) -> Vec<TcpHeader> {
+    let mut out = Output::default();
+    for h in hs {
+        to.on_segment(h, now_ns, &mut out);
+    }
+    headers(&mut out)
+}
+
+/// RFC 6298 (5.3): an ACK of new data restarts the RTO timer, also when it SACKs new data
+/// (the first ACK after a hole, with delayed ACKs, does both); ns-3 3.37 does not restart it
+/// for such an ACK (`rto_restart_on_sack_advance = false`).
+#[test]
+fn an_ack_that_advances_and_sacks_restarts_the_rto_unless_ns3_rules_ask() {
+    for restart in [true, false] {
+        let cfg = TcpConfig {
+            sack: true,
+            delayed_ack: DelayedAckMode::On,
+            rto_restart_on_sack_advance: restart,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(4 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 4);
+        let armed_at_send = c.rto_timer.deadline_ns().expect("RTO armed");
+        // the first segment arrives (its ACK is delayed), the second is lost, the third
+        // arrives out of order: one ACK that acknowledges the first and SACKs the third
+        let ack = deliver(&mut s, &[data[0], data[2]], 125 * MS);
+        assert_eq!(ack.len(), 1);
+        assert_eq!(ack[0].ack, data[1].seq);
+        assert_eq!(ack[0].sack_len, 1);
+        deliver(&mut c, &ack, 150 * MS);
+        assert_eq!(c.stats.fast_recovery_count, 0);
+        let after = c.rto_timer.deadline_ns().expect("RTO armed");
+        if restart {
+            assert_eq!(
+                after,
+                150 * MS + c.tp.rto_ns,
+                "restarted by the ACK of new data"
+            );
+        } else {
+            assert_eq!(after, armed_at_send, "ns-3 keeps the timer running");
+        }
+    }
+}
+
+/// RFC 7323 §4.3 (1): a delayed ACK echoes the TSval of the earliest segment it
+/// acknowledges (the one that started at Last.ACK.sent), not the latest, so that the
+/// sender's RTT sample includes the receiver's delay; an out-of-order segment is not echoed.
+#[test]
+fn a_delayed_ack_echoes_the_earliest_segment_it_acknowledges() {
+    let cfg = TcpConfig {
+        delayed_ack: DelayedAckMode::On,
+        ..TcpConfig::default()
+    };
+    let (mut c, mut s) = pair(cfg);
+    let mut out = Output::default();
+    let mut segs = Vec::new();
+    for (i, t_ms) in [100u64, 103, 106, 109, 112, 115].into_iter().enumerate() {
+        c.write(MSS, i as u64, t_ms * MS, &mut out);
+        segs.extend(headers(&mut out));
+    }
+    assert_eq!(segs.len(), 6);
+    let tsval = |h: &TcpHeader| h.ts.unwrap().0;
+    // two in order: one ACK, echoing the first
+    let ack = deliver(&mut s, &segs[..2], 150 * MS);
+    assert_eq!(ack.len(), 1);
+    assert_eq!(ack[0].ts.unwrap().1, tsval(&segs[0]));
+    // the third lost, the other three out of order: their duplicate ACKs keep the old
+    // echo, and the retransmission that fills the hole is the one echoed
+    let dups = deliver(&mut s, &segs[3..6], 160 * MS);
+    assert_eq!(dups.len(), 3);
+    assert!(dups.iter().all(|d| d.ts.unwrap().1 == tsval(&segs[0])));
+    let mut resent = segs[2];
+    resent.ts = Some((170, resent.ts.unwrap().1));
+    let ack = deliver(&mut s, &[resent], 175 * MS);
+    assert_eq!(ack.len(), 1, "a segment that fills a hole is ACKed at once");
+    assert_eq!(ack[0].ts.unwrap().1, 170);
+    // then two pairs in order again
+    let mut more = Vec::new();
+    for (i, t_ms) in [180u64, 183, 186, 189].into_iter().enumerate() {
+        c.write(MSS, 6 + i as u64, t_ms * MS, &mut out);
+        more.extend(headers(&mut out));
+    }
+    let more: Vec<_> = more.into_iter().filter(|h| h.payload_bytes > 0).collect();
+    assert_eq!(more.len(), 4);
+    let ack = deliver(&mut s, &more, 230 * MS);
+    assert_eq!(ack.len(), 2);
+    assert_eq!(ack[0].ts.unwrap().1, 180);
+    assert_eq!(ack[1].ts.unwrap().1, 186);
+}
+
+/// RTT samples (`rtt_sampling`): Linux measures from the send time at full resolution and
+/// falls back to the timestamp echo for a retransmitted segment; ns-3 3.37's EstimateRtt
+/// takes the echo's age in whole milliseconds and nothing from a retransmitted segment.
+#[test]
+fn rtt_samples_follow_linux_or_ns3_rules() {
+    for sampling in [RttSampling::SendTime, RttSampling::TsEcho] {
+        let cfg = TcpConfig {
+            delayed_ack: DelayedAckMode::Off,
+            rtt_sampling: sampling,
+            tlp: false,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg.clone());
+        let mut out = Output::default();
+        // sent at 100.7 ms (TSval 100), acknowledged at 151.2 ms (timestamp clock 151)
+        let sent_ns = 100 * MS + 700_000;
+        c.write(MSS, 1, sent_ns, &mut out);
+        let data = headers(&mut out);
+        let ack = deliver(&mut s, &data, 125 * MS);
+        assert_eq!(
+            ack[0].ts.map(|t| t.1),
+            Some(100),
+            "the receiver echoes TSval 100"
+        );
+        let before = c.rtt.samples;
+        deliver(&mut c, &ack, 151 * MS + 200_000);
+        assert_eq!(c.rtt.samples, before + 1);
+        let expected = match sampling {
+            RttSampling::SendTime => 50 * MS + 500_000,
+            RttSampling::TsEcho => 51 * MS,
+        };
+        assert_eq!(c.rtt.latest_ns, expected, "{sampling:?}");
+
+        // a segment acknowledged after its RTO retransmission
+        let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg);
+        let mut acks = Vec::new();
+        for h in data[1..].iter().chain([&resent]) {
+            acks = deliver(&mut s, std::slice::from_ref(h), rto_at + 10 * MS);
+        }
+        let before = c.rtt.samples;
+        deliver(&mut c, &acks, rto_at + 60 * MS);
+        assert_eq!(c.unacked_written_bytes(), 0);
+        match sampling {
+            // the echo of the retransmission's TSval: 60 ms on the 1 ms clock
+            RttSampling::SendTime => {
+                assert_eq!(c.rtt.samples, before + 1);
+                let rto_ms = rto_at / MS;
+                assert_eq!(c.rtt.latest_ns, ((rto_at + 60 * MS) / MS - rto_ms) * MS);
+            }
+            RttSampling::TsEcho => assert_eq!(c.rtt.samples, before, "no sample (Karn)"),
+        }
+    }
+}
+
+/// RTL (Enhancing-TCP §3.2): a dummy's duplicate ACK is an echo only if it reports the
+/// chunk complete. Dummies sent before a fast retransmission reach the receiver while the
+/// hole is still open (one FIFO path) and draw ordinary duplicate ACKs, so none of them is
+/// left to echo once the retransmission completes the chunk; the next chunk's duplicate ACKs
+/// must all count (RFC 5681 §3.2: the third one triggers the fast retransmission).
+#[test]
+fn rtl_dummies_sent_before_a_fast_retransmission_leave_no_echoes_to_swallow() {
+    let cfg = TcpConfig {
+        sack: false,
+        tlp: false,
+        rtl: true,
+        delayed_ack: DelayedAckMode::Off,
+        ..TcpConfig::default()
+    };
+    let (mut c, mut s) = pair(cfg);
+    let mut out = Output::default();
+    // chunk A: ten segments at 100 ms, the eighth lost
+    c.write(10 * MSS, 1, 100 * MS, &mut out);
+    let a = headers(&mut out);
+    assert_eq!(a.len(), 10);
+    let delivered: Vec<_> = a
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 7)
+        .map(|(_, h)| *h)
+        .collect();
+    let acks = deliver(&mut s, &delivered, 125 * MS);
+    // seven ACKs advance into the trailing-ACKs phase (one dummy each, up to m), two are
+    // duplicates of the hole
+    let from_c = deliver(&mut c, &acks, 150 * MS);
+    let dummies: Vec<_> = from_c
+        .iter()
+        .filter(|h| h.payload_bytes == 1)
+        .copied()
+        .collect();
+    assert!(
+        !dummies.is_empty(),
+        "RTL sends dummies in the trailing-ACKs phase"
+    );
+    assert_eq!(c.stats.fast_recovery_count, 0, "two duplicate ACKs only");
+    // the dummies reach the receiver before any retransmission: duplicate ACKs of the hole
+    let dup = deliver(&mut s, &dummies, 175 * MS);
+    assert!(dup.iter().all(|h| h.ack == a[7].seq));
+    let from_c = deliver(&mut c, &dup, 200 * MS);
+    assert_eq!(c.stats.fast_recovery_count, 1, "the third duplicate ACK");
+    let retx: Vec<_> = from_c
+        .iter()
+        .filter(|h| h.seq == a[7].seq && h.payload_bytes > 1)
+        .copied()
+        .collect();
+    assert_eq!(retx.len(), 1);
+    // the retransmission completes chunk A
+    let full = deliver(&mut s, &retx, 225 * MS);
+    deliver(&mut c, &full, 250 * MS);
+    assert_eq!(c.stats.bytes_acked, 10 * MSS);
+    // chunk B: four segments, the first lost; the other three draw three duplicate ACKs of
+    // chunk A's end, which none of A's dummies can have produced
+    c.write(4 * MSS, 2, 300 * MS, &mut out);
+    let b = headers(&mut out);
+    assert_eq!(b.len(), 4);
+    let dup = deliver(&mut s, &b[1..], 325 * MS);
+    assert_eq!(dup.len(), 3);
+    assert!(dup.iter().all(|h| h.ack == b[0].seq));
+    let from_c = deliver(&mut c, &dup, 350 * MS);
+    assert_eq!(
+        c.stats.fast_recovery_count, 2,
+        "the third duplicate ACK of chunk B must start a fast recovery"
+    );
+    assert!(from_c
+        .iter()
+        .any(|h| h.seq == b[0].seq && h.payload_bytes > 1));
+}
+
+pub(super) fn sack_cfg() -> TcpConfig {
+    TcpConfig {
+        sack: true,
+        tlp: true,
+        delayed_ack: DelayedAckMode::Off,
+        ..TcpConfig::default()
+    }
+}
+
+#[test]
+fn a_tail_loss_is_probed_at_the_pto_and_repaired_by_fast_recovery() {
+    let (mut c, mut s) = pair(sack_cfg());
+    let mut out = Output::default();
+    // ten segments at t = 100 ms; the last two are lost
+    c.write(10 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    assert_eq!(data.len(), 10);
+    for h in &data[..8] {
+        s.on_segment(h, 125 * MS, &mut out);
+    }
+    let acks = headers(&mut out);
+    assert_eq!(acks.len(), 8, "delayed ACKs are off");
+    for h in &acks {
+        c.on_segment(h, 150 * MS, &mut out);
+    }
+    assert!(headers(&mut out).is_empty(), "nothing more to send");
+    // RFC 8985 §7.2 / Linux: PTO = 2·SRTT + 2 ms with more than one packet out
+    let pto_at = c.tlp_timer.deadline_ns().expect("probe timer armed");
+    assert_eq!(c.tp.srtt_ns, 50 * MS);
+    assert_eq!(pto_at, 150 * MS + 2 * 50 * MS + 2 * MS);
+    assert!(
+        c.rto_timer.deadline_ns().unwrap() > pto_at,
+        "PTO fires before the RTO"
+    );
+    // the probe retransmits the last segment
+    c.on_timer_entry(TimerKind::LossProbe, pto_at, &mut out);
+    let probe = headers(&mut out);
+    assert_eq!(probe.len(), 1);
+    assert_eq!(
+        probe[0].seq, data[9].seq,
+        "the probe is the highest segment"
+    );
+    assert_eq!(c.stats.tlp_probes, 1);
+    // the receiver SACKs it; RACK marks segment 8 lost and fast recovery resends it
+    s.on_segment(&probe[0], pto_at + 25 * MS, &mut out);
+    let sack = headers(&mut out);
+    assert_eq!(sack[0].sack_len, 1);
+    c.on_segment(&sack[0], pto_at + 50 * MS, &mut out);
+    let resent = headers(&mut out);
+    assert_eq!(resent.len(), 1);
+    assert_eq!(resent[0].seq, data[8].seq);
+    assert_eq!((c.stats.fast_recovery_count, c.stats.rto_count), (1, 0));
+    s.on_segment(&resent[0], pto_at + 75 * MS, &mut out);
+    for h in headers(&mut out) {
+        c.on_segment(&h, pto_at + 100 * MS, &mut out);
+    }
+    assert_eq!(c.unacked_written_bytes(), 0);
+    assert_eq!(s.stats.bytes_received, 10 * MSS);
+}
+
+/// Ten segments go out at 100 ms; their ACKs are held past the RTO. Returns the pair, the
+/// data segments, the RTO time and the segment the RTO retransmitted.
+pub(super) fn rto_with_everything_outstanding(
+    cfg: TcpConfig,
+) -> (Endpoint, Endpoint, Vec<TcpHeader>, u64, TcpHeader) {
+    let (mut c, s) = pair(cfg);
+    let mut out = Output::default();
+    c.write(10 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    assert_eq!(data.len(), 10);
+    let rto_at = c.rto_timer.deadline_ns().expect("RTO armed");
+    let cwnd_before = c.tp.cwnd_pkts;
+    c.on_timer_entry(TimerKind::Rto, rto_at, &mut out);
+    let resent = headers(&mut out);
+    assert_eq!(resent.len(), 1, "an RTO resends the head segment");
+    assert_eq!(resent[0].seq, data[0].seq);
+    assert_eq!(c.tp.cwnd_pkts, 1);
+    assert!(cwnd_before >= 10);
+    (c, s, data, rto_at, resent[0])
+}
+
+/// RFC 3522 / Linux `tcp_try_undo_loss`: the originals were only delayed; the first ACK
+/// echoes their TSval (older than the retransmission's), so the RTO is undone: cwnd and
+/// ssthresh come back, nothing is marked lost, and the rest is not resent.
+#[test]
+fn a_spurious_rto_is_detected_by_its_timestamp_and_undone() {
+    let cfg = TcpConfig {
+        tlp: false,
+        ..sack_cfg()
+    };
+    let (mut c, mut s, data, rto_at, _) = rto_with_everything_outstanding(cfg);
+    let prior_cwnd = c.tp.prior_cwnd_pkts;
+    let prior_ssthresh = c.tp.prior_ssthresh_pkts;
+    let mut out = Output::default();
+    // the delayed originals arrive; the retransmission is still on its way
+    for h in &data {
+        s.on_segment(h, rto_at + 10 * MS, &mut out);
+    }
+    let acks = headers(&mut out);
+    assert!(acks.iter().all(|a| a.ts.unwrap().1 < (rto_at / MS) as u32));
+    c.on_segment(&acks[0], rto_at + 30 * MS, &mut out);
+    assert_eq!(c.stats.spurious_rtos, 1);
+    assert!(
+        c.tp.cwnd_pkts >= prior_cwnd,
+        "cwnd restored: {}",
+        c.tp.cwnd_pkts
+    );
+    assert_eq!(c.tp.ssthresh_pkts, c.tp.ssthresh_pkts.max(prior_ssthresh));
+    assert_eq!(c.sb.lost_out, 0);
+    let before = c.stats.retransmitted_segments;
+    for h in &acks[1..] {
+        c.on_segment(h, rto_at + 30 * MS, &mut out);
+    }
+    assert_eq!(
+        c.stats.retransmitted_segments, before,
+        "the delayed originals are not resent"
+    );
+    assert_eq!(c.unacked_written_bytes(), 0);
+    c.sb.check().unwrap();
+}
+
+/// The same RTO with the head segment really lost: the ACK that the retransmission
+/// triggers echoes the retransmission's TSval, so nothing is undone. Without timestamps
+/// there is no detection at all.
+#[test]
+fn a_genuine_rto_is_not_undone() {
+    let cfg = TcpConfig {
+        tlp: false,
+        ..sack_cfg()
+    };
+    let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg.clone());
+    let prior_cwnd = c.tp.prior_cwnd_pkts;
+    let mut out = Output::default();
+    for h in &data[1..] {
+        s.on_segment(h, rto_at + 10 * MS, &mut out);
+    }
+    s.on_segment(&resent, rto_at + 25 * MS, &mut out);
+    let acks = headers(&mut out);
+    let last = acks.last().unwrap();
+    c.on_segment(last, rto_at + 50 * MS, &mut out);
+    assert_eq!(c.stats.spurious_rtos, 0);
+    assert!(
+        c.tp.ssthresh_pkts < prior_cwnd && c.tp.cwnd_pkts < prior_cwnd,
+        "the reduction stays: cwnd {} ssthresh {} (before the RTO {prior_cwnd})",
+        c.tp.cwnd_pkts,
+        c.tp.ssthresh_pkts
+    );
+
+    let (mut c, mut s, data, rto_at, _) = rto_with_everything_outstanding(TcpConfig {
+        timestamps: false,
+        ..cfg
+    });
+    for h in &data {
+        s.on_segment(h, rto_at + 10 * MS, &mut out);
+    }
+    for h in headers(&mut out) {
+        c.on_segment(&h, rto_at + 30 * MS, &mut out);
+    }
+    assert_eq!(c.stats.spurious_rtos, 0);
+}
+
+#[test]
+fn a_duplicate_segment_is_reported_as_dsack() {
+    let (mut c, mut s) = pair(sack_cfg());
+    let mut out = Output::default();
+    c.write(2 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    for h in &data {
+        s.on_segment(h, 125 * MS, &mut out);
+    }
+    headers(&mut out);
+    s.on_segment(&data[0], 130 * MS, &mut out);
+    let dup_ack = headers(&mut out);
+    assert_eq!(dup_ack.len(), 1);
+    assert_eq!(dup_ack[0].sack_len, 1);
+    assert_eq!(
+        dup_ack[0].sack[0].0, data[0].seq,
+        "D-SACK names the duplicate"
+    );
+    c.on_segment(&dup_ack[0], 155 * MS, &mut out);
+    assert_eq!(c.stats.dsacks_received, 1);
+}
