@@ -1,5 +1,5 @@
-/* Values shared between the haslab BPF congestion controls (haslab_cc.bpf.c) and user space
- * (python/haslab/live/bpfsys.py reads and writes them with the same layout). */
+/* Values shared between the haslab BPF congestion controls (the *.bpf.c files beside it) and
+ * user space (python/haslab/live/bpfsys.py reads and writes them with the same layout). */
 #ifndef HASLAB_CC_H
 #define HASLAB_CC_H
 
@@ -14,7 +14,7 @@ struct haslab_ladder {
 };
 
 /* The algorithm's own view of a connection, in the socket-storage map haslab_stats (written by
- * haslab_tcphas and haslab_tibet on every ACK; read back by the server for its results). */
+ * haslab_tcphas on every ACK, tcphas.bpf.c; read back by the server for its results). */
 struct haslab_ca_stats {
 	__u32 qlevel;
 	__u32 flags;

@@ -6,7 +6,8 @@ is also imported by the bulk worker, which runs as a plain script inside the nam
 - write and read a socket-storage map keyed by a socket's descriptor
   (``BPF_MAP_UPDATE_ELEM`` / ``BPF_MAP_LOOKUP_ELEM``).
 
-The layout of the ladder value is ``struct haslab_ladder`` in bpf/haslab_cc.h.
+The layouts of the values are ``struct haslab_ladder`` and ``struct haslab_ca_stats`` in
+bpf/haslab_cc.h; both maps (``haslab_ladder``, ``haslab_stats``) are defined in bpf/tcphas.bpf.c.
 """
 
 from __future__ import annotations

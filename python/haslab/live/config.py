@@ -18,7 +18,7 @@ from typing import Any, Optional
 MAX_PAIRS = 16
 
 #: Scenario congestion controls → the Linux algorithm used in live mode (kernel built-ins, or
-#: our BPF struct_ops from bpf/haslab_cc.bpf.c).
+#: our BPF struct_ops from bpf/<name>.bpf.c, one file per algorithm).
 KERNEL_CC = {
     "newreno": "reno",
     "cubic": "cubic",
