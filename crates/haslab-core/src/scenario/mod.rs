@@ -13,6 +13,7 @@
 
 pub mod catalog;
 pub mod describe;
+mod flows;
 pub mod plan;
 mod plan_traffic;
 mod player_spec;
