@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Optional
 
@@ -62,6 +61,7 @@ def ns3(
     import fnmatch
 
     from . import crosscheck as xc
+    from . import crosscheck_report as xr
 
     if report_path is not None and not report:
         raise _fail(f"unexpected argument {report_path!r} (a report path goes after --report)")
@@ -97,7 +97,7 @@ def ns3(
         run,
         reference="ns-3",
         show=("error",),
-        write=(lambda results, path: xc.write_report(results, known, path, quick=quick))
+        write=(lambda results, path: xr.write_report(results, known, path, quick=quick))
         if report
         else None,
         path=report_path or xc.DEFAULT_REPORT,
@@ -183,6 +183,7 @@ def _run_and_report(cells, run, reference: str, show: tuple, write, path, json_p
     report when asked; exit code 1 when a cell is outside tolerance without an explanation or
     failed."""
     from . import crosscheck as xc
+    from . import crosscheck_report as xr
 
     t0 = time.monotonic()
     n = [0]
@@ -198,12 +199,12 @@ def _run_and_report(cells, run, reference: str, show: tuple, write, path, json_p
     except KeyboardInterrupt:
         raise _fail("interrupted") from None
     if reference == "ns-3":
-        xc.print_results(results, out)
+        xr.print_results(results, out)
     else:
-        xc.print_results(results, out, reference=reference)
+        xr.print_results(results, out, reference=reference)
     if spread:
-        xc.print_spread(results, out, reference=reference)
-    counts = xc.summary_counts(results)
+        xr.print_spread(results, out, reference=reference)
+    counts = xr.summary_counts(results)
     out.print(
         f"{counts['cells']} cells in {time.monotonic() - t0:.0f} s: {counts['within']} within tolerance, "
         f"{counts['explained']} explained, {counts['unexplained']} unexplained, "

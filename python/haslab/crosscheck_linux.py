@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import crosscheck as xc
+from . import crosscheck_report as xr
 
 KNOWN_FILE = Path(__file__).with_name("crosscheck_known_linux.toml")
 DEFAULT_REPORT = "docs/fidelity-linux.md"
@@ -167,5 +168,5 @@ def write_report(results: list[xc.CellResult], known, path, quick: bool = False)
         + "; ".join(f"{k} {t.describe()}" for k, t in xc.TOLERANCES.items()) + ".",
         "",
     ]
-    xc.write_report(results, known, path, quick=quick, intro=intro,
+    xr.write_report(results, known, path, quick=quick, intro=intro,
                     known_file="python/haslab/crosscheck_known_linux.toml")

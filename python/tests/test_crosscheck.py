@@ -14,6 +14,7 @@ import pytest
 
 import haslab
 from haslab import crosscheck as xc
+from haslab import crosscheck_report as xr
 
 # ---------------------------------------------------------------------------------------------
 # comparison logic on made-up numbers
@@ -328,7 +329,7 @@ def test_more_seeds_compare_the_two_distributions():
     group = [c for c in cells if c.group == "bulk2-newreno-sack"]
     rtos = [2.0, 4.0, 6.0, 8.0, 10.0]
     results = [xc.compare(c, _side(rtos=r), _side(rtos=3.0), []) for c, r in zip(group, rtos)]
-    n, hm, hs, nm, ns = xc.seed_spread(results)["bulk2-newreno-sack"]["rtos"]
+    n, hm, hs, nm, ns = xr.seed_spread(results)["bulk2-newreno-sack"]["rtos"]
     assert (n, hm, nm, ns) == (5, 6.0, 3.0, 0.0)
     assert hs == pytest.approx(3.1623, abs=1e-4)  # sample sd of 2, 4, 6, 8, 10
 
