@@ -195,26 +195,16 @@ impl Scenario {
                 check_name(&name).map_err(|m| err(format!("{p}.name"), format!("{m}{copy}")))?;
                 let src_name = subst(&f.src);
                 let dst_name = subst(&f.dst);
-                let src = net.node(&src_name, &format!("{p}.src")).map_err(|mut e| {
-                    e.message.push_str(&copy);
-                    e
-                })?;
-                let dst = net.node(&dst_name, &format!("{p}.dst")).map_err(|mut e| {
-                    e.message.push_str(&copy);
-                    e
-                })?;
-                if src == dst {
-                    return Err(err(
-                        format!("{p}.dst"),
-                        format!("src and dst are both {src_name:?}: a flow needs two different nodes{copy}"),
-                    ));
-                }
-                if comps.find(src) != comps.find(dst) {
-                    return Err(err(
-                        p.clone(),
-                        format!("no route from {src_name:?} to {dst_name:?}: no chain of links joins them{copy}"),
-                    ));
-                }
+                let (src, dst) = resolve_endpoints(
+                    net,
+                    &mut comps,
+                    &p,
+                    ("src", "dst"),
+                    (&src_name, &dst_name),
+                    true,
+                    "a flow",
+                    &copy,
+                )?;
                 if let Some(prev) = names.get(&name) {
                     return Err(err(
                         format!("{p}.name"),

@@ -5,7 +5,9 @@
 use super::plan::*;
 use super::player_spec::*;
 use super::spec::*;
-use super::validate::{check_duration, err, resolve_transport, show_ns, Components, Net};
+use super::validate::{
+    check_duration, err, resolve_endpoints, resolve_transport, show_ns, Components, Net,
+};
 use super::ScenarioError;
 use crate::has::mpd::{self, MpdOptions};
 use crate::has::video::{preset_names, Video};
@@ -407,28 +409,16 @@ impl Scenario {
                 }
                 let client_name = subst(&pl.client);
                 let server_name = subst(&pl.server);
-                let with_copy = |mut e: ScenarioError| {
-                    e.message.push_str(&copy);
-                    e
-                };
-                let client = net
-                    .node(&client_name, &format!("{p}.client"))
-                    .map_err(with_copy)?;
-                let server = net
-                    .node(&server_name, &format!("{p}.server"))
-                    .map_err(with_copy)?;
-                if client == server {
-                    return Err(err(
-                        format!("{p}.server"),
-                        format!("client and server are both {client_name:?}: a player needs two different nodes{copy}"),
-                    ));
-                }
-                if comps.find(client) != comps.find(server) {
-                    return Err(err(
-                        p.clone(),
-                        format!("no route from {server_name:?} to {client_name:?}: no chain of links joins them{copy}"),
-                    ));
-                }
+                let (client, server) = resolve_endpoints(
+                    net,
+                    &mut comps,
+                    &p,
+                    ("client", "server"),
+                    (&client_name, &server_name),
+                    false,
+                    "a player",
+                    &copy,
+                )?;
                 names.insert(name.clone(), i);
                 out.push(PlayerPlan {
                     name,

@@ -246,6 +246,55 @@ impl Components {
     }
 }
 
+/// The two ends of a flow, a player or a generator: both known nodes, different, and joined by
+/// a chain of links. `p` is the entry's path (`flow[2]`), `keys` its two fields (`src`/`dst`,
+/// `client`/`server`) and `names` their values; `sender_first` says which end sends (the route
+/// is named from it); `what` names the entry in the message ("a flow"), and `copy` names the
+/// `count` copy (empty when there is none).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn resolve_endpoints(
+    net: &Net,
+    comps: &mut Components,
+    p: &str,
+    keys: (&str, &str),
+    names: (&str, &str),
+    sender_first: bool,
+    what: &str,
+    copy: &str,
+) -> Result<(usize, usize), ScenarioError> {
+    let with_copy = |mut e: ScenarioError| {
+        e.message.push_str(copy);
+        e
+    };
+    let a = net
+        .node(names.0, &format!("{p}.{}", keys.0))
+        .map_err(with_copy)?;
+    let b = net
+        .node(names.1, &format!("{p}.{}", keys.1))
+        .map_err(with_copy)?;
+    if a == b {
+        return Err(err(
+            format!("{p}.{}", keys.1),
+            format!(
+                "{} and {} are both {:?}: {what} needs two different nodes{copy}",
+                keys.0, keys.1, names.0
+            ),
+        ));
+    }
+    if comps.find(a) != comps.find(b) {
+        let (from, to) = if sender_first {
+            names
+        } else {
+            (names.1, names.0)
+        };
+        return Err(err(
+            p.to_string(),
+            format!("no route from {from:?} to {to:?}: no chain of links joins them{copy}"),
+        ));
+    }
+    Ok((a, b))
+}
+
 impl Scenario {
     /// Validates the scenario and resolves it into a [`Plan`]: expands the dumbbell and
     /// `count` replication, merges `[defaults]`, resolves names and trace references, and

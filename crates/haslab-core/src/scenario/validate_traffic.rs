@@ -7,8 +7,8 @@ use super::plan_traffic::*;
 use super::spec::*;
 use super::spec_traffic::*;
 use super::validate::{
-    check_duration, check_loss, check_name, check_rate, err, resolve_dir_ref, show_ns, Components,
-    Net,
+    check_duration, check_loss, check_name, check_rate, err, resolve_dir_ref, resolve_endpoints,
+    show_ns, Components, Net,
 };
 use super::ScenarioError;
 use crate::net::mahimahi::MahimahiTrace;
@@ -131,26 +131,16 @@ impl Scenario {
             if !names.insert(name.clone()) {
                 return Err(err(at("name"), format!("duplicate traffic name {name:?}")));
             }
-            let src = net.node(&t.src, &at("src"))?;
-            let dst = net.node(&t.dst, &at("dst"))?;
-            if src == dst {
-                return Err(err(
-                    at("dst"),
-                    format!(
-                        "src and dst are both {:?}: a generator needs two different nodes",
-                        t.src
-                    ),
-                ));
-            }
-            if comps.find(src) != comps.find(dst) {
-                return Err(err(
-                    p.clone(),
-                    format!(
-                        "no route from {:?} to {:?}: no chain of links joins them",
-                        t.src, t.dst
-                    ),
-                ));
-            }
+            let (src, dst) = resolve_endpoints(
+                net,
+                &mut comps,
+                &p,
+                ("src", "dst"),
+                (&t.src, &t.dst),
+                true,
+                "a generator",
+                "",
+            )?;
             if t.start.0 >= duration_ns {
                 return Err(err(
                     at("start"),
