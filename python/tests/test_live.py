@@ -13,7 +13,9 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -187,7 +189,6 @@ def test_the_tcphas_home_preset_is_reduced_to_its_bottleneck():
 
 
 def test_unsupported_player_scenarios_name_the_field(tmp_path):
-    from pathlib import Path
 
     two = players_scenario().replace('queues = ["r1->r2"]', 'queues = ["r1->r2"]\n[[traffic]]\nname = "x"\n'
                                      'kind = "cbr"\nsrc = "left0"\ndst = "right0"\nrate = "1Mbps"')
@@ -536,7 +537,6 @@ def test_players_stream_over_real_http_with_the_simulators_tables(live, tmp_path
     size, the origin logs each request, the tables have the simulator's columns, the router's
     pcap and the per-connection cwnd samples are written."""
     import json
-    from pathlib import Path
 
     from haslab.live.run import run_live
 
@@ -749,7 +749,10 @@ stop = "61s"
 queues = ["r1->r2"]
 """)
     out = tmp_path / "o"
+    singleton_dirs = set(Path(tempfile.gettempdir()).glob("org.chromium.Chromium.*"))
     res = run_live(scen, out_dir=out, dashjs="bola")
+    # Chromium's singleton-socket folder does not outlive the run
+    assert set(Path(tempfile.gettempdir()).glob("org.chromium.Chromium.*")) <= singleton_dirs
     dj = next(p for p in res.summary["players"] if p["name"] == "dashjs")
     seg = res.segments
     print("\ndash.js:", {k: dj[k] for k in ("segments", "avg_level", "switches", "stalls", "version", "errors")},

@@ -122,6 +122,19 @@ def chromium_argv(url: str, profile: Path) -> list[str]:
             f"--user-data-dir={profile}", "--remote-debugging-port=0", url]
 
 
+def remove_singleton_dir(profile: Path) -> None:
+    """Removes the directory Chromium makes in the temporary folder for its singleton socket
+    (``org.chromium.Chromium.XXXXXX``, which the profile's ``SingletonSocket`` links to): a
+    Chromium stopped by a signal leaves it behind, one per run."""
+    try:
+        target = Path(os.readlink(profile / "SingletonSocket"))
+    except OSError:
+        return
+    folder = target.parent
+    if folder.name.startswith("org.chromium.Chromium.") and folder.is_dir():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def segments_from_log(lines: list[dict], bitrates_bps: list[int], player: int) -> tuple[dict, dict]:
     """(per-segment rows as columns, a player summary) from the origin's metrics log of one
     dash.js session. Browser times (ms since the epoch) are put on the run's clock with each log

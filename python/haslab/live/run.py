@@ -523,6 +523,9 @@ def _collect_has(tb: Testbed, procs: dict, state: Path) -> dict:
         stop_pids([ch.pid], grace=5)
         ch.wait()
         tb.procs.pop("chromium", None)
+        from .dashjs import remove_singleton_dir
+
+        remove_singleton_dir(state / "chromium-profile")
     _terminate(procs["origin"], grace_s=15)
     tb.procs.pop("players", None)
     tb.procs.pop("origin", None)
