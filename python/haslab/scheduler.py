@@ -386,7 +386,6 @@ class _Progress:
             self.bar.stop()
 
 
-
 class Scheduler:
     """Runs the runs of a sweep that ``store`` does not hold yet and stores their results.
 

@@ -705,4 +705,3 @@ def run_sweep(
         Store(out), execute, model_version, jobs=jobs, dask=dask, retry_failed=retry_failed, progress=progress
     )
     return scheduler.run(sweep, runs)
-

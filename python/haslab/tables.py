@@ -187,8 +187,6 @@ def player_table(result) -> Table:
     return t
 
 
-
-
 def describe_line(plan: dict) -> str:
     """A plan in one line: duration, seed, nodes, links, flows, players, traffic, traces."""
     ccs = sorted({f["cc"] for f in plan["flows"]})
@@ -213,7 +211,6 @@ def describe_line(plan: dict) -> str:
         f"{n_links} links, {len(plan['flows'])} flows ({', '.join(ccs) or 'none'}){extra}; "
         f"traces: {'; '.join(traced) or 'none'}"
     )
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -388,7 +385,6 @@ def describe_tables(plan: dict) -> list:
     return parts
 
 
-
 # ---------------------------------------------------------------------------------------------
 # demo
 
@@ -476,7 +472,6 @@ def _num(v) -> str:
     return f"{v:.3g}"
 
 
-
 def compare_table(rows, title: str, players: bool) -> Table:
     """Simulator and live results side by side (rows of :func:`haslab.compare.compare_dirs`);
     the rows of single players only with ``players``."""
@@ -525,7 +520,6 @@ def _human(value) -> str:
     if isinstance(value, float):
         return f"{value:.10g}"
     return str(value)
-
 
 
 def cc_tables(cat: Mapping) -> list[Table]:
