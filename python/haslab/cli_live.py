@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
 
 from .console import stderr_console, stdout_console
+from .tables import live_flow_table, live_link_table, live_ranking_table, player_table
 
 app = typer.Typer(
     name="live",
@@ -166,25 +166,8 @@ def rate(
 
 
 def print_live_summary(result) -> None:
-    s = result.summary
-    t = Table(title="Flows (live)", title_justify="left")
-    for col in ["flow", "cc (kernel)", "goodput\nMbps", "retrans-\nmits", "RTOs", "min RTT\nms", "mean SRTT\nms"]:
-        t.add_column(col, justify="left" if col.startswith(("flow", "cc")) else "right", no_wrap=True)
-    for f in s["flows"]:
-        ms = lambda v: "-" if v is None else f"{v / 1e6:.1f}"  # noqa: E731
-        t.add_row(f["name"], f"{f['cc']} ({f['kernel_cc']})", f"{f['goodput_bps'] / 1e6:.3f}",
-                  str(f["retransmitted_segments"]), str(f["rto_count"]), ms(f.get("min_rtt_ns")), ms(f.get("mean_srtt_ns")))
-    out.print(t)
-    t = Table(title="Bottleneck (live)", title_justify="left")
-    for col in ["direction", "rate\nMbps", "utili-\nzation", "tx\npackets", "drops", "random\nlosses",
-                "delay box lateness\np50 / p99 ms"]:
-        t.add_column(col, justify="left" if col == "direction" else "right", no_wrap=True)
-    for l in s["links"]:
-        lat = (l.get("delay_box") or {}).get("lateness_ns")
-        lt = f"{lat['p50'] / 1e6:.3f} / {lat['p99'] / 1e6:.3f}" if lat and lat.get("samples") else "-"
-        t.add_row(l["name"], f"{l['rate_bps'] / 1e6:g}", f"{100 * l['utilization']:.1f}%", str(l["tx_packets"]),
-                  str(l["dropped_packets"]), str(l["lost_packets"]), lt)
-    out.print(t)
+    out.print(live_flow_table(result.summary))
+    out.print(live_link_table(result.summary))
 
 
 @app.command("run")
@@ -236,8 +219,6 @@ def run_cmd(
         if not quiet:
             print_live_summary(result)
             if result.summary.get("players"):
-                from .cli import player_table
-
                 out.print(player_table(result))
             out.print(f"wrote summary.json and {', '.join(f'{n}.parquet' for n in sorted(result.traces))} in {out_dir}/")
 
@@ -280,16 +261,7 @@ def check(
         if as_json:
             out.print(json.dumps(rep, indent=1), soft_wrap=True)
             return
-        t = Table(title=f"8 RBB players, {seconds} s (mean per player; queue = mean backlog of r1->r2)",
-                  title_justify="left")
-        for col in ["servers' cc", "mode", "switches", "avg level", "stalls", "queue B", "drops", "load before/after"]:
-            t.add_column(col, justify="left" if col in ("servers' cc", "mode") else "right", no_wrap=True)
-        for cc, n in rep["runs"].items():
-            for mode in ("live", "sim"):
-                v = n[mode]
-                t.add_row(cc, mode, f"{v['switches']:.2f}", f"{v['avg_level']:.2f}", str(v["stalls"]),
-                          f"{v['queue_bytes']:.0f}", str(v["drops"]), " ".join(map(str, n["load"])) if mode == "live" else "")
-        out.print(t)
+        out.print(live_ranking_table(rep, seconds))
         for v in rep["verdicts"]:
             out.print(f"{'holds' if v['holds'] else 'DOES NOT HOLD'}: {v['claim']} ({v['numbers']})")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
 
 from .console import stderr_console, stdout_console
+from .tables import claims_table, experiments_table
 
 out = stdout_console(120)
 err = stderr_console()
@@ -29,28 +29,7 @@ def _fail(message: str) -> typer.Exit:
 def _list() -> None:
     from .reproduce import registry
 
-    t = Table(title="Experiments (haslab reproduce NAME [--quick])", title_justify="left")
-    for c in ("name", "paper", "figure", "title", "quick form", "full form"):
-        t.add_column(c)
-    for name, e in registry.experiments().items():
-        t.add_row(name, e.paper, e.label, e.title, e.forms[0], e.forms[1])
-    for name in registry.missing():
-        t.add_row(name, name.split("-")[0], "", "[dim]not yet reproduced[/]", "", "")
-    out.print(t)
-
-
-def _claims_table(outcome) -> Table:
-    from .reproduce.base import fmt
-
-    t = Table(title=f"{outcome.experiment.name}: claims", title_justify="left", show_lines=False)
-    t.add_column("paper's claim", ratio=3)
-    t.add_column("paper")
-    t.add_column("ours")
-    t.add_column("verdict")
-    t.add_column("reason", ratio=2)
-    for c in outcome.claims:
-        t.add_row(c.text, c.paper, c.ours_text or fmt(c.ours), "[green]yes[/]" if c.holds else f"[red]{c.verdict}[/]" + (f": {c.reading}" if c.reading else ""), c.reason)
-    return t
+    out.print(experiments_table(registry.experiments(), registry.missing()))
 
 
 def reproduce(
@@ -134,7 +113,7 @@ def reproduce(
             continue
         held = sum(c.holds for c in outcome.claims)
         if not quiet:
-            out.print(_claims_table(outcome))
+            out.print(claims_table(outcome))
         out.print(
             f"{n}: {held}/{len(outcome.claims)} claims hold; {outcome.runs} runs ({outcome.ran} run now, "
             f"{outcome.failed} failed) in {outcome.wall_s:.0f} s → {outcome.md}",

@@ -10,9 +10,9 @@ from typing import Optional
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from .console import stderr_console, stdout_console
+from .tables import failures_table, first_line
 
 app = typer.Typer(
     name="sweep",
@@ -36,26 +36,6 @@ def _fail(message: str) -> typer.Exit:
 
     err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
     return typer.Exit(code=1)
-
-
-def _first_line(text: Optional[str]) -> str:
-    """The first line of an error, whole (the table wraps it; a cut message would hide the
-    list of accepted values that ends most errors)."""
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
-
-
-def _failures_table(rows: list[dict], params: list[str], limit: int) -> Table:
-    t = Table(title=f"Failed runs ({len(rows)})", title_justify="left")
-    t.add_column("run", no_wrap=True)
-    for p in params:
-        t.add_column(p)
-    t.add_column("seed", justify="right")
-    t.add_column("error")
-    for r in rows[:limit]:
-        t.add_row(r["run_hash"][:12], *[str(r.get(p)) for p in params], str(r["seed"]), _first_line(r.get("error")))
-    if len(rows) > limit:
-        t.caption = f"… and {len(rows) - limit} more (haslab sweep status DIR --all)"
-    return t
 
 
 @app.command("run")
@@ -121,7 +101,7 @@ def run_cmd(
         # every run of this call failed: almost always one cause (a bad value for every run); say it
         spec, error = outcome.failures[0]
         err.print(
-            escape(f"all {outcome.failed} runs failed (see haslab sweep status {dest}); the first: {_first_line(error)}"),
+            escape(f"all {outcome.failed} runs failed (see haslab sweep status {dest}); the first: {first_line(error)}"),
             soft_wrap=True,
         )
     if not quiet:
@@ -137,7 +117,7 @@ def run_cmd(
             order = {r.run_hash: i for i, r in enumerate(runs)}
             failures = sorted(outcome.failures, key=lambda f: order[f[0].run_hash])
             rows = [{"run_hash": s.run_hash, **s.params, "seed": s.seed, "error": e} for s, e in failures]
-            out.print(_failures_table(rows, sweep.params, limit=10))
+            out.print(failures_table(rows, sweep.params, limit=10))
     if counts["failed"]:
         raise typer.Exit(code=EXIT_FAILED_RUNS)
 
@@ -168,7 +148,7 @@ def validate_cmd(
     head = f"sweep {sweep.name}: {len(sweep.points())} point(s) × {len(sweep.seeds)} seed(s) = {len(runs)} runs"
     if failures:
         out.print(f"{head}; {len(failures)} invalid:", soft_wrap=True)
-        out.print(_failures_table(failures, sweep.params, limit=20))
+        out.print(failures_table(failures, sweep.params, limit=20))
         raise typer.Exit(code=1)
     out.print(f"ok: {head}, every scenario valid", soft_wrap=True)
 
@@ -211,4 +191,4 @@ def status_cmd(
         if len(done) and done["wall_s"].notna().any():
             out.print(f"run time: {done['wall_s'].sum():.1f} s summed over {len(done)} stored runs")
     if failures:
-        out.print(_failures_table(failures, params, limit=len(failures) if show_all else 20))
+        out.print(failures_table(failures, params, limit=len(failures) if show_all else 20))

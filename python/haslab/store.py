@@ -38,10 +38,14 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from .sweep import RunSpec
+    from .runs import RunSpec
 
 PLAN = "sweep.json"
 SUMMARY = "summary"
+
+#: Empty files in a run's directory: the run was stored with its traces / its pcap files.
+TRACES_MARK = "traces.stored"
+PCAP_MARK = "pcap.stored"
 
 
 class StoreError(RuntimeError):
@@ -335,6 +339,17 @@ class Store:
     def run_dir(self, run_hash: str) -> Path:
         """The directory of a run's files (scenario.json, summary.json, traces)."""
         return self.runs_dir / run_hash
+
+    def has_files(self, spec: "RunSpec") -> bool:
+        """A stored run has what ``spec`` asks for: its traces (Parquet) and pcap files. A run stored
+        by a sweep without traces (the hash covers the scenario and seed, not what is recorded) is
+        run again when a sweep wants them."""
+        d = self.run_dir(spec.run_hash)
+        if spec.traces and not ((d / TRACES_MARK).exists() or any(d.glob("*.parquet"))):
+            return False
+        if spec.pcap and not ((d / PCAP_MARK).exists() or any(d.rglob("*.pcap"))):
+            return False
+        return True
 
     def trace(self, run_hash: str, name: str) -> "pd.DataFrame":
         """A trace (``cwnd``, ``goodput``, ``queue``) of one run."""

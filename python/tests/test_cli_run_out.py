@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import haslab
-from haslab.cli import histogram_ms
+from haslab.tables import histogram_ms
 from conftest import cli, demo_toml
 
 HAS_TOML = """\
