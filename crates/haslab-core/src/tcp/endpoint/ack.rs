@@ -379,6 +379,10 @@ impl Endpoint {
         let data_end = self.write_end;
         let bytes_acked = ack.min(data_end) - self.snd_una.clamp(1, data_end);
         self.snd_una = ack;
+        if self.fin_requested && ack > self.write_end {
+            // the cumulative ACK covers our FIN
+            self.state = self.state.on_fin_acked();
+        }
         self.stats.bytes_acked += bytes_acked;
         if let Some(r) = rtt_ns {
             self.take_rtt_sample(r);

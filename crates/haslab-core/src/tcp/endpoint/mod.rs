@@ -61,6 +61,7 @@ use super::seq::{from_wire, to_wire};
 use crate::net::packet::{flags, Packet, SynOptions, TcpHeader};
 use crate::sim::events::Timer;
 use std::collections::VecDeque;
+use std::fmt;
 
 /// The timers of an endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,15 +75,89 @@ pub enum TimerKind {
     Reorder,
 }
 
-/// Connection states (RFC 793 §3.2, reduced to what the simulator needs: there is no
-/// TIME-WAIT and a closed connection is simply quiet).
+/// Connection states (RFC 793 §3.2, Figure 6). Two simplifications: TIME-WAIT has no 2·MSL
+/// timer (the connection stays there, answering a retransmitted FIN with an ACK), and a
+/// passive closer whose FIN was acknowledged is CLOSED but still answers segments the same
+/// way; neither ever sends data again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
+    /// Not opened yet (a client before `connect`), or closed after both FINs (passive closer).
     Closed,
+    /// A server waiting for a SYN.
     Listen,
     SynSent,
     SynRcvd,
     Established,
+    /// We sent our FIN (the application closed); not yet acknowledged.
+    FinWait1,
+    /// Our FIN was acknowledged; the peer may still send.
+    FinWait2,
+    /// The peer's FIN arrived (in order); we may still send.
+    CloseWait,
+    /// Both sides sent a FIN, ours first, and ours is not acknowledged yet.
+    Closing,
+    /// The peer closed first, then we did; our FIN is not acknowledged yet.
+    LastAck,
+    /// Both FINs exchanged and acknowledged, we closed first.
+    TimeWait,
+}
+
+impl State {
+    /// After the handshake: segments carry data and ACKs (RFC 793 "synchronized states").
+    pub fn is_synchronized(self) -> bool {
+        !matches!(
+            self,
+            State::Closed | State::Listen | State::SynSent | State::SynRcvd
+        )
+    }
+
+    /// The state after the application closes its direction (RFC 793 CLOSE call).
+    fn on_close(self) -> State {
+        match self {
+            State::Established => State::FinWait1,
+            State::CloseWait => State::LastAck,
+            s => s,
+        }
+    }
+
+    /// The state after the peer's FIN is received in order.
+    fn on_peer_fin(self) -> State {
+        match self {
+            State::Established => State::CloseWait,
+            State::FinWait1 => State::Closing,
+            State::FinWait2 => State::TimeWait,
+            s => s,
+        }
+    }
+
+    /// The state after our FIN is acknowledged.
+    fn on_fin_acked(self) -> State {
+        match self {
+            State::FinWait1 => State::FinWait2,
+            State::Closing => State::TimeWait,
+            State::LastAck => State::Closed,
+            s => s,
+        }
+    }
+}
+
+impl fmt::Display for State {
+    /// RFC 793's names (`ESTABLISHED`, `FIN-WAIT-1`, ...).
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            State::Closed => "CLOSED",
+            State::Listen => "LISTEN",
+            State::SynSent => "SYN-SENT",
+            State::SynRcvd => "SYN-RECEIVED",
+            State::Established => "ESTABLISHED",
+            State::FinWait1 => "FIN-WAIT-1",
+            State::FinWait2 => "FIN-WAIT-2",
+            State::CloseWait => "CLOSE-WAIT",
+            State::Closing => "CLOSING",
+            State::LastAck => "LAST-ACK",
+            State::TimeWait => "TIME-WAIT",
+        })
+    }
 }
 
 /// What an endpoint tells its application.
@@ -461,8 +536,9 @@ impl Endpoint {
     pub fn unacked_written_bytes(&self) -> u64 {
         self.write_end - self.snd_una.clamp(1, self.write_end)
     }
+    /// The handshake completed (whether or not either side has closed since).
     pub fn is_established(&self) -> bool {
-        self.state == State::Established
+        self.state.is_synchronized()
     }
     pub fn node(&self) -> u32 {
         self.node
@@ -518,6 +594,7 @@ impl Endpoint {
     pub fn close(&mut self, now_ns: u64, out: &mut Output) {
         if !self.fin_requested {
             self.fin_requested = true;
+            self.state = self.state.on_close();
             self.try_send(now_ns, out);
         }
     }
@@ -651,7 +728,8 @@ impl Endpoint {
     pub fn on_segment(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
         self.tp.now_ns = now_ns;
         match self.state {
-            State::Closed => {}
+            // never opened
+            State::Closed if self.stats.established_ns.is_none() => {}
             State::Listen => {
                 if h.has(flags::SYN) && !h.has(flags::ACK) {
                     self.accept_syn(h);
@@ -676,7 +754,7 @@ impl Endpoint {
                     self.on_established_segment(h, now_ns, out);
                 }
             }
-            State::Established => {
+            _ => {
                 if h.has(flags::SYN) {
                     // a retransmitted SYN-ACK: our handshake ACK was lost
                     self.send_ack(now_ns, out);
@@ -720,6 +798,10 @@ impl Endpoint {
         }
         self.rto_timer.cancel();
         self.state = State::Established;
+        if self.fin_requested {
+            // the application closed during the handshake: the FIN follows its data
+            self.state = self.state.on_close();
+        }
         self.stats.established_ns = Some(now_ns);
         self.tp.rto_ns = self.rtt.rto_ns();
         self.cc.cwnd_event(&mut self.tp, CaEvent::Established);
@@ -776,7 +858,7 @@ impl Endpoint {
         match kind {
             TimerKind::Rto => self.on_rto(now_ns, out),
             TimerKind::DelAck => {
-                if self.unacked_bytes > 0 && self.state == State::Established {
+                if self.unacked_bytes > 0 && self.state.is_synchronized() {
                     self.send_ack(now_ns, out);
                 }
             }

@@ -1,7 +1,7 @@
 //! RACK loss detection and the tail loss probe (RFC 8985; Linux `tcp_rack_*`,
 //! `tcp_schedule_loss_probe`).
 
-use super::{Endpoint, Output, Rack, State, TimerKind, TlpEpisode};
+use super::{Endpoint, Output, Rack, TimerKind, TlpEpisode};
 use crate::tcp::cc::CaState;
 use crate::tcp::config::RecoveryMode;
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
@@ -54,7 +54,7 @@ impl Endpoint {
 
     /// The RACK reordering timer expired (Linux `tcp_rack_reo_timeout`).
     pub(super) fn on_reorder_timeout(&mut self, now_ns: u64, out: &mut Output) {
-        if self.state != State::Established || self.sb.is_empty() {
+        if !self.state.is_synchronized() || self.sb.is_empty() {
             return;
         }
         let lost = self.rack_detect_loss(now_ns, out);
@@ -80,7 +80,7 @@ impl Endpoint {
             || self.tlp.is_some()
             || self.tp.ca_state != CaState::Open
             || self.sb.is_empty()
-            || self.state != State::Established
+            || !self.state.is_synchronized()
         {
             return;
         }
@@ -115,7 +115,7 @@ impl Endpoint {
     /// RFC 8985 §7.3 / Linux `tcp_send_loss_probe`: one new segment if there is one, else a
     /// retransmission of the last outstanding segment; cwnd is not changed.
     pub(super) fn on_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
-        if self.state != State::Established
+        if !self.state.is_synchronized()
             || self.sb.is_empty()
             || self.tlp.is_some()
             || self.tp.ca_state != CaState::Open

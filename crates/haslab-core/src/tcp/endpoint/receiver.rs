@@ -66,6 +66,7 @@ impl Endpoint {
             if self.rcv_nxt == f && !self.peer_closed {
                 self.rcv_nxt += 1;
                 self.peer_closed = true;
+                self.state = self.state.on_peer_fin();
                 ack_now = true;
             }
         }

@@ -180,7 +180,7 @@ impl Endpoint {
                 self.send_syn(now_ns, out, true);
                 return;
             }
-            State::Established => {}
+            s if s.is_synchronized() => {}
             _ => return,
         }
         if self.sb.is_empty() {

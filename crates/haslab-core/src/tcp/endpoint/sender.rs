@@ -3,7 +3,7 @@
 //! processing is in [`super::ack`], loss recovery and the RTO in [`super::recovery`], RACK and
 //! the tail loss probe in [`super::rack_tlp`].
 
-use super::{Endpoint, Notice, NoticeKind, Output, State, TimerKind};
+use super::{Endpoint, Notice, NoticeKind, Output, TimerKind};
 use crate::net::packet::flags;
 use crate::tcp::cc::{CaEvent, CaState};
 use crate::tcp::config::{CwndGrowth, RecoveryMode};
@@ -40,7 +40,7 @@ impl Endpoint {
 
     /// Sends what the windows allow: lost segments first, then new data.
     pub fn try_send(&mut self, now_ns: u64, out: &mut Output) {
-        if self.state != State::Established {
+        if !self.state.is_synchronized() {
             return;
         }
         self.tp.now_ns = now_ns;

@@ -443,3 +443,43 @@ fn a_duplicate_segment_is_reported_as_dsack() {
     c.on_segment(&dup_ack[0], 155 * MS, &mut out);
     assert_eq!(c.stats.dsacks_received, 1);
 }
+
+/// RFC 793 §3.5 (Figure 13, normal close): the side that closes first goes through
+/// FIN-WAIT-1, FIN-WAIT-2 and TIME-WAIT, the other through CLOSE-WAIT, LAST-ACK and CLOSED;
+/// each side's data is delivered before its FIN, and the states print as the RFC names them.
+#[test]
+fn a_normal_close_walks_the_rfc_793_states_on_both_sides() {
+    use super::State;
+    let cfg = TcpConfig {
+        delayed_ack: DelayedAckMode::Off,
+        ..TcpConfig::default()
+    };
+    let (mut c, mut s) = pair(cfg);
+    assert_eq!((c.state, s.state), (State::Established, State::Established));
+    let mut out = Output::default();
+    c.write(3000, 1, 100 * MS, &mut out);
+    c.close(100 * MS, &mut out);
+    assert_eq!(c.state, State::FinWait1);
+    // the data and the FIN reach the server; its ACKs reach the client
+    let to_client = deliver(&mut s, &headers(&mut out), 125 * MS);
+    assert_eq!(s.state, State::CloseWait);
+    assert_eq!(s.stats.bytes_received, 3000);
+    assert!(s.peer_closed);
+    let back = deliver(&mut c, &to_client, 150 * MS);
+    assert!(back.is_empty(), "an ACK of everything needs no answer");
+    assert_eq!(c.state, State::FinWait2);
+    // the server closes in turn
+    let mut out = Output::default();
+    s.close(160 * MS, &mut out);
+    assert_eq!(s.state, State::LastAck);
+    let fin = headers(&mut out);
+    assert_eq!(fin.len(), 1);
+    let ack = deliver(&mut c, &fin, 185 * MS);
+    assert_eq!(c.state, State::TimeWait);
+    deliver(&mut s, &ack, 210 * MS);
+    assert_eq!(s.state, State::Closed);
+    assert_eq!(c.state.to_string(), "TIME-WAIT");
+    assert_eq!(State::FinWait1.to_string(), "FIN-WAIT-1");
+    // TIME-WAIT still answers a retransmitted FIN with an ACK
+    assert_eq!(deliver(&mut c, &fin, 400 * MS).len(), 1);
+}
