@@ -60,6 +60,60 @@ pub fn dummy_count(p: f64, epsilon: f64) -> u32 {
         .unwrap_or(MAX_DUMMIES)
 }
 
+/// One connection's RTL state (the sender's side of §3.2): how many dummies the current
+/// trailing-ACKs phase may still send, and which duplicate ACKs are echoes of dummies.
+#[derive(Clone, Debug, Default)]
+pub struct TailLoss {
+    /// Dummies left to send in this trailing phase (None before the phase starts: the count
+    /// is computed from the loss rate when the phase's first ACK arrives).
+    quota: Option<u32>,
+    /// End of the chunk whose dummies may still be echoed, and how many may be: a dummy that
+    /// reaches a receiver holding the whole chunk comes back as a duplicate ACK of the chunk's
+    /// end, which must not count towards a fast retransmit of the next chunk.
+    echo_end: u64,
+    echoes: u32,
+}
+
+impl TailLoss {
+    /// A new chunk starts: its trailing phase will compute its own count.
+    pub fn on_new_chunk(&mut self) {
+        self.quota = None;
+    }
+
+    /// Takes one dummy from this phase's quota (computed by `count` the first time); false
+    /// when the quota is spent. `chunk_end` is the chunk the dummy follows.
+    pub fn take_dummy(&mut self, chunk_end: u64, count: impl FnOnce() -> u32) -> bool {
+        let quota = *self.quota.get_or_insert_with(count);
+        if quota == 0 {
+            return false;
+        }
+        self.quota = Some(quota - 1);
+        if self.echo_end != chunk_end {
+            self.echo_end = chunk_end;
+            self.echoes = 0;
+        }
+        self.echoes += 1;
+        true
+    }
+
+    /// A retransmission went out: a dummy sent before it reaches the receiver before it (one
+    /// FIFO path), while the hole is still open, so its duplicate ACK is a loss signal, not an
+    /// echo of a complete chunk. Only dummies sent after the last retransmission can echo.
+    pub fn on_retransmission(&mut self) {
+        self.echoes = 0;
+    }
+
+    /// Whether a pure duplicate ACK of `ack` (= snd_una) is the echo of a dummy, and if so
+    /// counts it.
+    pub fn take_echo(&mut self, ack: u64) -> bool {
+        let echo = ack == self.echo_end && self.echoes > 0;
+        if echo {
+            self.echoes -= 1;
+        }
+        echo
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

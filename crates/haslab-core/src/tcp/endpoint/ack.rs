@@ -60,12 +60,8 @@ impl Endpoint {
         // (what a D-SACK would report), not a sign of loss in the next chunk
         let rtl_echo = !info.advanced
             && ack == self.snd_una
-            && ack == self.rtl_echo_end
-            && self.rtl_echoes > 0
-            && h.payload_bytes == 0;
-        if rtl_echo {
-            self.rtl_echoes -= 1;
-        }
+            && h.payload_bytes == 0
+            && self.rtl.take_echo(ack);
         // RFC 5681 §2 (same window), or with SACK RFC 6675 §2: only an ACK whose SACK blocks
         // name octets not SACKed before counts (an ACK carrying just a D-SACK of a duplicate,
         // as the go-back-N after an RTO draws, does not; Linux counts SACKed segments, not

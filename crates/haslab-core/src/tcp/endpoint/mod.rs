@@ -329,13 +329,8 @@ pub struct Endpoint {
     rto_trailing_cwnd: Option<u32>,
     /// novel pacing rate while the first RTT of a chunk is paced
     novel_pacing_bps: Option<u64>,
-    /// RTL: dummies to send in this trailing phase (None before the phase starts)
-    rtl_quota: Option<u32>,
-    /// RTL: end of the chunk whose dummies may still be echoed, and how many may be: a dummy
-    /// that reaches a receiver holding the whole chunk comes back as a duplicate ACK of the
-    /// chunk's end, which must not count towards a fast retransmit of the next chunk
-    rtl_echo_end: u64,
-    rtl_echoes: u32,
+    /// Reducing Tail Loss: the trailing phase's dummies and their echoes
+    rtl: crate::tcp::rtl::TailLoss,
     /// marks (end offset, tag) of writes, for Acked notices
     send_marks: VecDeque<(u64, u64)>,
     idle_notified: bool,
@@ -468,10 +463,8 @@ impl Endpoint {
             chunk_pending: false,
             rto_trailing_cwnd: None,
             novel_pacing_bps: None,
-            rtl_quota: None,
+            rtl: Default::default(),
             undo_ts: None,
-            rtl_echo_end: 0,
-            rtl_echoes: 0,
             send_marks: VecDeque::new(),
             idle_notified: true,
             irs: 0,
@@ -569,7 +562,7 @@ impl Endpoint {
             // written while idle: a new chunk (an HTTP response) starts here
             self.chunk_start = self.write_end;
             self.chunk_pending = true;
-            self.rtl_quota = None;
+            self.rtl.on_new_chunk();
         }
         self.write_end += bytes;
         self.chunk_end = self.write_end;

@@ -175,10 +175,7 @@ impl Endpoint {
         self.emit(h, out);
         let tx = self.rate.on_send(&mut self.tp, self.sb.len(), now_ns);
         self.sb.on_retransmit(i, now_ns, tx);
-        // RTL: a dummy sent before this retransmission reaches the receiver before it (one
-        // FIFO path), while the hole is still open: its duplicate ACK is a loss signal, not an
-        // echo of a complete chunk. Only dummies sent after the last retransmission can echo.
-        self.rtl_echoes = 0;
+        self.rtl.on_retransmission();
         if self.tp.ca_state == CaState::Recovery {
             self.recovery_retrans += 1;
         }
@@ -359,22 +356,21 @@ impl Endpoint {
         if !trailing {
             return;
         }
-        let quota = *self.rtl_quota.get_or_insert_with(|| {
-            let p = (self.tp.lost_pkts + 1) as f64 / (self.stats.segments_sent + 100) as f64;
-            crate::tcp::rtl::dummy_count(p, self.cfg.rtl_epsilon)
-        });
-        if quota == 0 {
+        let (lost, sent, epsilon) = (
+            self.tp.lost_pkts,
+            self.stats.segments_sent,
+            self.cfg.rtl_epsilon,
+        );
+        let count = || {
+            let p = (lost + 1) as f64 / (sent + 100) as f64;
+            crate::tcp::rtl::dummy_count(p, epsilon)
+        };
+        if !self.rtl.take_dummy(self.chunk_end, count) {
             return;
         }
-        self.rtl_quota = Some(quota - 1);
         let last = self.chunk_end - 1;
         let h = self.header(now_ns, last, flags::ACK | flags::PSH, 1);
         self.emit(h, out);
-        if self.rtl_echo_end != self.chunk_end {
-            self.rtl_echo_end = self.chunk_end;
-            self.rtl_echoes = 0;
-        }
-        self.rtl_echoes += 1;
         self.stats.rtl_dummies += 1;
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += 1;
