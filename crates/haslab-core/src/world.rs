@@ -6,8 +6,6 @@
 //! handling). Congestion controls and applications are trait objects, called once per ACK or
 //! per application event.
 
-use crate::app::bulk::BulkSender;
-use crate::app::chunks::ChunkSender;
 use crate::app::{App, AppAction, AppApi, AppReport, OpenSpec};
 use crate::has::session::HasSession;
 use crate::metrics::delay::DelayStats;
@@ -18,7 +16,7 @@ use crate::net::packet::{Packet, Transport};
 use crate::net::pcap::PcapWriter;
 use crate::net::queue::DropTail;
 use crate::net::routing::{Edge, Routes, NO_ROUTE};
-use crate::scenario::{AppPlan, Plan, QueuePlan};
+use crate::scenario::{Plan, QueuePlan};
 use crate::sim::events::EventQueue;
 use crate::sim::rng::Stream;
 use crate::tcp::cc::CcConfig;
@@ -197,22 +195,7 @@ impl World {
                 &f.tcp,
                 &f.cc,
             ));
-            let (app, start_ns): (Box<dyn App>, u64) = match f.app {
-                AppPlan::Bulk {
-                    start_ns,
-                    stop_ns,
-                    bytes,
-                } => (Box::new(BulkSender::new(conn, bytes, stop_ns)), start_ns),
-                AppPlan::Chunks {
-                    start_ns,
-                    stop_ns,
-                    chunk_bytes,
-                    interval_ns,
-                } => (
-                    Box::new(ChunkSender::new(conn, chunk_bytes, interval_ns, stop_ns)),
-                    start_ns,
-                ),
-            };
+            let (app, start_ns) = (f.app.build(conn), f.app.start_ns());
             let app_id = apps.len() as u32;
             apps.push(app);
             conn_apps.push([Some(app_id), None]);
@@ -227,22 +210,8 @@ impl World {
             apps.push(Box::new(HasSession::new(Arc::new(p.clone()), plan.seed)));
             player_apps.push(app_id);
             q.schedule(p.start_ns, Ev::AppStart(app_id));
-            // the slowest link direction on the server → client path
-            let mut at = p.server as u32;
-            let mut slowest: Option<(u32, u64)> = None;
-            let mut hops = 0;
-            while at != p.client as u32 && hops <= n_nodes {
-                let ld = routes.next_hop(at, p.client as u32);
-                if ld == NO_ROUTE {
-                    break;
-                }
-                let l = &links[ld as usize];
-                if slowest.is_none_or(|(_, r)| l.rate_bps < r) {
-                    slowest = Some((ld, l.rate_bps));
-                }
-                at = l.to;
-                hops += 1;
-            }
+            let slowest =
+                slowest_on_path(&routes, &links, p.server as u32, p.client as u32, n_nodes);
             player_paths.push(slowest);
         }
 
@@ -840,6 +809,34 @@ impl World {
 
 fn tx_node(c: &Connection, side: usize) -> usize {
     c.ends[side].node() as usize
+}
+
+/// The slowest link direction on the path `from` → `to` (its index and rate), the path's
+/// bottleneck for a player's utilisation; None when there is no route (`max_hops` guards the
+/// walk).
+fn slowest_on_path(
+    routes: &Routes,
+    links: &[LinkDir],
+    from: u32,
+    to: u32,
+    max_hops: usize,
+) -> Option<(u32, u64)> {
+    let mut at = from;
+    let mut slowest: Option<(u32, u64)> = None;
+    let mut hops = 0;
+    while at != to && hops <= max_hops {
+        let ld = routes.next_hop(at, to);
+        if ld == NO_ROUTE {
+            break;
+        }
+        let l = &links[ld as usize];
+        if slowest.is_none_or(|(_, r)| l.rate_bps < r) {
+            slowest = Some((ld, l.rate_bps));
+        }
+        at = l.to;
+        hops += 1;
+    }
+    slowest
 }
 
 /// Builds and runs a plan to its end.

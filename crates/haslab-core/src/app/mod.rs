@@ -9,6 +9,7 @@
 
 pub mod bulk;
 pub mod chunks;
+pub mod plan;
 
 use crate::tcp::cc::{AppData, CcConfig};
 use crate::tcp::config::TcpConfig;

@@ -2,6 +2,7 @@
 //! simulator builds. Names are resolved to indices, units to integers (`_ns`, `_bps`,
 //! `_bytes`), defaults are applied. Nothing here can be invalid.
 
+pub use crate::app::plan::AppPlan;
 pub use crate::has::plan::{ConnectionPolicy, PlayerPlan};
 pub use crate::net::queue::QueueLimit;
 use crate::tcp::cc::CcConfig;
@@ -84,24 +85,6 @@ pub struct FlowPlan {
     pub cc: CcConfig,
     /// the named transport the flow selected (its options are already in `tcp` and `cc`)
     pub transport: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum AppPlan {
-    /// FTP-like: connects at `start_ns`, writes `bytes` (unbounded if None) and stops writing at
-    /// `stop_ns` (data already written is still delivered).
-    Bulk {
-        start_ns: u64,
-        stop_ns: Option<u64>,
-        bytes: Option<u64>,
-    },
-    /// On/off: connects at `start_ns`, writes `chunk_bytes` every `interval_ns` until `stop_ns`.
-    Chunks {
-        start_ns: u64,
-        stop_ns: Option<u64>,
-        chunk_bytes: u64,
-        interval_ns: u64,
-    },
 }
 
 /// One link direction, by link index and direction.
