@@ -8,6 +8,7 @@ pub mod conn;
 pub mod cwv;
 pub mod endpoint;
 pub mod newcwv;
+pub mod novel_pacing;
 pub mod pacing;
 pub mod rate;
 pub mod rtl;

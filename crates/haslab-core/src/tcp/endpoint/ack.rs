@@ -185,10 +185,9 @@ impl Endpoint {
         if info.advanced {
             self.cwv.on_ack(&mut self.tp, info.bytes_acked);
         }
-        if self.novel_pacing_bps.is_some() && self.snd_una > self.chunk_start {
+        if self.snd_una > self.chunk_start && self.novel.on_first_packet_acked() {
             // the first packet of the chunk is acknowledged: the initial burst is over, and the
             // flow's own pacing (if any) applies again
-            self.novel_pacing_bps = None;
             if !self.cc.has_cong_control() {
                 self.tp.pacing_rate_bps = None;
             }

@@ -325,10 +325,8 @@ pub struct Endpoint {
     /// TSval of the first retransmission of the current RTO episode (Linux `retrans_stamp`):
     /// an ACK echoing an older TSval was sent for an original transmission (Eifel, RFC 3522)
     undo_ts: Option<u32>,
-    /// cwnd before an RTO in the current chunk's trailing-ACKs phase
-    rto_trailing_cwnd: Option<u32>,
-    /// novel pacing rate while the first RTT of a chunk is paced
-    novel_pacing_bps: Option<u64>,
+    /// Novel pacing of each chunk's first round trip (Enhancing-TCP §3.1)
+    novel: crate::tcp::novel_pacing::NovelPacing,
     /// Reducing Tail Loss: the trailing phase's dummies and their echoes
     rtl: crate::tcp::rtl::TailLoss,
     /// marks (end offset, tag) of writes, for Acked notices
@@ -461,8 +459,7 @@ impl Endpoint {
             chunk_start: 1,
             chunk_end: 1,
             chunk_pending: false,
-            rto_trailing_cwnd: None,
-            novel_pacing_bps: None,
+            novel: Default::default(),
             rtl: Default::default(),
             undo_ts: None,
             send_marks: VecDeque::new(),

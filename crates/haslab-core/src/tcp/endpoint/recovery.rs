@@ -190,16 +190,18 @@ impl Endpoint {
         if !self.sb.get(0).has(segflags::EVER_RETRANS) {
             self.stats.tail_rto_count += 1;
         }
-        if self.snd_nxt >= self.chunk_end && self.rto_trailing_cwnd.is_none() {
+        if self.snd_nxt >= self.chunk_end {
             // an RTO in the trailing-ACKs phase (the whole chunk was sent): remembered for
             // the novel pacing of the next chunk. In fast recovery the window is ssthresh: a
             // cwnd inflated by duplicate ACKs (RFC 6582) is not a window to restore
-            let window = if self.tp.ca_state == CaState::Recovery {
-                self.tp.cwnd_pkts.min(self.tp.ssthresh_pkts)
-            } else {
-                self.tp.cwnd_pkts
-            };
-            self.rto_trailing_cwnd = Some(window);
+            let tp = &self.tp;
+            self.novel.on_trailing_rto(|| {
+                if tp.ca_state == CaState::Recovery {
+                    tp.cwnd_pkts.min(tp.ssthresh_pkts)
+                } else {
+                    tp.cwnd_pkts
+                }
+            });
         }
         // a new loss episode reduces ssthresh (see RtoSsthresh for Linux's and ns-3's rules)
         let episode_over = self.recover <= self.snd_una;

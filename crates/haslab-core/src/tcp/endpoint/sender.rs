@@ -284,7 +284,7 @@ impl Endpoint {
     /// which the maximum still caps).
     pub(super) fn update_pacing_rate(&mut self) {
         let max = self.cfg.max_pacing_rate.map(|r| r.0);
-        if let Some(r) = self.novel_pacing_bps {
+        if let Some(r) = self.novel.rate_bps() {
             self.tp.pacing_rate_bps = Some(max.map_or(r, |m| r.min(m)));
             return;
         }
@@ -316,29 +316,22 @@ impl Endpoint {
 
     // ------------------------------------------------------------------ Enhancing-TCP (§3)
 
-    /// Novel pacing (Enhancing-TCP §3.1, Fig. 2), decided when a chunk's first segment goes
-    /// out: no pacing if restart after idle decayed cwnd or for the connection's first chunk
-    /// (its slow start is left alone); after an RTO in the previous chunk's trailing ACKs,
-    /// cwnd = cwnd' (before that RTO: slow start is skipped) paced at 2·RTT/cwnd' per packet;
-    /// otherwise paced at RTT/cwnd per packet. Pacing ends when the chunk's first packet is
-    /// acknowledged (see `on_ack`).
+    /// Novel pacing (Enhancing-TCP §3.1, Fig. 2; see [`crate::tcp::novel_pacing`]), decided
+    /// when a chunk's first segment goes out.
     pub(super) fn start_novel_pacing(&mut self, decayed: bool) {
-        let rto_cwnd = self.rto_trailing_cwnd.take();
-        if !self.cfg.novel_pacing || decayed || self.tp.srtt_ns == 0 || self.chunk_start <= 1 {
-            return;
+        let first_chunk = self.chunk_start <= 1;
+        let paced = self.novel.on_chunk_start(
+            self.cfg.novel_pacing,
+            decayed,
+            first_chunk,
+            self.tp.srtt_ns,
+            self.cfg.mss,
+            &mut self.tp.cwnd_pkts,
+        );
+        if paced {
+            self.stats.novel_paced_chunks += 1;
+            self.update_pacing_rate();
         }
-        let (pkts, rtts) = match rto_cwnd {
-            Some(prev) => {
-                self.tp.cwnd_pkts = self.tp.cwnd_pkts.max(prev);
-                (prev, 2)
-            }
-            None => (self.tp.cwnd_pkts, 1),
-        };
-        let bits = pkts as u128 * self.cfg.mss as u128 * 8 * 1_000_000_000;
-        let rate = (bits / (rtts * self.tp.srtt_ns as u128)).max(1) as u64;
-        self.novel_pacing_bps = Some(rate);
-        self.stats.novel_paced_chunks += 1;
-        self.update_pacing_rate();
     }
 
     /// Reducing Tail Loss (Enhancing-TCP §3.2): in the trailing-ACKs phase (the chunk is all
