@@ -47,29 +47,7 @@ impl Scenario {
             let p = format!("flow[{i}]");
 
             // Application.
-            if f.start.0 >= duration_ns {
-                return Err(err(
-                    format!("{p}.start"),
-                    format!(
-                        "{} is not before the end of the run (duration = {}): a flow must start before the run ends",
-                        show_ns(f.start.0),
-                        show_ns(duration_ns)
-                    ),
-                ));
-            }
-            if let Some(stop) = f.stop {
-                if stop.0 <= f.start.0 {
-                    return Err(err(
-                        format!("{p}.stop"),
-                        format!(
-                            "{} must be after start ({})",
-                            show_ns(stop.0),
-                            show_ns(f.start.0)
-                        ),
-                    ));
-                }
-                check_duration(&format!("{p}.stop"), stop.0)?;
-            }
+            check_start_stop(&p, f.start.0, f.stop.map(|s| s.0), duration_ns, "a flow")?;
             let stop_ns = f.stop.map(|s| s.0);
             let app = match f.app {
                 AppKind::Bulk => {

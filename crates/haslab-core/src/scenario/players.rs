@@ -6,7 +6,8 @@ use super::plan::*;
 use super::player_spec::*;
 use super::spec::*;
 use super::validate::{
-    check_duration, err, resolve_endpoints, resolve_transport, show_ns, Components, Net,
+    check_duration, check_start_stop, err, resolve_endpoints, resolve_transport, show_ns,
+    Components, Net,
 };
 use super::ScenarioError;
 use crate::has::mpd::{self, MpdOptions};
@@ -209,147 +210,17 @@ impl Scenario {
                 return Err(err(format!("{p}.abr.{field}"), message));
             }
             // timing
-            if pl.start.0 >= duration_ns {
-                return Err(err(
-                    format!("{p}.start"),
-                    format!(
-                        "{} is not before the end of the run (duration = {}): a player must start before the run ends",
-                        show_ns(pl.start.0),
-                        show_ns(duration_ns)
-                    ),
-                ));
-            }
-            if let Some(stop) = pl.stop {
-                if stop.0 <= pl.start.0 {
-                    return Err(err(
-                        format!("{p}.stop"),
-                        format!(
-                            "{} must be after start ({})",
-                            show_ns(stop.0),
-                            show_ns(pl.start.0)
-                        ),
-                    ));
-                }
-                check_duration(&format!("{p}.stop"), stop.0)?;
-            }
-            // video
+            check_start_stop(
+                &p,
+                pl.start.0,
+                pl.stop.map(|s| s.0),
+                duration_ns,
+                "a player",
+            )?;
+
             let video = Arc::new(self.resolve_video(&pl.video, &p, base)?);
-            let longest = video.durations_ns.iter().copied().max().unwrap_or(0);
-            // playback thresholds
-            let buffer_ns = pl.buffer.map_or(30_000_000_000, |b| b.0);
-            if buffer_ns < longest {
-                return Err(err(
-                    format!("{p}.buffer"),
-                    format!(
-                        "{} cannot hold one segment of the video ({}): the buffer must be at least one segment long",
-                        show_ns(buffer_ns),
-                        show_ns(longest)
-                    ),
-                ));
-            }
-            check_duration(&format!("{p}.buffer"), buffer_ns)?;
-            if let crate::has::players::AbrConfig::Bba(c) = &pl.abr.0 {
-                // BBA (Huang et al., SIGCOMM 2014, §4) maps the buffer between the reservoir and
-                // reservoir + cushion onto the ladder: a reservoir the buffer cannot exceed
-                // would pin the lowest level for the whole run.
-                if c.reservoir.0 >= buffer_ns {
-                    return Err(err(
-                        format!("{p}.abr.reservoir"),
-                        format!(
-                            "{} is not below the buffer ({}): BBA would never leave the lowest level",
-                            show_ns(c.reservoir.0),
-                            show_ns(buffer_ns)
-                        ),
-                    ));
-                }
-            }
-            let startup_ns = pl.startup.map_or(video.segment_ns(), |d| d.0);
-            for (key, v) in [
-                ("startup", Some(startup_ns)),
-                ("resume", pl.resume.map(|d| d.0)),
-            ] {
-                let Some(v) = v else { continue };
-                if v == 0 {
-                    return Err(err(format!("{p}.{key}"), "must be greater than zero"));
-                }
-                if v > buffer_ns {
-                    return Err(err(
-                        format!("{p}.{key}"),
-                        format!(
-                            "{} is more than the buffer ({})",
-                            show_ns(v),
-                            show_ns(buffer_ns)
-                        ),
-                    ));
-                }
-            }
-            let resume_ns = pl.resume.map_or(startup_ns, |d| d.0);
-            if let Some(r) = pl.refill {
-                if r.0 >= buffer_ns {
-                    return Err(err(
-                        format!("{p}.refill"),
-                        format!(
-                            "{} must be below the buffer ({}): it is the level the buffer drains to before refilling",
-                            show_ns(r.0),
-                            show_ns(buffer_ns)
-                        ),
-                    ));
-                }
-            }
-            // connections
-            let only = |key: &str, kind: &str| {
-                err(
-                    format!("{p}.{key}"),
-                    format!(
-                        "only allowed with connection = \"{kind}\" (this player's is \"{}\")",
-                        pl.connection.name()
-                    ),
-                )
-            };
-            if pl.connections.is_some()
-                && !matches!(
-                    pl.connection,
-                    ConnectionKind::Parallel | ConnectionKind::Rotate
-                )
-            {
-                return Err(only("connections", "parallel\" or \"rotate"));
-            }
-            if pl.renew_every.is_some() && pl.connection != ConnectionKind::Renew {
-                return Err(only("renew_every", "renew"));
-            }
-            let connection = match pl.connection {
-                ConnectionKind::Persistent => ConnectionPolicy::Persistent,
-                ConnectionKind::PerRequest => ConnectionPolicy::PerRequest,
-                ConnectionKind::Parallel | ConnectionKind::Rotate => {
-                    let n = pl.connections.unwrap_or(4);
-                    if !(1..=MAX_PARALLEL).contains(&n) {
-                        return Err(err(
-                            format!("{p}.connections"),
-                            format!("{n} is out of range: 1 to {MAX_PARALLEL} connections"),
-                        ));
-                    }
-                    if pl.connection == ConnectionKind::Rotate {
-                        ConnectionPolicy::Rotate(n as u32)
-                    } else {
-                        ConnectionPolicy::Parallel(n as u32)
-                    }
-                }
-                ConnectionKind::Renew => {
-                    let k = pl.renew_every.ok_or_else(|| {
-                        err(
-                            format!("{p}.renew_every"),
-                            "required with connection = \"renew\": segments per connection, e.g. 10",
-                        )
-                    })?;
-                    if k == 0 || k > u32::MAX as u64 {
-                        return Err(err(
-                            format!("{p}.renew_every"),
-                            format!("{k} is out of range: at least 1 segment per connection"),
-                        ));
-                    }
-                    ConnectionPolicy::Renew(k as u32)
-                }
-            };
+            let (buffer_ns, startup_ns, resume_ns) = buffer_levels(pl, &p, &video)?;
+            let connection = connection_policy(pl, &p)?;
             // transport
             let (t_cc, t_tcp) = resolve_transport(pl.transport.as_deref(), &p)?;
             let tcp = self.resolve_tcp_over(&pl.tcp, &t_tcp, &p)?;
@@ -441,4 +312,134 @@ impl Scenario {
         }
         Ok(out)
     }
+}
+
+/// The playback model's levels: the buffer holds a segment, start-up and resume fit in it, the
+/// refill level is below it (and BBA's reservoir too). Returns (buffer, startup, resume) in ns.
+fn buffer_levels(
+    pl: &PlayerSpec,
+    p: &str,
+    video: &Video,
+) -> Result<(u64, u64, u64), ScenarioError> {
+    let longest = video.durations_ns.iter().copied().max().unwrap_or(0);
+    // playback thresholds
+    let buffer_ns = pl.buffer.map_or(30_000_000_000, |b| b.0);
+    if buffer_ns < longest {
+        return Err(err(
+            format!("{p}.buffer"),
+            format!(
+                "{} cannot hold one segment of the video ({}): the buffer must be at least one segment long",
+                show_ns(buffer_ns),
+                show_ns(longest)
+            ),
+        ));
+    }
+    check_duration(&format!("{p}.buffer"), buffer_ns)?;
+    if let crate::has::players::AbrConfig::Bba(c) = &pl.abr.0 {
+        // BBA (Huang et al., SIGCOMM 2014, §4) maps the buffer between the reservoir and
+        // reservoir + cushion onto the ladder: a reservoir the buffer cannot exceed
+        // would pin the lowest level for the whole run.
+        if c.reservoir.0 >= buffer_ns {
+            return Err(err(
+                format!("{p}.abr.reservoir"),
+                format!(
+                    "{} is not below the buffer ({}): BBA would never leave the lowest level",
+                    show_ns(c.reservoir.0),
+                    show_ns(buffer_ns)
+                ),
+            ));
+        }
+    }
+    let startup_ns = pl.startup.map_or(video.segment_ns(), |d| d.0);
+    for (key, v) in [
+        ("startup", Some(startup_ns)),
+        ("resume", pl.resume.map(|d| d.0)),
+    ] {
+        let Some(v) = v else { continue };
+        if v == 0 {
+            return Err(err(format!("{p}.{key}"), "must be greater than zero"));
+        }
+        if v > buffer_ns {
+            return Err(err(
+                format!("{p}.{key}"),
+                format!(
+                    "{} is more than the buffer ({})",
+                    show_ns(v),
+                    show_ns(buffer_ns)
+                ),
+            ));
+        }
+    }
+    let resume_ns = pl.resume.map_or(startup_ns, |d| d.0);
+    if let Some(r) = pl.refill {
+        if r.0 >= buffer_ns {
+            return Err(err(
+                format!("{p}.refill"),
+                format!(
+                    "{} must be below the buffer ({}): it is the level the buffer drains to before refilling",
+                    show_ns(r.0),
+                    show_ns(buffer_ns)
+                ),
+            ));
+        }
+    }
+    Ok((buffer_ns, startup_ns, resume_ns))
+}
+
+/// The connection policy and its parameters (`connections`, `renew_every`).
+fn connection_policy(pl: &PlayerSpec, p: &str) -> Result<ConnectionPolicy, ScenarioError> {
+    // connections
+    let only = |key: &str, kind: &str| {
+        err(
+            format!("{p}.{key}"),
+            format!(
+                "only allowed with connection = \"{kind}\" (this player's is \"{}\")",
+                pl.connection.name()
+            ),
+        )
+    };
+    if pl.connections.is_some()
+        && !matches!(
+            pl.connection,
+            ConnectionKind::Parallel | ConnectionKind::Rotate
+        )
+    {
+        return Err(only("connections", "parallel\" or \"rotate"));
+    }
+    if pl.renew_every.is_some() && pl.connection != ConnectionKind::Renew {
+        return Err(only("renew_every", "renew"));
+    }
+    Ok(match pl.connection {
+        ConnectionKind::Persistent => ConnectionPolicy::Persistent,
+        ConnectionKind::PerRequest => ConnectionPolicy::PerRequest,
+        ConnectionKind::Parallel | ConnectionKind::Rotate => {
+            let n = pl.connections.unwrap_or(4);
+            if !(1..=MAX_PARALLEL).contains(&n) {
+                return Err(err(
+                    format!("{p}.connections"),
+                    format!("{n} is out of range: 1 to {MAX_PARALLEL} connections"),
+                ));
+            }
+            if pl.connection == ConnectionKind::Rotate {
+                ConnectionPolicy::Rotate(n as u32)
+            } else {
+                ConnectionPolicy::Parallel(n as u32)
+            }
+        }
+        ConnectionKind::Renew => {
+            let k = pl.renew_every.ok_or_else(|| {
+                err(
+                    format!("{p}.renew_every"),
+                    "required with connection = \"renew\": segments per connection, e.g. 10",
+                )
+            })?;
+            if k == 0 || k > u32::MAX as u64 {
+                return Err(err(
+                    format!("{p}.renew_every"),
+                    format!("{k} is out of range: at least 1 segment per connection"),
+                ));
+            }
+            ConnectionPolicy::Renew(k as u32)
+        }
+    })
 }

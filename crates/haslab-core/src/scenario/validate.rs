@@ -246,6 +246,41 @@ impl Components {
     }
 }
 
+/// An entry's `start` is before the end of the run and its `stop`, if any, after its start
+/// (and within the longest duration). `p` is the entry's path, `what` names it ("a flow").
+pub(super) fn check_start_stop(
+    p: &str,
+    start_ns: u64,
+    stop_ns: Option<u64>,
+    duration_ns: u64,
+    what: &str,
+) -> Result<(), ScenarioError> {
+    if start_ns >= duration_ns {
+        return Err(err(
+            format!("{p}.start"),
+            format!(
+                "{} is not before the end of the run (duration = {}): {what} must start before the run ends",
+                show_ns(start_ns),
+                show_ns(duration_ns)
+            ),
+        ));
+    }
+    if let Some(stop) = stop_ns {
+        if stop <= start_ns {
+            return Err(err(
+                format!("{p}.stop"),
+                format!(
+                    "{} must be after start ({})",
+                    show_ns(stop),
+                    show_ns(start_ns)
+                ),
+            ));
+        }
+        check_duration(&format!("{p}.stop"), stop)?;
+    }
+    Ok(())
+}
+
 /// The two ends of a flow, a player or a generator: both known nodes, different, and joined by
 /// a chain of links. `p` is the entry's path (`flow[2]`), `keys` its two fields (`src`/`dst`,
 /// `client`/`server`) and `names` their values; `sender_first` says which end sends (the route

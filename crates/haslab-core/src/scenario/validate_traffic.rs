@@ -7,8 +7,8 @@ use super::plan_traffic::*;
 use super::spec::*;
 use super::spec_traffic::*;
 use super::validate::{
-    check_duration, check_loss, check_name, check_rate, err, resolve_dir_ref, resolve_endpoints,
-    show_ns, Components, Net,
+    check_duration, check_loss, check_name, check_rate, check_start_stop, err, resolve_dir_ref,
+    resolve_endpoints, show_ns, Components, Net,
 };
 use super::ScenarioError;
 use crate::net::mahimahi::MahimahiTrace;
@@ -141,29 +141,13 @@ impl Scenario {
                 "a generator",
                 "",
             )?;
-            if t.start.0 >= duration_ns {
-                return Err(err(
-                    at("start"),
-                    format!(
-                        "{} is not before the end of the run (duration = {}): a generator must start before the run ends",
-                        show_ns(t.start.0),
-                        show_ns(duration_ns)
-                    ),
-                ));
-            }
-            if let Some(stop) = t.stop {
-                if stop.0 <= t.start.0 {
-                    return Err(err(
-                        at("stop"),
-                        format!(
-                            "{} must be after start ({})",
-                            show_ns(stop.0),
-                            show_ns(t.start.0)
-                        ),
-                    ));
-                }
-                check_duration(&at("stop"), stop.0)?;
-            }
+            check_start_stop(
+                &p,
+                t.start.0,
+                t.stop.map(|s| s.0),
+                duration_ns,
+                "a generator",
+            )?;
             check_rate(&at("rate"), t.rate.0)?;
 
             // Keys of other kinds.
