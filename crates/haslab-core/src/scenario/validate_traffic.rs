@@ -150,46 +150,7 @@ impl Scenario {
             )?;
             check_rate(&at("rate"), t.rate.0)?;
 
-            // Keys of other kinds.
-            let ppbp = "\"ppbp\"";
-            let onoff = "\"onoff\"";
-            let web = "\"web\"";
-            if t.kind != TrafficKind::Ppbp {
-                only_for(&t.hurst, at("hurst"), "hurst", ppbp, kind)?;
-                only_for(&t.burst_rate, at("burst_rate"), "burst_rate", ppbp, kind)?;
-                only_for(
-                    &t.burst_arrivals,
-                    at("burst_arrivals"),
-                    "burst_arrivals",
-                    ppbp,
-                    kind,
-                )?;
-                only_for(&t.mean_burst, at("mean_burst"), "mean_burst", ppbp, kind)?;
-            }
-            if t.kind != TrafficKind::Onoff {
-                only_for(&t.mean_on, at("mean_on"), "mean_on", onoff, kind)?;
-                only_for(&t.mean_off, at("mean_off"), "mean_off", onoff, kind)?;
-            }
-            if t.kind != TrafficKind::Web {
-                only_for(&t.mean_size, at("mean_size"), "mean_size", web, kind)?;
-                only_for(&t.size_shape, at("size_shape"), "size_shape", web, kind)?;
-                only_for(&t.max_size, at("max_size"), "max_size", web, kind)?;
-                only_for(&t.cc, at("cc"), "cc", web, kind)?;
-                if !t.tcp.is_empty() {
-                    return Err(err(
-                        at("tcp"),
-                        format!("`tcp` is only for kind \"web\" (this generator is \"{kind}\")"),
-                    ));
-                }
-            } else {
-                only_for(
-                    &t.packet,
-                    at("packet"),
-                    "packet",
-                    "\"ppbp\", \"onoff\" and \"cbr\" (web packets are TCP's)",
-                    kind,
-                )?;
-            }
+            check_kind_keys(t, &p, kind)?;
 
             let packet = t.packet.map_or(DEFAULT_PACKET_BYTES, |s| s.0);
             if !(UDP_IP_HEADER_BYTES as u64 + 1..=MAX_PACKET_BYTES).contains(&packet) {
@@ -203,58 +164,7 @@ impl Scenario {
             }
 
             let gen = match t.kind {
-                TrafficKind::Ppbp => {
-                    let hurst = t.hurst.unwrap_or(PPBP_DEFAULT_HURST);
-                    if !(hurst > 0.5 && hurst < 1.0) {
-                        return Err(err(
-                            at("hurst"),
-                            format!("{hurst} is out of range: the Hurst parameter must be strictly between 0.5 and 1 (burst lengths are Pareto with shape 3 − 2H, which must lie in (1, 2))"),
-                        ));
-                    }
-                    let burst_rate = t.burst_rate.map_or(PPBP_DEFAULT_BURST_RATE_BPS, |r| r.0);
-                    check_rate(&at("burst_rate"), burst_rate)?;
-                    let mean = t.rate.0 as f64;
-                    let burst_arrivals = match (t.burst_arrivals, t.mean_burst) {
-                        (Some(_), Some(_)) => {
-                            return Err(err(
-                                at("mean_burst"),
-                                "give either `burst_arrivals` or `mean_burst`, not both (each determines the other through rate = burst_arrivals × mean_burst × burst_rate)",
-                            ))
-                        }
-                        (Some(a), None) => positive_finite(at("burst_arrivals"), a, "bursts per second")?,
-                        (None, m) => {
-                            let m_ns = m.map_or(PPBP_DEFAULT_MEAN_BURST_NS, |d| d.0);
-                            if m_ns == 0 {
-                                return Err(err(at("mean_burst"), "must be greater than zero"));
-                            }
-                            check_duration(&at("mean_burst"), m_ns)?;
-                            mean / (burst_rate as f64 * m_ns as f64 / 1e9)
-                        }
-                    };
-                    let mean_burst_s = mean / (burst_arrivals * burst_rate as f64);
-                    if !(mean_burst_s.is_finite()
-                        && mean_burst_s > 1e-6
-                        && mean_burst_s <= 86_400.0)
-                    {
-                        return Err(err(
-                            p.clone(),
-                            format!("the mean burst length rate / (burst_arrivals × burst_rate) = {mean_burst_s} s is out of range: it must be between 1 µs and 1 day"),
-                        ));
-                    }
-                    if mean_burst_s * burst_arrivals > 1e6 {
-                        return Err(err(
-                            at("burst_rate"),
-                            format!("{:.0} bursts active on average is too many (at most 1000000): use a larger burst_rate", mean_burst_s * burst_arrivals),
-                        ));
-                    }
-                    GeneratorPlan::Ppbp {
-                        mean_rate_bps: t.rate.0,
-                        hurst,
-                        burst_rate_bps: burst_rate,
-                        burst_arrivals_per_s: burst_arrivals,
-                        mean_burst_ns: (mean_burst_s * 1e9).round() as u64,
-                    }
-                }
+                TrafficKind::Ppbp => ppbp_plan(t, &p)?,
                 TrafficKind::Onoff => {
                     let on = t.mean_on.map_or(ONOFF_DEFAULT_MEAN_NS, |d| d.0);
                     let off = t.mean_off.map_or(ONOFF_DEFAULT_MEAN_NS, |d| d.0);
@@ -525,6 +435,104 @@ fn push_capacity(
         cap_owner.push(i);
     }
     Ok(())
+}
+
+/// A key of another kind of generator is refused, naming the kinds it belongs to.
+fn check_kind_keys(t: &TrafficSpec, p: &str, kind: &str) -> Result<(), ScenarioError> {
+    let at = |k: &str| format!("{p}.{k}");
+    let ppbp = "\"ppbp\"";
+    let onoff = "\"onoff\"";
+    let web = "\"web\"";
+    if t.kind != TrafficKind::Ppbp {
+        only_for(&t.hurst, at("hurst"), "hurst", ppbp, kind)?;
+        only_for(&t.burst_rate, at("burst_rate"), "burst_rate", ppbp, kind)?;
+        only_for(
+            &t.burst_arrivals,
+            at("burst_arrivals"),
+            "burst_arrivals",
+            ppbp,
+            kind,
+        )?;
+        only_for(&t.mean_burst, at("mean_burst"), "mean_burst", ppbp, kind)?;
+    }
+    if t.kind != TrafficKind::Onoff {
+        only_for(&t.mean_on, at("mean_on"), "mean_on", onoff, kind)?;
+        only_for(&t.mean_off, at("mean_off"), "mean_off", onoff, kind)?;
+    }
+    if t.kind != TrafficKind::Web {
+        only_for(&t.mean_size, at("mean_size"), "mean_size", web, kind)?;
+        only_for(&t.size_shape, at("size_shape"), "size_shape", web, kind)?;
+        only_for(&t.max_size, at("max_size"), "max_size", web, kind)?;
+        only_for(&t.cc, at("cc"), "cc", web, kind)?;
+        if !t.tcp.is_empty() {
+            return Err(err(
+                at("tcp"),
+                format!("`tcp` is only for kind \"web\" (this generator is \"{kind}\")"),
+            ));
+        }
+    } else {
+        only_for(
+            &t.packet,
+            at("packet"),
+            "packet",
+            "\"ppbp\", \"onoff\" and \"cbr\" (web packets are TCP's)",
+            kind,
+        )?;
+    }
+    Ok(())
+}
+
+/// A PPBP generator's parameters: H in (0.5, 1), the burst rate, and either the burst
+/// arrival rate or the mean burst length (each determines the other).
+fn ppbp_plan(t: &TrafficSpec, p: &str) -> Result<GeneratorPlan, ScenarioError> {
+    let at = |k: &str| format!("{p}.{k}");
+    let hurst = t.hurst.unwrap_or(PPBP_DEFAULT_HURST);
+    if !(hurst > 0.5 && hurst < 1.0) {
+        return Err(err(
+            at("hurst"),
+            format!("{hurst} is out of range: the Hurst parameter must be strictly between 0.5 and 1 (burst lengths are Pareto with shape 3 − 2H, which must lie in (1, 2))"),
+        ));
+    }
+    let burst_rate = t.burst_rate.map_or(PPBP_DEFAULT_BURST_RATE_BPS, |r| r.0);
+    check_rate(&at("burst_rate"), burst_rate)?;
+    let mean = t.rate.0 as f64;
+    let burst_arrivals = match (t.burst_arrivals, t.mean_burst) {
+        (Some(_), Some(_)) => {
+            return Err(err(
+                at("mean_burst"),
+                "give either `burst_arrivals` or `mean_burst`, not both (each determines the other through rate = burst_arrivals × mean_burst × burst_rate)",
+            ))
+        }
+        (Some(a), None) => positive_finite(at("burst_arrivals"), a, "bursts per second")?,
+        (None, m) => {
+            let m_ns = m.map_or(PPBP_DEFAULT_MEAN_BURST_NS, |d| d.0);
+            if m_ns == 0 {
+                return Err(err(at("mean_burst"), "must be greater than zero"));
+            }
+            check_duration(&at("mean_burst"), m_ns)?;
+            mean / (burst_rate as f64 * m_ns as f64 / 1e9)
+        }
+    };
+    let mean_burst_s = mean / (burst_arrivals * burst_rate as f64);
+    if !(mean_burst_s.is_finite() && mean_burst_s > 1e-6 && mean_burst_s <= 86_400.0) {
+        return Err(err(
+            p.to_string(),
+            format!("the mean burst length rate / (burst_arrivals × burst_rate) = {mean_burst_s} s is out of range: it must be between 1 µs and 1 day"),
+        ));
+    }
+    if mean_burst_s * burst_arrivals > 1e6 {
+        return Err(err(
+            at("burst_rate"),
+            format!("{:.0} bursts active on average is too many (at most 1000000): use a larger burst_rate", mean_burst_s * burst_arrivals),
+        ));
+    }
+    Ok(GeneratorPlan::Ppbp {
+        mean_rate_bps: t.rate.0,
+        hurst,
+        burst_rate_bps: burst_rate,
+        burst_arrivals_per_s: burst_arrivals,
+        mean_burst_ns: (mean_burst_s * 1e9).round() as u64,
+    })
 }
 
 #[cfg(test)]
