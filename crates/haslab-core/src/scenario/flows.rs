@@ -48,88 +48,7 @@ impl Scenario {
 
             // Application.
             check_start_stop(&p, f.start.0, f.stop.map(|s| s.0), duration_ns, "a flow")?;
-            let stop_ns = f.stop.map(|s| s.0);
-            let app = match f.app {
-                AppKind::Bulk => {
-                    if f.chunk.is_some() {
-                        return Err(err(
-                            format!("{p}.chunk"),
-                            "only allowed with app = \"chunks\" (this flow is \"bulk\")",
-                        ));
-                    }
-                    if f.interval.is_some() {
-                        return Err(err(
-                            format!("{p}.interval"),
-                            "only allowed with app = \"chunks\" (this flow is \"bulk\")",
-                        ));
-                    }
-                    if let Some(b) = f.bytes {
-                        if b.0 == 0 {
-                            return Err(err(
-                                format!("{p}.bytes"),
-                                "must be greater than zero (omit it to send without end)",
-                            ));
-                        }
-                        if b.0 > MAX_APP_BYTES {
-                            return Err(err(format!("{p}.bytes"), "must be at most 1PB"));
-                        }
-                    }
-                    AppPlan::Bulk {
-                        start_ns: f.start.0,
-                        stop_ns,
-                        bytes: f.bytes.map(|b| b.0),
-                    }
-                }
-                AppKind::Chunks => {
-                    if f.bytes.is_some() {
-                        return Err(err(
-                            format!("{p}.bytes"),
-                            "only allowed with app = \"bulk\"; a \"chunks\" flow uses `chunk` and `interval`",
-                        ));
-                    }
-                    let chunk = f.chunk.ok_or_else(|| {
-                        err(
-                            format!("{p}.chunk"),
-                            "required with app = \"chunks\": bytes per chunk, e.g. \"1MB\"",
-                        )
-                    })?;
-                    if chunk.0 == 0 {
-                        return Err(err(format!("{p}.chunk"), "must be greater than zero"));
-                    }
-                    let interval = f.interval.ok_or_else(|| {
-                        err(
-                            format!("{p}.interval"),
-                            "required with app = \"chunks\": time between chunks, e.g. \"2s\"",
-                        )
-                    })?;
-                    if interval.0 == 0 {
-                        return Err(err(format!("{p}.interval"), "must be greater than zero"));
-                    }
-                    check_duration(&format!("{p}.interval"), interval.0)?;
-                    let end = stop_ns.unwrap_or(duration_ns).min(duration_ns);
-                    let chunks = (end.saturating_sub(f.start.0) / interval.0).saturating_add(1);
-                    if chunk
-                        .0
-                        .checked_mul(chunks)
-                        .is_none_or(|t| t > MAX_APP_BYTES)
-                    {
-                        return Err(err(
-                            format!("{p}.chunk"),
-                            format!(
-                                "{chunks} chunks of {} bytes would exceed 1PB over the run; \
-                                 use a smaller chunk or a longer interval",
-                                chunk.0
-                            ),
-                        ));
-                    }
-                    AppPlan::Chunks {
-                        start_ns: f.start.0,
-                        stop_ns,
-                        chunk_bytes: chunk.0,
-                        interval_ns: interval.0,
-                    }
-                }
-            };
+            let app = app_plan(f, &p, duration_ns)?;
 
             // Transport.
             let (t_cc, t_tcp) = resolve_transport(f.transport.as_deref(), &p)?;
@@ -203,4 +122,91 @@ impl Scenario {
         }
         Ok(flows)
     }
+}
+
+/// The flow's application (`app = "bulk"` or `"chunks"`) and the keys each accepts; at most
+/// 1 PB written over the run.
+fn app_plan(f: &FlowSpec, p: &str, duration_ns: u64) -> Result<AppPlan, ScenarioError> {
+    let stop_ns = f.stop.map(|s| s.0);
+    Ok(match f.app {
+        AppKind::Bulk => {
+            if f.chunk.is_some() {
+                return Err(err(
+                    format!("{p}.chunk"),
+                    "only allowed with app = \"chunks\" (this flow is \"bulk\")",
+                ));
+            }
+            if f.interval.is_some() {
+                return Err(err(
+                    format!("{p}.interval"),
+                    "only allowed with app = \"chunks\" (this flow is \"bulk\")",
+                ));
+            }
+            if let Some(b) = f.bytes {
+                if b.0 == 0 {
+                    return Err(err(
+                        format!("{p}.bytes"),
+                        "must be greater than zero (omit it to send without end)",
+                    ));
+                }
+                if b.0 > MAX_APP_BYTES {
+                    return Err(err(format!("{p}.bytes"), "must be at most 1PB"));
+                }
+            }
+            AppPlan::Bulk {
+                start_ns: f.start.0,
+                stop_ns,
+                bytes: f.bytes.map(|b| b.0),
+            }
+        }
+        AppKind::Chunks => {
+            if f.bytes.is_some() {
+                return Err(err(
+                    format!("{p}.bytes"),
+                    "only allowed with app = \"bulk\"; a \"chunks\" flow uses `chunk` and `interval`",
+                ));
+            }
+            let chunk = f.chunk.ok_or_else(|| {
+                err(
+                    format!("{p}.chunk"),
+                    "required with app = \"chunks\": bytes per chunk, e.g. \"1MB\"",
+                )
+            })?;
+            if chunk.0 == 0 {
+                return Err(err(format!("{p}.chunk"), "must be greater than zero"));
+            }
+            let interval = f.interval.ok_or_else(|| {
+                err(
+                    format!("{p}.interval"),
+                    "required with app = \"chunks\": time between chunks, e.g. \"2s\"",
+                )
+            })?;
+            if interval.0 == 0 {
+                return Err(err(format!("{p}.interval"), "must be greater than zero"));
+            }
+            check_duration(&format!("{p}.interval"), interval.0)?;
+            let end = stop_ns.unwrap_or(duration_ns).min(duration_ns);
+            let chunks = (end.saturating_sub(f.start.0) / interval.0).saturating_add(1);
+            if chunk
+                .0
+                .checked_mul(chunks)
+                .is_none_or(|t| t > MAX_APP_BYTES)
+            {
+                return Err(err(
+                    format!("{p}.chunk"),
+                    format!(
+                        "{chunks} chunks of {} bytes would exceed 1PB over the run; \
+                         use a smaller chunk or a longer interval",
+                        chunk.0
+                    ),
+                ));
+            }
+            AppPlan::Chunks {
+                start_ns: f.start.0,
+                stop_ns,
+                chunk_bytes: chunk.0,
+                interval_ns: interval.0,
+            }
+        }
+    })
 }
