@@ -1,6 +1,6 @@
 //! Output queues. Drop-tail, limited in packets or in bytes (the packet being serialised is
 //! not in the queue, as with ns-3's queue discs and Linux qdiscs). Room is left for RED /
-//! CoDel: a discipline is a variant of the scenario's `QueuePlan` and a branch here.
+//! CoDel: a discipline is a variant of the scenario's `QueuePlan` and a match arm here.
 
 use super::packet::Packet;
 use std::collections::VecDeque;
