@@ -572,7 +572,8 @@ def abr_table(players: list) -> Table:
         params = "\n".join(
             f"{k} = {_human(v) if v is not None else '(derived)'}" for k, v in p["parameters"].items()
         ) or "-"
-        t.add_row(esc(p["name"]), esc(p["source"]), esc(params))
+        name = p["name"] + "".join(f"\nalias {x}" for x in p.get("aliases", []))
+        t.add_row(esc(name), esc(p["source"]), esc(params))
     return t
 
 

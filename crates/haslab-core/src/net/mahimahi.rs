@@ -136,6 +136,11 @@ fn parse_line(text: &str, n: usize) -> Result<u64, TraceError> {
     Ok(v)
 }
 
+/// The mean rate of `lines` opportunities per `period_ms`, in whole bits per second.
+fn rate_bps(lines: u64, period_ms: u64) -> u64 {
+    (lines as u128 * OPPORTUNITY_BYTES as u128 * 8 * 1000 / period_ms as u128) as u64
+}
+
 impl MahimahiTrace {
     /// Parses a trace file's bytes.
     pub fn parse(bytes: &[u8], once: bool) -> Result<Self, TraceError> {
@@ -184,7 +189,7 @@ impl MahimahiTrace {
         let lines = times.len() as u64;
         // The rate is counted in whole bits per second (`mean_rate_bps`): a trace must carry at
         // least one, i.e. 1500 bytes per 12,000,000 ms.
-        if (lines as u128) * (OPPORTUNITY_BYTES as u128) * 8 * 1000 < period as u128 {
+        if rate_bps(lines, period) == 0 {
             return Err(bad(
                 times.len(),
                 format!(
@@ -226,7 +231,7 @@ impl MahimahiTrace {
 
     /// Mean rate at [`OPPORTUNITY_BYTES`] per opportunity, bits per second.
     pub fn mean_rate_bps(&self) -> u64 {
-        (self.lines as u128 * OPPORTUNITY_BYTES as u128 * 8 * 1000 / self.period_ms as u128) as u64
+        rate_bps(self.lines, self.period_ms)
     }
 
     /// The first opportunity strictly after millisecond `t_ms`: its time (ms) and the number

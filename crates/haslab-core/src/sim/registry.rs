@@ -207,11 +207,16 @@ pub fn from_table<R: Registry, E: de::Error>(mut table: Map<String, Value>) -> R
 }
 
 fn unknown<R: Registry, E: de::Error>(name: &str) -> E {
-    E::custom(format!(
+    E::custom(unknown_message::<R>(name))
+}
+
+/// "unknown congestion control \"vegas\": expected one of \"newreno\", ...".
+pub fn unknown_message<R: Registry>(name: &str) -> String {
+    format!(
         "unknown {} {name:?}: expected one of {}",
         R::WHAT,
         quoted_names::<R>()
-    ))
+    )
 }
 
 /// Deserialises a family's config from its table (see [`from_table`]).
@@ -365,11 +370,7 @@ macro_rules! registry {
                 )+
                 Err($crate::sim::registry::ParamError {
                     path: String::new(),
-                    message: format!(
-                        "unknown {} {name:?}: expected one of {}",
-                        $what,
-                        Self::NAMES.join(", ")
-                    ),
+                    message: $crate::sim::registry::unknown_message::<Self>(name),
                 })
             }
 
