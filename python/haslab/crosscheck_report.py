@@ -10,7 +10,8 @@ import statistics
 from pathlib import Path
 from typing import Optional
 
-from .crosscheck import CellResult, Known, MetricRow, REGENERATE, TOLERANCES, tolerance_for
+from .crosscheck import (CellResult, Known, MetricRow, REGENERATE, SPREAD_MIN_SEEDS, TOLERANCES,
+                         tolerance_for)
 
 METRIC_LABELS = {
     "goodput_mbps": "goodput Mbps",
@@ -114,6 +115,8 @@ def _cell_text(x: MetricRow, markdown: bool = True) -> str:
         return s
     if x.known is not None:
         return f"{s} k{x.known + 1}" if markdown else f"[yellow]{s} k{x.known + 1}[/]"
+    if x.spread:
+        return f"{s} s" if markdown else f"[yellow]{s} s[/]"
     return f"**{s}** !" if markdown else f"[red]{s} ![/]"
 
 
@@ -149,11 +152,11 @@ def _ns3_intro(w, cmd: str) -> None:
     w("(`python/haslab/crosscheck.py`) or the known differences")
     w("(`python/haslab/crosscheck_known.toml`), then regenerate. `haslab crosscheck ns3 --quick`")
     w("runs a few cells (the same as `python/tests/test_crosscheck.py`); `--cells PATTERN` selects")
-    w("cells by name; `--seeds N` runs N seeds per group and prints each group's mean ± sd on both")
-    w("sides (with one seed a cell compares two samples; chaotic metrics such as the RTO count of two")
-    w("flows need the distributions); `--json FILE` also writes every cell's raw numbers (both sides'")
-    w("metrics and flows); the exit code is 1 when a cell is outside tolerance without a known")
-    w("explanation.")
+    w("cells by name; `--seeds N` runs N seeds per group (10 here) and prints each group's mean ± sd")
+    w("on both sides (with one seed a cell compares two samples; chaotic metrics such as the RTO count")
+    w("of two flows need the distributions); `--json FILE` also writes every cell's raw numbers (both")
+    w("sides' metrics and flows), and `--from-json FILE` judges them again without running; the exit")
+    w("code is 1 when a cell is outside tolerance without an explanation.")
     w("`validation/ns3/dumbbell.cc --trace=FILE` writes the ns-3 sender's events (segments sent and")
     w("resent, cwnd, ssthresh, congestion states, RTOs, advancing ACKs, RTT samples) as CSV; a haslab")
     w("run's pcap and cwnd traces show the same from its side.")
@@ -201,15 +204,23 @@ def _tables(w, results: list[CellResult], known: list[Known], counts: dict, know
     w("## Summary")
     w("")
     w(f"{counts['cells']} cells: {counts['compared']} compared ({counts['within']} entirely within tolerance, "
-      f"{counts['explained']} outside or partly excluded with a known explanation, {counts['unexplained']} "
-      f"outside without one), {counts['excluded']} excluded (known reference defects; numbers shown in "
-      f"parentheses), {counts['skipped']} skipped, {counts['error']} failed.")
+      f"{counts['explained']} outside or partly excluded with an explanation — a known difference or the "
+      f"seed spread —, {counts['unexplained']} outside without one), {counts['excluded']} excluded (known "
+      f"reference defects; numbers shown in parentheses), {counts['skipped']} skipped, {counts['error']} failed.")
+    n_known = sum(1 for r in results if r.status == "compared" for x in r.rows if not x.within and x.known is not None and not x.excluded)
+    n_spread = sum(1 for r in results if r.status == "compared" for x in r.rows if x.spread)
+    w(f"Of the compared cells' metrics outside tolerance, {n_known} are explained by a known difference "
+      f"and {n_spread} by the seed spread.")
     w("")
     w("In the tables: haslab / reference; `kN` outside tolerance, explained by known difference N;")
-    w("**bold !** outside tolerance without an explanation; (parentheses) not compared (a known")
-    w("defect of the reference).")
+    w("`s` outside tolerance in this seed while the group's means over its seeds agree within the")
+    w(f"same tolerance (the seed spread: groups of at least {SPREAD_MIN_SEEDS} seeds; a single seed of")
+    w("a multi-flow cell is one sample of a chaotic system, and its group's mean is the estimate")
+    w("compared); **bold !** outside tolerance without an explanation; (parentheses) not compared (a")
+    w("known defect of the reference).")
     w("")
     means = group_means(results)
+    spreads = seed_spread(results)
     groups: list[str] = []
     for r in results:
         if r.cell.group not in groups:
@@ -227,7 +238,9 @@ def _tables(w, results: list[CellResult], known: list[Known], counts: dict, know
         cells = []
         for m in metrics:
             h, n, excluded = means[g][m]
-            s = f"{fmt(m, h)} / {fmt(m, n)}"
+            seeds, _, hs, _, ns = spreads[g][m]
+            sd = (lambda v: f" ±{fmt(m, v)}") if seeds > 1 else (lambda v: "")
+            s = f"{fmt(m, h)}{sd(hs)} / {fmt(m, n)}{sd(ns)}"
             if excluded:
                 s = f"({s})"
             elif not tolerance_for(m).within(h, n):
@@ -235,7 +248,9 @@ def _tables(w, results: list[CellResult], known: list[Known], counts: dict, know
             cells.append(s)
         w(f"| {g} | " + " | ".join(cells) + " |")
     w("")
-    w("*Italics*: the means differ by more than the tolerance (each seed is judged on its own below).")
+    w("Each entry: haslab's mean ±sd / the reference's mean ±sd over the group's seeds (sample")
+    w("standard deviation). *Italics*: the means differ by more than the tolerance. Each seed is")
+    w("judged on its own below; a seed outside tolerance in a group whose means agree is marked `s`.")
     w("")
     w("## Every cell")
     w("")

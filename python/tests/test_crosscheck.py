@@ -325,13 +325,36 @@ def test_more_seeds_compare_the_two_distributions():
     for c in cells:
         groups.setdefault(c.group, []).append(c.seed)
     assert all(sorted(s) == [1, 2, 3, 4, 5] for s in groups.values())
-    assert len(cells) == len(xc.matrix()) * 5 // 3
+    assert len(cells) == len(xc.matrix(seeds=[1])) * 5
     group = [c for c in cells if c.group == "bulk2-newreno-sack"]
     rtos = [2.0, 4.0, 6.0, 8.0, 10.0]
     results = [xc.compare(c, _side(rtos=r), _side(rtos=3.0), []) for c, r in zip(group, rtos)]
     n, hm, hs, nm, ns = xr.seed_spread(results)["bulk2-newreno-sack"]["rtos"]
     assert (n, hm, nm, ns) == (5, 6.0, 3.0, 0.0)
     assert hs == pytest.approx(3.1623, abs=1e-4)  # sample sd of 2, 4, 6, 8, 10
+
+
+def test_seed_spread_explains_a_seed_only_when_the_group_means_agree():
+    group = [c for c in xc.matrix(seeds=range(1, 6)) if c.group == "bulk2-newreno-sack"]
+    known = [xc.Known(["bulk2-newreno-sack-s5"], ["rtos"], "design difference", "made up")]
+
+    def judge(ours, theirs, cells=group):
+        return xc.mark_seed_spread(
+            [xc.compare(c, _side(rtos=h), _side(rtos=n), known) for c, h, n in zip(cells, ours, theirs)])
+
+    # means 6 and 6: seeds 1 (2 vs 6) and 4, 5 (10 vs 6) are outside ±35 % (at least ±2 RTOs);
+    # seed 5 is explained by its known difference first, the others by the spread
+    r = judge([2.0, 6.0, 6.0, 10.0, 10.0], [6.0, 6.0, 6.0, 6.0, 8.0 - 2.0])
+    assert [x.verdict for x in r] == ["explained", "within", "within", "explained", "explained"]
+    rows = [next(x for x in c.rows if x.metric == "rtos") for c in r]
+    assert [x.spread for x in rows] == [True, False, False, True, False] and rows[4].known == 0
+    assert not any(c.unexplained for c in r)
+    # means 8.8 and 6: outside; the seeds outside stay unexplained
+    r = judge([10.0, 10.0, 10.0, 10.0, 4.0], [6.0] * 5)
+    assert [x.verdict for x in r] == ["unexplained"] * 4 + ["within"]
+    # fewer than SPREAD_MIN_SEEDS compared seeds: each seed on its own
+    r = judge([2.0, 6.0, 10.0, 6.0], [6.0] * 4, cells=group[:4])
+    assert xc.SPREAD_MIN_SEEDS == 5 and [x.verdict for x in r] == ["unexplained", "within", "unexplained", "within"]
 
 
 def test_seeds_are_not_for_the_quick_subset():
