@@ -295,6 +295,23 @@ def _tables(w, results: list[CellResult], known: list[Known], counts: dict, know
     w("")
     if not unexplained:
         w("None.")
+    else:
+        w("The groups' means over their seeds, for each metric left unexplained:")
+        w("")
+        seen: dict[str, list[str]] = {}
+        for r in unexplained:
+            for x in r.unexplained:
+                if x.metric not in seen.setdefault(r.cell.group, []):
+                    seen[r.cell.group].append(x.metric)
+        for g, ms in seen.items():
+            parts = []
+            for m in ms:
+                n, hm, hs, nm, ns = spreads[g][m]
+                parts.append(f"{label(m)} {fmt(m, hm)} ± {fmt(m, hs)} vs {fmt(m, nm)} ± {fmt(m, ns)}")
+            w(f"- {g} ({n} seeds): " + "; ".join(parts))
+        w("")
+        w("Each seed:")
+        w("")
     for r in unexplained:
         w(f"- {r.cell.name}: " + ", ".join(
             f"{label(x.metric)} {fmt(x.metric, x.haslab)} vs {fmt(x.metric, x.ns3)}" for x in r.unexplained))
