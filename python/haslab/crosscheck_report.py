@@ -296,7 +296,8 @@ def _tables(w, results: list[CellResult], known: list[Known], counts: dict, know
     if not unexplained:
         w("None.")
     else:
-        w("The groups' means over their seeds, for each metric left unexplained:")
+        w("The groups' means ± sd over their seeds, for each metric left unexplained, and the difference")
+        w("of the means ± its standard error:")
         w("")
         seen: dict[str, list[str]] = {}
         for r in unexplained:
@@ -307,7 +308,10 @@ def _tables(w, results: list[CellResult], known: list[Known], counts: dict, know
             parts = []
             for m in ms:
                 n, hm, hs, nm, ns = spreads[g][m]
-                parts.append(f"{label(m)} {fmt(m, hm)} ± {fmt(m, hs)} vs {fmt(m, nm)} ± {fmt(m, ns)}")
+                se = ((hs * hs + ns * ns) / n) ** 0.5  # standard error of the difference of the means
+                rel = f" ({(hm / nm - 1) * 100:+.1f} %)" if nm else ""
+                parts.append(f"{label(m)} {fmt(m, hm)} ± {fmt(m, hs)} vs {fmt(m, nm)} ± {fmt(m, ns)}, "
+                             f"difference {fmt(m, hm - nm)} ± {fmt(m, se)}{rel}")
             w(f"- {g} ({n} seeds): " + "; ".join(parts))
         w("")
         w("Each seed:")
