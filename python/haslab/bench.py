@@ -208,8 +208,9 @@ def vs_ns3(reps: int = 5, binary: str | None = None) -> dict:
         if path is None:
             raise RuntimeError(f"ns-3 is not available: {why}")
         binary = str(path)
-    label, haslab_cc, transport, ns3_cc, tcp = cc.CCS[0]
-    cell = cc.Cell(f"bulk8-{label}-nosack", 1, (cc.FlowDef("bulk"),) * 8, False, ns3_cc, haslab_cc, transport, tcp)
+    label, haslab_cc, transport, ns3_cc, tcp, *params = cc.CCS[0]
+    cell = cc.Cell(f"bulk8-{label}-nosack", 1, (cc.FlowDef("bulk"),) * 8, False, ns3_cc, haslab_cc, transport, tcp,
+                   *params)
     times: dict[str, list[float]] = {"ns3": [], "haslab_run": [], "haslab_core": []}
     counts: dict = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -122,6 +122,8 @@ class Cell:
     haslab_transport: Optional[str] = None
     #: extra [flow.tcp] options of the haslab side, as (name, value) pairs
     haslab_tcp: tuple[tuple[str, Any], ...] = ()
+    #: parameters of the haslab side's congestion control, as (name, value) pairs
+    haslab_cc_params: tuple[tuple[str, Any], ...] = ()
 
     @property
     def name(self) -> str:
@@ -140,9 +142,15 @@ class Cell:
 #: against ns-3's TcpNewReno (per-ACK growth); the other algorithms by name, and — for the three
 #: whose ns-3 class derives from TcpNewReno and so grows per ACK (tcp-westwood.cc, tcp-yeah.cc,
 #: tcp-illinois.cc) — also with haslab's cwnd_growth = "per-ack" (skipped while a build lacks it).
+#: ns-3 3.37 has no notion of a cwnd-limited sender (TcpSocketState has no is_cwnd_limited, and
+#: TcpLinuxReno::IncreaseWindow grows on every ACK), where haslab's newreno follows Linux's
+#: tcp_is_cwnd_limited: its TcpLinuxReno cells set `grow_when_app_limited = true` (as the
+#: ns3-newreno transport does for TcpNewReno). It matters for the chunked flow, application-
+#: limited at the end of every chunk.
 PER_ACK = (("cwnd_growth", "per-ack"),)
+#: (label, haslab cc, transport, ns-3 cc, [flow.tcp] options[, the haslab cc's parameters])
 CCS = [
-    ("newreno", "newreno", None, "TcpLinuxReno", ()),
+    ("newreno", "newreno", None, "TcpLinuxReno", (), (("grow_when_app_limited", True),)),
     ("ns3-newreno", None, "ns3-newreno", "TcpNewReno", ()),
     ("cubic", "cubic", None, "TcpCubic", ()),
     ("westwood+", "westwood+", None, "TcpWestwoodPlus", ()),
@@ -187,18 +195,18 @@ def matrix(quick: bool = False, seeds: Optional[Sequence[int]] = None) -> list[C
     """The full matrix (over `seeds`, default [`SEEDS`]), or the quick subset."""
     seeds = list(SEEDS if seeds is None else seeds)
     cells: list[Cell] = []
-    for label, cc, transport, ns3, tcp in CCS:
+    for label, cc, transport, ns3, tcp, *params in CCS:
         for n in FLOW_COUNTS:
             for sack in (True, False):
                 for seed in seeds:
                     group = f"bulk{n}-{label}-{'sack' if sack else 'nosack'}"
-                    cells.append(Cell(group, seed, (BULK,) * n, sack, ns3, cc, transport, tcp))
-    for label, cc, transport, ns3, tcp in CCS[:2]:
+                    cells.append(Cell(group, seed, (BULK,) * n, sack, ns3, cc, transport, tcp, *params))
+    for label, cc, transport, ns3, tcp, *params in CCS[:2]:
         for kind, flows in (("chunk", (CHUNK,)), ("chunk+bulk", (CHUNK_SHARED, BULK))):
             for sack in (True, False):
                 for seed in seeds:
                     group = f"{kind}-{label}-{'sack' if sack else 'nosack'}"
-                    cells.append(Cell(group, seed, flows, sack, ns3, cc, transport, tcp))
+                    cells.append(Cell(group, seed, flows, sack, ns3, cc, transport, tcp, *params))
     if quick:
         by_name = {c.name: c for c in cells}
         return [by_name[n] for n in QUICK]
@@ -243,7 +251,11 @@ def haslab_scenario(cell: Cell) -> dict:
         if cell.haslab_transport:
             flow["transport"] = cell.haslab_transport
         if cell.haslab_cc:
-            flow["cc"] = cell.haslab_cc
+            flow["cc"] = (
+                {"algorithm": cell.haslab_cc, **dict(cell.haslab_cc_params)}
+                if cell.haslab_cc_params
+                else cell.haslab_cc
+            )
         flows.append(flow)
     return {
         "seed": cell.seed,

@@ -43,8 +43,8 @@ def test_vs_ns3_runs_the_crosscheck_scenario_on_both_sides(tmp_path):
     assert m["ns3_seconds"] > 0 and m["haslab_run_seconds"] > m["haslab_core_seconds"] > 0
     assert m["ratio_ns3_to_haslab_core"] == pytest.approx(m["ns3_seconds"] / m["haslab_core_seconds"])
     # the core run is the crosscheck's bulk8 NewReno cell: the same events as haslab run of it
-    label, haslab_cc, transport, ns3_cc, tcp = cc.CCS[0]
-    cell = cc.Cell("b", 1, (cc.FlowDef("bulk"),) * 8, False, ns3_cc, haslab_cc, transport, tcp)
+    label, haslab_cc, transport, ns3_cc, tcp, *params = cc.CCS[0]
+    cell = cc.Cell("b", 1, (cc.FlowDef("bulk"),) * 8, False, ns3_cc, haslab_cc, transport, tcp, *params)
     scenario = tmp_path / "bulk8.json"
     scenario.write_text(json.dumps(cc.haslab_scenario(cell)))
     r = cli("run", scenario, "-o", tmp_path / "out", "-q")

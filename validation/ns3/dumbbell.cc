@@ -69,6 +69,7 @@ struct FlowStats
     uint64_t rtoCount{0};
     uint64_t lossEpisodes{0};
     uint64_t recoveryEpisodes{0};
+    uint64_t queueDropped{0};
     bool highSet{false};
     SequenceNumber32 highEnd{0};
 };
@@ -76,7 +77,8 @@ struct FlowStats
 std::vector<FlowStats> g_flows;
 uint64_t g_durationNs = 0;
 // --trace=PATH: one CSV line per sender event (time_ns,flow,event,value): cwnd and ssthresh in
-// bytes, congestion state, each data segment sent (its sequence number, "tx" or "retx"), RTOs.
+// bytes, congestion state, each data segment sent (its sequence number, "tx" or "retx"), RTOs,
+// and each of the flow's segments the bottleneck queue dropped ("drop", its sequence number).
 std::FILE* g_trace = nullptr;
 
 void
@@ -212,11 +214,30 @@ OnDequeue(Ptr<const Packet> p)
     g_bottleneck.enqueueTime.erase(it);
 }
 
+// A packet the bottleneck queue dropped: counted for the link, and for its flow (haslab's
+// FlowSummary.queue_dropped_packets). The device queue holds packets with their PPP header; the
+// flow is the sender's address 10.1.<flow>.1, and a --trace "drop" line carries the segment's
+// sequence number.
 void
 OnDrop(Ptr<const Packet> p)
 {
     g_bottleneck.dropped++;
     g_bottleneck.enqueueTime.erase(PeekPointer(p));
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp;
+    Ipv4Header ip;
+    TcpHeader tcp;
+    if (c->RemoveHeader(ppp) == 0 || c->RemoveHeader(ip) == 0 || c->PeekHeader(tcp) == 0)
+    {
+        return;
+    }
+    uint32_t src = ip.GetSource().Get();
+    size_t i = (src >> 8) & 0xff;
+    if (((src >> 24) & 0xff) == 10 && ((src >> 16) & 0xff) == 1 && i < g_flows.size())
+    {
+        g_flows[i].queueDropped++;
+        TraceLine(i, "drop", tcp.GetSequenceNumber().GetValue());
+    }
 }
 
 // A sender application: connects at its start time; "bulk" keeps the socket's send buffer full
@@ -594,7 +615,8 @@ main(int argc, char* argv[])
            << ",\"segments_sent\":" << f.segmentsSent
            << ",\"retransmitted_segments\":" << f.retransmittedSegments
            << ",\"rto_count\":" << f.rtoCount << ",\"loss_episodes\":" << f.lossEpisodes
-           << ",\"fast_recovery_count\":" << f.recoveryEpisodes << "}";
+           << ",\"fast_recovery_count\":" << f.recoveryEpisodes
+           << ",\"queue_dropped_packets\":" << f.queueDropped << "}";
     }
     double sojourn = g_bottleneck.dequeued ? static_cast<double>(g_bottleneck.sojournSumNs /
                                                                  g_bottleneck.dequeued)
