@@ -37,15 +37,16 @@
 //!   moment. A sample below the estimate replaces it; a larger one is ignored when it comes from
 //!   the window and averaged in with gain 1/8 when it comes from timestamps (6.16+ "tcp: always
 //!   seek for minimal rtt in tcp_rcv_rtt_update()").
-//! - **Buffer growth** (`tcp_rcv_space_adjust`, `tcp_rcvbuf_grow`, 6.16+ "tcp: fix sk_rcvbuf
-//!   overshoot", "tcp: add receive queue awareness in tcp_rcv_space_adjust()"): each time the
-//!   application reads, once a receiver RTT has passed since the last measurement, `copied` =
-//!   bytes read since then less those still queued; when `copied` > `rcvq_space.space`, the
-//!   space becomes `copied` and `sk_rcvbuf` = min(`tcp_space_from_win`(2 × space + the span of
-//!   out-of-order data above `rcv_nxt`), `tcp_rmem[2]`), never lowered; `window_clamp` =
-//!   `tcp_win_from_space(sk_rcvbuf)`. Out-of-order data grows the buffer the same way as each
-//!   segment is queued (`tcp_data_queue_ofo`, 6.16+ "tcp: adjust rcvbuf in presence of
-//!   reorders").
+//! - **Buffer growth** (`tcp_rcv_space_adjust`, `tcp_rcvbuf_grow`; 6.16+ "tcp: add receive
+//!   queue awareness in tcp_rcv_space_adjust()", 6.18 "tcp: fix too slow tcp_rcvbuf_grow()
+//!   action"): each time the application reads, once a receiver RTT has passed since the last
+//!   measurement, `copied` = bytes read since then less those still queued; when `copied` >
+//!   `rcvq_space.space` (old), the space becomes `copied` (new) and the window to provision is
+//!   rcvwin = 2 × new + 2 × (2 × new × (new − old) / old) + the span of out-of-order data above
+//!   `rcv_nxt`; `sk_rcvbuf` = min(`tcp_space_from_win(rcvwin)`, `tcp_rmem[2]`), never lowered,
+//!   and `window_clamp` = `tcp_win_from_space(sk_rcvbuf)`. Each segment queued out of order
+//!   does the same with new = old (only its span counts: `tcp_data_queue_ofo`, 6.16+ "tcp:
+//!   adjust rcvbuf in presence of reorders").
 //! - **Window growth** (`tcp_grow_window`, tcp_input.c): each in-order segment of at least 128
 //!   bytes raises `rcv_ssthresh` by max(2 × advmss, 2 × len), up to min(`window_clamp`, free
 //!   space). An out-of-order segment does so only on a SACK connection ("For non sack flows, do
@@ -307,9 +308,17 @@ impl LinuxRcvBuf {
         self.rcv_ssthresh += incr.min(room - self.rcv_ssthresh);
     }
 
-    /// `tcp_rcvbuf_grow` with `ooo_span` bytes from rcv_nxt to the end of out-of-order data.
-    fn rcvbuf_grow(&mut self, ooo_span: u64) {
-        let rcvwin = (self.rcvq_space << 1) + ooo_span;
+    /// `tcp_rcvbuf_grow(sk, newval)` with `ooo_span` bytes from rcv_nxt to the end of
+    /// out-of-order data: `rcvq_space.space` goes from its value to `newval`.
+    fn rcvbuf_grow(&mut self, newval: u64, ooo_span: u64) {
+        let oldval = self.rcvq_space.max(1);
+        self.rcvq_space = newval;
+        // slow start: allow the sender to double its rate, plus twice the growth seen
+        let mut rcvwin = newval << 1;
+        rcvwin = rcvwin.saturating_add(
+            (rcvwin.saturating_mul(newval.saturating_sub(oldval)) / oldval).saturating_mul(2),
+        );
+        rcvwin += ooo_span;
         let rcvbuf = space_from_win(self.scaling_ratio, rcvwin).min(self.rmem[2]);
         if rcvbuf > self.rcvbuf {
             self.rcvbuf = rcvbuf;
@@ -333,7 +342,7 @@ impl LinuxRcvBuf {
         if self.sack {
             self.grow_window(len, held_before);
         }
-        self.rcvbuf_grow(ooo_span);
+        self.rcvbuf_grow(self.rcvq_space, ooo_span);
     }
 
     /// `tcp_rcv_space_adjust` when the application has read up to `copied_seq`.
@@ -343,8 +352,7 @@ impl LinuxRcvBuf {
         }
         let copied = copied_seq - self.rcvq_seq;
         if copied > self.rcvq_space {
-            self.rcvq_space = copied;
-            self.rcvbuf_grow(ooo_span);
+            self.rcvbuf_grow(copied, ooo_span);
         }
         self.rcvq_seq = copied_seq;
         self.rcvq_time_ns = now_ns;

@@ -88,7 +88,7 @@ fn rcv_ssthresh_grows_two_advmss_per_in_order_segment_up_to_the_clamp() {
 #[test]
 fn the_buffer_grows_when_more_than_rcvq_space_is_read_per_receiver_rtt() {
     // tcp_rcv_space_adjust / tcp_rcvbuf_grow: once per receiver RTT, copied > space gives
-    // space = copied and sk_rcvbuf = tcp_space_from_win(2 * copied)
+    // space = copied and sk_rcvbuf = tcp_space_from_win(2 new + 4 new (new - old) / old)
     let mut b = client(128, false);
     with_rtt(&mut b, 150, 100);
     assert_eq!(b.rtt_us8, 100_000 << 3);
@@ -99,17 +99,28 @@ fn the_buffer_grows_when_more_than_rcvq_space_is_read_per_receiver_rtt() {
     // one RTT later: 100 kB > 14480
     b.on_read(1 + 100_000, 100 * MS, 0);
     assert_eq!(b.rcvq_space, 100_000);
-    assert_eq!(b.rcvbuf, space_from_win(128, 200_000));
-    assert_eq!(b.window_clamp, 200_000);
+    let win = 200_000 + 2 * (200_000 * (100_000 - 14_480) / 14_480);
+    assert_eq!(b.rcvbuf, space_from_win(128, win).min(33_554_432));
+    assert_eq!(b.window_clamp, win_from_space(128, b.rcvbuf));
     // a second RTT that reads no more than the space leaves the buffer alone
+    let buf1 = b.rcvbuf;
     b.on_read(1 + 150_000, 200 * MS, 0);
     assert_eq!(b.rcvq_space, 100_000);
-    assert_eq!(b.rcvbuf, space_from_win(128, 200_000));
+    assert_eq!(b.rcvbuf, buf1);
+    // the numbers of a live kernel (6.18, tcp_rcvbuf_grow tracepoint, scaling_ratio 162):
+    // space 30408 -> 59368 gives rcvbuf 545024 (window_clamp 344898)
+    let mut k = client(162, false);
+    k.on_data_in_order(1448, 1, 0, 0);
+    k.rcvq_space = 30_408;
+    k.rtt_us8 = 100_000 << 3;
+    k.on_read(1 + 59_368, 200 * MS, 0);
+    assert!(k.rcvbuf.abs_diff(545_024) <= 8, "rcvbuf {}", k.rcvbuf);
     // out-of-order data above rcv_nxt adds its span (6.16+ "adjust rcvbuf in presence of
-    // reorders")
-    b.on_read(1 + 400_000, 300 * MS, 50_000);
-    assert_eq!(b.rcvq_space, 250_000);
-    assert_eq!(b.rcvbuf, space_from_win(128, 550_000));
+    // reorders"), even when nothing more was read
+    let mut o = client(162, false);
+    o.rcvq_space = 100_000;
+    o.on_data_out_of_order(1448, 0, 600_000);
+    assert_eq!(o.rcvbuf, space_from_win(o.scaling_ratio, 200_000 + 600_000));
 }
 
 #[test]
