@@ -208,10 +208,10 @@ impl LinuxRcvBuf {
     /// the timestamp option, `copied_seq` the stream offset the application has read to.
     pub fn established(&mut self, advmss: u64, now_ns: u64, copied_seq: u64, rcv_nxt: u64) {
         self.advmss = advmss;
+        // tcp_initialize_rcv_mss
         self.rcv_mss = advmss
             .min(self.rcv_wnd / 2)
-            .min(TCP_MSS_DEFAULT)
-            .max(TCP_MIN_MSS);
+            .clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT);
         self.rcvq_time_ns = now_ns;
         self.rcvq_seq = copied_seq;
         self.rcv_wup = rcv_nxt;
@@ -378,7 +378,7 @@ impl LinuxRcvBuf {
         // no window scaling: a multiple of the MSS, kept when within one MSS of the free space
         let mut window = self.rcv_wnd;
         if window + mss <= free || window > free {
-            window = if mss > 0 { free / mss * mss } else { free };
+            window = free.checked_div(mss).map_or(free, |n| n * mss);
         } else if mss == full && free > window + (full >> 1) {
             window = free;
         }

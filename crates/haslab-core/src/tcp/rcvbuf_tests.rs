@@ -134,7 +134,11 @@ fn the_buffer_never_exceeds_tcp_rmem_2() {
         copied += 1u64 << (i / 2 + 12);
         b.on_read(copied, i * 10 * MS, 0);
         b.on_data_out_of_order(1448, 0, 1 << 29);
-        assert!(b.rcvbuf <= 33_554_432, "sk_rcvbuf {} above tcp_rmem[2]", b.rcvbuf);
+        assert!(
+            b.rcvbuf <= 33_554_432,
+            "sk_rcvbuf {} above tcp_rmem[2]",
+            b.rcvbuf
+        );
         assert!(b.rcvbuf >= prev, "sk_rcvbuf is never lowered");
         prev = b.rcvbuf;
     }
@@ -178,7 +182,7 @@ fn the_right_edge_never_moves_back() {
         now += MS / 4;
         match i % 7 {
             // a segment above a hole
-            0 | 1 | 2 => {
+            0..=2 => {
                 b.on_data_out_of_order(1448, held, held + 1448 * 3);
                 held += 1448;
             }

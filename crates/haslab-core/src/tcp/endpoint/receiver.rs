@@ -90,9 +90,8 @@ impl Endpoint {
             .map_or(self.rcv_nxt, |f| self.rcv_nxt.min(f));
         let new_bytes = delivered_end.saturating_sub(before);
         self.stats.bytes_received += new_bytes;
-        if self.rcvbuf.is_some() && h.payload_bytes > 0 {
-            let (held, span, rcv_nxt) = (self.ooo_held(), self.ooo_span(), self.rcv_nxt);
-            let b = self.rcvbuf.as_mut().expect("checked");
+        let (held, span, rcv_nxt) = (self.ooo_held(), self.ooo_span(), self.rcv_nxt);
+        if let Some(b) = self.rcvbuf.as_mut().filter(|_| h.payload_bytes > 0) {
             // tcp_event_data_recv, then the application reads at once (tcp_rcv_space_adjust)
             b.on_data_in_order(h.payload_bytes as u64, rcv_nxt, now_ns, held);
             if new_bytes > 0 {
