@@ -46,8 +46,28 @@ def matrix(quick: bool = False) -> list[xc.Cell]:
     return cells
 
 
+#: Linux's default net.ipv4.tcp_rmem (6.16+); the machine's own values are read when present
+DEFAULT_TCP_RMEM = [4096, 131072, 33554432]
+#: The receiver's skb->len / skb->truesize ratio (in 1/256) that this testbed's kernel measures
+#: (tcp_measure_rcv_mss): the tcp_rcvbuf_grow tracepoint reports scaling_ratio=162 for every
+#: flow of the live dumbbell (veth pairs, 1500-byte MTU). A property of the receiving path's
+#: memory, not of TCP.
+LIVE_SCALING_RATIO = 162
+
+
+def tcp_rmem() -> list[int]:
+    """This machine's net.ipv4.tcp_rmem (live mode's namespaces start from it), else Linux's
+    default."""
+    try:
+        vals = [int(v) for v in Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split()]
+        return vals if len(vals) == 3 else DEFAULT_TCP_RMEM
+    except (OSError, ValueError):
+        return DEFAULT_TCP_RMEM
+
+
 def scenario(cell: xc.Cell) -> dict:
-    """The cell as a haslab scenario with Linux's own TCP settings (both sides run it)."""
+    """The cell as a haslab scenario with Linux's own TCP settings (both sides run it),
+    receive-buffer autotuning included."""
     s = xc.haslab_scenario(cell)
     for f in s["flow"]:
         f["tcp"] = {
@@ -62,6 +82,9 @@ def scenario(cell: xc.Cell) -> dict:
             "sack": cell.sack,
             "tlp": cell.sack,
             "pacing": "off",
+            "rcvbuf": "linux",
+            "tcp_rmem": tcp_rmem(),
+            "scaling_ratio": LIVE_SCALING_RATIO,
         }
     s["trace"] = {"cwnd": False, "goodput_window": "1s", "queues": ["r1->r2"], "queue_interval": "1ms"}
     return s
@@ -159,7 +182,9 @@ def write_report(results: list[xc.CellResult], known, path, quick: bool = False)
         "drop-tail queue, 60 s), 1, 2 or 4 bulk flows with NewReno (kernel `reno`) or CUBIC (kernel",
         "`cubic`), SACK on or off, one seed. Both sides run Linux's own settings: MSS 1448, IW 10,",
         "timestamps, delayed ACKs with the 40 ms timer, min RTO 200 ms with Linux's RTO formula, PRR,",
-        "and RACK-TLP with SACK (Linux's default). Queue delay is the time average of the bottleneck",
+        "and RACK-TLP with SACK (Linux's default), and the receiver's buffer autotuning",
+        f"(`rcvbuf = \"linux\"`, docs/tcp.md; `tcp_rmem` = {' '.join(map(str, tcp_rmem()))} on both",
+        f"sides, `scaling_ratio` = {LIVE_SCALING_RATIO}, the value the kernel measures on this testbed). Queue delay is the time average of the bottleneck",
         "queue's occupancy on both sides (live mode samples it); the other metrics are those of",
         "docs/fidelity.md (live mode: the kernel's tcp_info `total_retrans` and `total_rto`, the",
         "receiver's byte counts, the router's qdisc drop counter).",

@@ -260,8 +260,13 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
     if tcp.get("isn") is not None:
         notes.add("tcp.isn is ignored: the kernel chooses initial sequence numbers")
     # the receive window: autotuning up to tcp_rmem[2]
-    rwnd = _bytes(tcp["rwnd"])
-    rcv["net.ipv4.tcp_rmem"] = f"4096 131072 {max(rwnd, 131072)}"
+    if tcp.get("rcvbuf", "fixed") == "linux":
+        # the simulator models this autotuning: the same tcp_rmem on the kernel's receiver
+        # (the kernel measures scaling_ratio itself, from its own packets)
+        rcv["net.ipv4.tcp_rmem"] = " ".join(str(_bytes(v)) for v in tcp["tcp_rmem"])
+    else:
+        rwnd = _bytes(tcp["rwnd"])
+        rcv["net.ipv4.tcp_rmem"] = f"4096 131072 {max(rwnd, 131072)}"
     return snd, rcv, route
 
 

@@ -218,7 +218,7 @@ impl Scenario {
                         size_shape: shape,
                         max_size_bytes: max,
                         cc,
-                        tcp,
+                        tcp: Box::new(tcp),
                     }
                 }
             };

@@ -155,6 +155,20 @@ pub enum RtoSsthresh {
     UnlessRepeated,
 }
 
+/// The receive window a receiver offers (see [`TcpConfig::rcvbuf`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RcvBufMode {
+    /// Always `rwnd` (the right edge moves with every byte received): a receive buffer that is
+    /// never the limit unless `rwnd` is small (ns-3's `RcvBufSize`, a socket with SO_RCVBUF).
+    Fixed,
+    /// Linux 6.18's receive-buffer autotuning (`tcp_rmem`, `tcp_moderate_rcvbuf = 1`): the
+    /// window starts at 64 KiB and grows with what the application reads per receiver RTT and
+    /// with the out-of-order data held, up to `tcp_rmem[2]` (see tcp/rcvbuf.rs for every rule
+    /// and its kernel source). `rwnd` is not used.
+    Linux,
+}
+
 fn d_ms(ms: u64) -> Duration {
     Duration(ms * 1_000_000)
 }
@@ -186,6 +200,21 @@ pub struct TcpConfig {
     /// Receive window advertised by the receiver. Default 64 MiB (large: never the limit
     /// unless set). Window scaling is negotiated whenever it exceeds 65535.
     pub rwnd: Size,
+    /// The receive buffer: `fixed` (default: the window is always `rwnd`) or `linux` (Linux
+    /// 6.18 autotuning from `tcp_rmem`, tcp/rcvbuf.rs).
+    pub rcvbuf: RcvBufMode,
+    /// With `rcvbuf = "linux"`: the sysctl net.ipv4.tcp_rmem, [min, default, max] in bytes of
+    /// memory. Default [4096, 131072, 33554432] (Linux 6.16+: "tcp: increase tcp_rmem[2] to 32
+    /// MB"). The buffer starts at `default` and autotuning never takes it past `max`; `min`
+    /// applies only under memory pressure, which is not modelled.
+    pub tcp_rmem: [Size; 3],
+    /// With `rcvbuf = "linux"`: the payload-to-memory ratio of received packets in 1/256
+    /// (Linux `tp->scaling_ratio`, include/net/tcp.h): the window a buffer of B bytes offers is
+    /// B × ratio / 256. The kernel starts at 128 (`TCP_DEFAULT_SCALING_RATIO`) and measures it
+    /// from the first full-sized segment as len × 256 / `skb->truesize`
+    /// (`tcp_measure_rcv_mss`), which depends on the receiving driver; this is the measured
+    /// value. Default 128 (the kernel's value before it measures).
+    pub scaling_ratio: u8,
     /// cwnd during fast recovery: `classic` (RFC 6582 inflation, default) or `prr` (RFC 6937,
     /// the default of Linux and ns-3). Without SACK, PRR sends less during a long multi-loss
     /// recovery than classic inflation does (see docs/tcp.md).
@@ -287,6 +316,9 @@ impl Default for TcpConfig {
             rto_formula: RtoFormula::Linux,
             initial_rto: d_ms(1000),
             rwnd: Size(64 << 20),
+            rcvbuf: RcvBufMode::Fixed,
+            tcp_rmem: [Size(4096), Size(131_072), Size(33_554_432)],
+            scaling_ratio: crate::tcp::rcvbuf::TCP_DEFAULT_SCALING_RATIO,
             recovery: RecoveryMode::Classic,
             prr_variant: PrrVariant::Linux,
             cwnd_growth: CwndGrowth::PerPacket,
@@ -354,6 +386,26 @@ impl TcpConfig {
             return err(
                 "rwnd",
                 "must be at least one MSS and at most 1GiB (window scale 14)",
+            );
+        }
+        let [rmin, rdef, rmax] = self.tcp_rmem.map(|s| s.0);
+        let linux_rcvbuf = self.rcvbuf == RcvBufMode::Linux;
+        if linux_rcvbuf && (rmin == 0 || rmin > rdef || rdef > rmax) {
+            return err(
+                "tcp_rmem",
+                "must be three sizes [min, default, max] with 0 < min <= default <= max",
+            );
+        }
+        if linux_rcvbuf && (rdef < 4 * self.mss as u64 || rmax > (1u64 << 30)) {
+            return err(
+                "tcp_rmem",
+                "default must be at least 4 MSS (Linux's tcp_fixup_rcvbuf minimum, for fast retransmit) and max at most 1GiB (window scale 14)",
+            );
+        }
+        if linux_rcvbuf && self.scaling_ratio == 0 {
+            return err(
+                "scaling_ratio",
+                "must be between 1 and 255 (the payload share of received memory in 1/256)",
             );
         }
         if self.tlp && !self.sack {

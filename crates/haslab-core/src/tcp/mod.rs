@@ -11,6 +11,7 @@ pub mod newcwv;
 pub mod novel_pacing;
 pub mod pacing;
 pub mod rate;
+pub mod rcvbuf;
 pub mod rtl;
 pub mod rtt;
 pub mod scoreboard;

@@ -49,7 +49,7 @@ pub enum GeneratorPlan {
         size_shape: f64,
         max_size_bytes: u64,
         cc: CcConfig,
-        tcp: TcpConfig,
+        tcp: Box<TcpConfig>,
     },
 }
 

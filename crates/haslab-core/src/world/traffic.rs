@@ -150,7 +150,7 @@ impl TrafficState {
                             *max_size_bytes,
                             crate::traffic::stream(plan.seed, &t.name),
                         ),
-                        tcp: tcp.clone(),
+                        tcp: (**tcp).clone(),
                         cc: cc.clone(),
                         isn: Stream::new(plan.seed, &format!("traffic:{}:isn", t.name)),
                         transfers: Vec::new(),

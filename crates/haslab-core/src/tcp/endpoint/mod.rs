@@ -38,8 +38,9 @@
 //! and a D-SACK block for a duplicate segment (RFC 2883); a segment that fills a hole is
 //! acknowledged at once; otherwise delayed ACKs (RFC 5681 §4.2): an ACK for every 2
 //! full-sized segments' worth of bytes, or when the delayed-ACK timer expires. Linux's
-//! quick-ACK mode is not modelled. The advertised window is the configured `rwnd` (the
-//! application reads instantly).
+//! quick-ACK mode is not modelled. The advertised window is the configured `rwnd`, or with
+//! `rcvbuf = "linux"` Linux's autotuned receive buffer ([`super::rcvbuf`]); the application
+//! reads instantly.
 
 mod ack;
 mod rack_tlp;
@@ -55,6 +56,7 @@ use super::cc::{AppData, CaEvent, CcState, CongestionControl};
 use super::config::TcpConfig;
 use super::cwv::{self, CwndValidation};
 use super::rate::RateSampler;
+use super::rcvbuf::LinuxRcvBuf;
 use super::rtt::RttEstimator;
 use super::scoreboard::{segflags, Scoreboard, Seg, TxState};
 use super::seq::{from_wire, to_wire};
@@ -340,12 +342,16 @@ pub struct Endpoint {
     ooo: Vec<(u64, u64)>,
     /// SACK blocks to report, most recent first (RFC 2018 §4)
     sack_recent: Vec<(u64, u64)>,
+    /// the peer's SYN carried timestamps and so do we
+    peer_ts_ok: bool,
     /// a duplicate segment to report as D-SACK in the next ACK (RFC 2883)
     dsack: Option<(u64, u64)>,
     peer_fin_at: Option<u64>,
     pub peer_closed: bool,
     /// shift we apply to the windows we advertise
     rcv_wscale: u8,
+    /// Linux's receive-buffer autotuning (`rcvbuf = "linux"`); None: the window is `rwnd`
+    rcvbuf: Option<LinuxRcvBuf>,
     /// TS.Recent: the TSval we echo (RFC 7323 §4.3)
     ts_recent: u32,
     /// Last.ACK.sent (RFC 7323 §4.3; Linux `rcv_wup`): rcv_nxt when we last sent an ACK
@@ -411,7 +417,11 @@ impl Endpoint {
         );
         tp.rto_ns = rtt.rto_ns();
         let cwv = cwv::from_config(cfg.idle_restart, cfg.newcwv_nvp.0);
-        let rcv_wscale = wscale_for(cfg.rwnd.0);
+        let rcvbuf = (cfg.rcvbuf == super::config::RcvBufMode::Linux)
+            .then(|| LinuxRcvBuf::new(cfg.tcp_rmem, cfg.scaling_ratio, cfg.sack));
+        let rcv_wscale = rcvbuf
+            .as_ref()
+            .map_or_else(|| wscale_for(cfg.rwnd.0), |b| b.wscale);
         let mut ep = Endpoint {
             state: if side == 0 {
                 State::Closed
@@ -468,10 +478,12 @@ impl Endpoint {
             rcv_nxt: 0,
             ooo: Vec::new(),
             sack_recent: Vec::new(),
+            peer_ts_ok: false,
             dsack: None,
             peer_fin_at: None,
             peer_closed: false,
             rcv_wscale,
+            rcvbuf,
             ts_recent: 0,
             last_ack_sent: 0,
             delack_timer: Timer::default(),
@@ -655,6 +667,12 @@ impl Endpoint {
     }
 
     fn emit(&mut self, mut h: TcpHeader, out: &mut Output) {
+        if h.flags & flags::SYN == 0 && self.rcvbuf.is_some() {
+            let (held, rcv_nxt) = (self.ooo_held(), self.rcv_nxt);
+            if let Some(b) = self.rcvbuf.as_mut() {
+                h.window = b.select_window(rcv_nxt, held);
+            }
+        }
         if h.flags & flags::ACK != 0 {
             self.last_ack_sent = self.rcv_nxt;
         }
@@ -678,6 +696,17 @@ impl Endpoint {
         };
         let mut h = self.header(now_ns, 0, fl, 0);
         let ts_bytes = if self.cfg.timestamps { 12 } else { 0 };
+        if let Some(b) = self.rcvbuf.as_mut() {
+            // tcp_connect_init rounds to the MSS it announces; tcp_openreq_init_rwin to that
+            // MSS less the timestamp option when the SYN carried one
+            let syn_mss = (self.cfg.mss + ts_bytes) as u64;
+            let round = if self.side == 1 && self.peer_ts_ok {
+                syn_mss - 12
+            } else {
+                syn_mss
+            };
+            h.window = b.initial_window(round).min(65_535) as u16;
+        }
         h.syn = Some(SynOptions {
             // advertised MSS: the MTU's payload (Linux advertises 1460 and sends 1448 + 12 of TS)
             mss: (self.cfg.mss + ts_bytes).min(65_535) as u16,
@@ -770,6 +799,11 @@ impl Endpoint {
         if let Some((val, _)) = h.ts {
             self.ts_recent = val;
         }
+        self.peer_ts_ok = self.cfg.timestamps && h.ts.is_some();
+        let sack_ok = self.sack_ok;
+        if let Some(b) = self.rcvbuf.as_mut() {
+            b.set_sack(sack_ok);
+        }
     }
 
     /// Our SYN (or SYN-ACK) was acknowledged.
@@ -793,6 +827,10 @@ impl Endpoint {
             self.state = self.state.on_close();
         }
         self.stats.established_ns = Some(now_ns);
+        let (mss, rcv_nxt) = (self.cfg.mss as u64, self.rcv_nxt);
+        if let Some(b) = self.rcvbuf.as_mut() {
+            b.established(mss, now_ns, rcv_nxt, rcv_nxt);
+        }
         self.tp.rto_ns = self.rtt.rto_ns();
         self.cc.cwnd_event(&mut self.tp, CaEvent::Established);
         self.update_pacing_rate();

@@ -21,6 +21,16 @@ impl Endpoint {
         if fin {
             self.peer_fin_at = Some(end);
         }
+        if h.payload_bytes > 0 {
+            if let Some(b) = self.rcvbuf.as_mut() {
+                // tcp_rcv_rtt_measure_ts runs for every data segment before it is queued
+                b.on_segment_ts(
+                    h.payload_bytes as u64,
+                    h.ts.map(|(_, ecr)| ecr),
+                    super::ts_now(now_ns),
+                );
+            }
+        }
         let occupied_end = end + fin as u64;
         if occupied_end <= self.rcv_nxt {
             // entirely old: a duplicate, ACK at once (with a D-SACK block, RFC 2883 §4)
@@ -38,8 +48,13 @@ impl Endpoint {
             {
                 self.dsack = Some((start, end));
             }
+            let held_before = self.ooo_held();
             insert_range(&mut self.ooo, start, end);
             self.note_sack_block(start);
+            let span = self.ooo_span();
+            if let Some(b) = self.rcvbuf.as_mut() {
+                b.on_data_out_of_order(end - start, held_before, span);
+            }
             return true;
         }
         let filled_hole = !self.ooo.is_empty();
@@ -75,6 +90,14 @@ impl Endpoint {
             .map_or(self.rcv_nxt, |f| self.rcv_nxt.min(f));
         let new_bytes = delivered_end.saturating_sub(before);
         self.stats.bytes_received += new_bytes;
+        let (held, span, rcv_nxt) = (self.ooo_held(), self.ooo_span(), self.rcv_nxt);
+        if let Some(b) = self.rcvbuf.as_mut().filter(|_| h.payload_bytes > 0) {
+            // tcp_event_data_recv, then the application reads at once (tcp_rcv_space_adjust)
+            b.on_data_in_order(h.payload_bytes as u64, rcv_nxt, now_ns, held);
+            if new_bytes > 0 {
+                b.on_read(delivered_end, now_ns, span);
+            }
+        }
         if new_bytes > 0 {
             self.notify_messages(delivered_end, now_ns, out);
         }
@@ -110,6 +133,16 @@ impl Endpoint {
                 }
             }
         }
+    }
+
+    /// Bytes held out of order above rcv_nxt.
+    pub(super) fn ooo_held(&self) -> u64 {
+        self.ooo.iter().map(|&(s, e)| e - s).sum()
+    }
+
+    /// From rcv_nxt to the end of the out-of-order data (0 without any).
+    fn ooo_span(&self) -> u64 {
+        self.ooo.last().map_or(0, |&(_, e)| e - self.rcv_nxt)
     }
 
     /// FirstByte, Progress and Received notices for the peer's messages, now that the stream is
