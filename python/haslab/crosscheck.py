@@ -96,6 +96,9 @@ COMMON = {
     # default is classic, its PRR Linux's.
     "recovery": "prr",
     "prr_variant": "ns3",
+    # ns-3's TcpTxBuffer::NextSeg applies RFC 6675's rule (3) in recovery (tcp-tx-buffer.cc):
+    # with nothing marked lost and no new data, it resends the first segment not SACKed.
+    "nextseg_rule3": True,
     # ns-3 3.37 has neither RACK nor TLP, and does not pace by default.
     "tlp": False,
     "pacing": "off",
@@ -231,6 +234,7 @@ def haslab_scenario(cell: Cell) -> dict:
         "idle_restart": c["idle_restart"],
         "recovery": c["recovery"],
         "prr_variant": c["prr_variant"],
+        "nextseg_rule3": c["nextseg_rule3"],
         "sack": cell.sack,
         "tlp": c["tlp"],
         "pacing": c["pacing"],

@@ -250,6 +250,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("rtt_sampling", "send-time"),
         ("limited_transmit", True),
         ("recover_guard", True),
+        ("nextseg_rule3", False),
         ("full_ack_exit", "ssthresh"),
         ("prr_variant", "linux"),
     ):

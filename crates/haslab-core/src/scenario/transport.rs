@@ -110,6 +110,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("rto_restart_on_sack_advance", Bool(false)),
             ("rtt_sampling", Str("ts-echo")),
             ("prr_variant", Str("ns3")),
+            ("nextseg_rule3", Bool(true)),
             ("idle_restart", Str("off")),
             ("pacing", Str("off")),
         ],

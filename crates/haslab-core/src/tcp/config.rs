@@ -247,6 +247,15 @@ pub struct TcpConfig {
     /// when not already in one, also after an RTO (ssthresh from everything outstanding, cwnd =
     /// ssthresh + 3, the first unacknowledged segment resent by `DoRetransmit`).
     pub recover_guard: bool,
+    /// RFC 6675 §4 NextSeg rule (3) with SACK, as ns-3 3.37 applies it
+    /// (src/internet/model/tcp-tx-buffer.cc, `TcpTxBuffer::NextSeg`): in fast recovery, when no
+    /// segment is marked lost and no new data is left to send, the first segment neither SACKed
+    /// nor already retransmitted is sent again (ns-3 drops the rule's condition (1.b), that it lie
+    /// below the highest SACK). It repairs a loss at the end of the data, which no SACK can
+    /// mark, within the recovery, at the cost of resending segments still in flight. Default
+    /// false: Linux retransmits only the segments it marked lost (`tcp_xmit_retransmit_queue`);
+    /// the `ns3-newreno` transport sets it.
+    pub nextseg_rule3: bool,
     /// cwnd when the cumulative ACK reaches `recover` and a (non-SACK classic) fast recovery
     /// ends: `ssthresh` (default; RFC 6582 §3.2 step 3 option 2, Linux
     /// `tcp_end_cwnd_reduction`, ns-3.37) or `flight`: ns-3.17's `TcpNewReno::NewAck`
@@ -330,6 +339,7 @@ impl Default for TcpConfig {
             rtt_sampling: RttSampling::SendTime,
             limited_transmit: true,
             recover_guard: true,
+            nextseg_rule3: false,
             full_ack_exit: FullAckExit::Ssthresh,
             idle_restart: IdleRestart::Linux,
             isn: None,

@@ -315,6 +315,14 @@ impl Scoreboard {
             .position(|s| s.has(LOST) && !s.has(RETRANS))
     }
 
+    /// Index of the first segment neither SACKed nor retransmitted (RFC 6675 NextSeg rule 3
+    /// without its condition (1.b), as ns-3 3.37's `TcpTxBuffer::NextSeg`).
+    pub fn next_unsacked_not_retransmitted(&self) -> Option<usize> {
+        self.segs
+            .iter()
+            .position(|s| !s.has(SACKED) && !s.has(RETRANS))
+    }
+
     /// Records the retransmission of segment `i` at `now_ns`.
     pub fn on_retransmit(&mut self, i: usize, now_ns: u64, tx: TxState) {
         let seg = &mut self.segs[i];

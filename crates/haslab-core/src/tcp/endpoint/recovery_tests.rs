@@ -1,5 +1,5 @@
 //! Rule tests of loss recovery: fast recovery with and without SACK, PRR, the full-ACK exit,
-//! limited transmit, RACK, and what counts as a duplicate ACK.
+//! limited transmit, RACK, RFC 6675's NextSeg rule (3), and what counts as a duplicate ACK.
 
 use super::sender_tests::{
     deliver, headers, pair, rto_with_everything_outstanding, sack_cfg, MS, MSS,
@@ -460,4 +460,54 @@ fn with_sack_only_acks_that_sack_new_data_are_duplicate_acks() {
     assert_eq!(c.stats.fast_recovery_count, 1);
     let resent = headers(&mut out);
     assert_eq!(resent[0].seq, data[5].seq, "the hole is retransmitted");
+}
+
+/// RFC 6675 §4 NextSeg rule (3) (`nextseg_rule3`, ns-3 3.37's `TcpTxBuffer::NextSeg`): in
+/// recovery, with no segment marked lost and no new data, the first segment neither SACKed nor
+/// retransmitted goes out again. Ten segments, the second and the last lost: the SACKs of 2-8
+/// mark the second lost (three SACKed above it); nothing is SACKed above the last, so only rule
+/// (3) resends it before the RTO. Linux (the default) waits.
+#[test]
+fn nextseg_rule3_resends_the_unsacked_tail_in_recovery_when_no_data_is_left() {
+    for rule3 in [false, true] {
+        let (mut c, mut s) = pair(TcpConfig {
+            tlp: false,
+            nextseg_rule3: rule3,
+            ..sack_cfg()
+        });
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 10);
+        let arrived: Vec<_> = data
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 1 && *i != 9)
+            .map(|(_, h)| *h)
+            .collect();
+        let acks = deliver(&mut s, &arrived, 125 * MS);
+        let mut resent = Vec::new();
+        for a in &acks {
+            resent.extend(deliver(&mut c, std::slice::from_ref(a), 150 * MS));
+        }
+        assert_eq!(c.tp.ca_state, CaState::Recovery);
+        let seqs: Vec<u32> = resent.iter().map(|h| h.seq).collect();
+        if rule3 {
+            // the lost segment first; then, one per ACK, the first segment not yet SACKed: the
+            // SACKs of 5-8 are still on their way, so segments still in flight are resent too
+            // (ns-3's spurious retransmissions at the end of a chunk), ending with the tail
+            assert_eq!(seqs.first(), Some(&data[1].seq));
+            assert_eq!(seqs.last(), Some(&data[9].seq));
+            let mut unique = seqs.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), seqs.len(), "each segment resent once");
+            // what was SACKed when the recovery began (2, 3, 4) is never resent
+            assert!(data[2..5].iter().all(|d| !seqs.contains(&d.seq)));
+        } else {
+            assert_eq!(seqs, vec![data[1].seq], "only what SACK marked lost");
+        }
+        assert_eq!(c.stats.retransmitted_segments, seqs.len() as u64);
+        c.sb.check().unwrap();
+    }
 }

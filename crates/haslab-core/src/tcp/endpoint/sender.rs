@@ -47,9 +47,18 @@ impl Endpoint {
         let mut cwnd_limited = false;
         let mut sent_new = false;
         loop {
-            let lost = self.sb.next_lost();
+            let mut lost = self.sb.next_lost();
             if lost.is_none() && self.snd_nxt >= self.stream_end() {
-                break;
+                // RFC 6675 NextSeg rule (3), with `nextseg_rule3` (ns-3 3.37): in recovery and
+                // with nothing lost nor new to send, resend the first segment not SACKed
+                lost = (self.cfg.nextseg_rule3
+                    && self.sack_ok
+                    && self.tp.ca_state == CaState::Recovery)
+                    .then(|| self.sb.next_unsacked_not_retransmitted())
+                    .flatten();
+                if lost.is_none() {
+                    break;
+                }
             }
             if lost.is_none() && self.sb.is_empty() {
                 // sending new data with nothing in flight: restart after idle, TX start
