@@ -16,7 +16,7 @@ use haslab_core::world::{RunOptions, World};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::Value;
 
 /// Parses a scenario; `fmt` is `"toml"` or `"json"`; relative file names in it (Mahimahi
@@ -57,9 +57,11 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
             list.into_any()
         }
         Value::Object(o) => {
+            // keys are interned: a description of 100,000 flows repeats the same few dozen keys
+            // in every flow (one string object each instead of one per dict)
             let d = PyDict::new(py);
             for (k, x) in o {
-                d.set_item(k, to_py(py, x)?)?;
+                d.set_item(PyString::intern(py, k), to_py(py, x)?)?;
             }
             d.into_any()
         }
@@ -115,7 +117,10 @@ struct Simulation {
     /// Python threads from stepping the same simulation at once.
     world: Mutex<Option<World>>,
     duration_ns: u64,
-    plan: Value,
+    /// The resolved plan, described when `plan` is read: its description (a JSON value per flow
+    /// with the flow's TCP and congestion-control options) is neither built nor held while the
+    /// simulation is set up and runs.
+    plan: Plan,
 }
 
 impl Simulation {
@@ -151,7 +156,7 @@ impl Simulation {
         let world = World::new(&plan, &RunOptions { out_dir }).map_err(PyValueError::new_err)?;
         Ok(Simulation {
             duration_ns: plan.duration_ns,
-            plan: describe(&plan),
+            plan,
             world: Mutex::new(Some(world)),
         })
     }
@@ -179,10 +184,10 @@ impl Simulation {
         self.world.lock().map(|g| g.is_none()).unwrap_or(true)
     }
 
-    /// The description of the resolved plan (as returned by validate()).
+    /// The description of the resolved plan (as returned by validate()), built on each read.
     #[getter]
     fn plan<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.plan)
+        to_py(py, &describe(&self.plan))
     }
 
     /// Runs to the end if needed, flushes pcap files and returns
