@@ -14,7 +14,8 @@
 //! - `bench --setup N [--reps R]` builds `haslab bench --scale N`'s scenario (N NewReno flows on a
 //!   dumbbell of max(N/1000, 10) Gbps) without running it and prints the time and memory of each
 //!   part of the set-up (parsing, validation into a plan, building the world) and of the plan's
-//!   description (what `sim.plan` and `haslab describe` build).
+//!   description (what `sim.plan` and `haslab describe` build; `--no-describe` leaves it out,
+//!   e.g. for `perf record`).
 
 use haslab_core::scenario::{plan_from_toml, GeneratorPlan};
 use haslab_core::tcp::cc::CcConfig;
@@ -119,7 +120,7 @@ fn rss_mib() -> f64 {
 }
 
 /// Times the parts of the set-up of the scale scenario with `pairs` flows, best of `reps`.
-fn setup(pairs: u64, reps: usize) {
+fn setup(pairs: u64, reps: usize, with_description: bool) {
     use haslab_core::scenario::{describe, parse_json};
     use haslab_core::world::World;
     let text = scale_scenario(pairs);
@@ -136,7 +137,7 @@ fn setup(pairs: u64, reps: usize) {
         let world = World::new(&plan, &RunOptions::default()).expect("the world builds");
         let t3 = t.elapsed().as_secs_f64();
         let with_world = rss_mib();
-        let description = describe(&plan);
+        let description = with_description.then(|| describe(&plan));
         let t4 = t.elapsed().as_secs_f64();
         rss = [with_plan - base, with_world - with_plan, rss_mib() - with_world, 0.0];
         drop((world, description, plan, scenario));
@@ -248,6 +249,7 @@ fn main() {
     let mut file = None;
     let mut closed_form = false;
     let mut setup_pairs = None;
+    let mut describe = true;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -263,6 +265,7 @@ fn main() {
                         .unwrap_or_else(|| usage()),
                 )
             }
+            "--no-describe" => describe = false,
             "--empty-loop" => {
                 empty_loop();
                 return;
@@ -287,7 +290,7 @@ fn main() {
         std::process::exit(2);
     }
     if let Some(pairs) = setup_pairs {
-        setup(pairs, if reps_given { reps } else { 1 });
+        setup(pairs, if reps_given { reps } else { 1 }, describe);
         return;
     }
     if all {

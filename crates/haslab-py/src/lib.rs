@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use haslab_core::has::driver::{Next, PlayerDriver};
 use haslab_core::metrics::{ColumnData, SimResult};
 use haslab_core::scenario::{self as scn};
-use haslab_core::scenario::{describe, Plan};
+use haslab_core::scenario::{describe, Describer, Plan};
 use haslab_core::world::{RunOptions, World};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
@@ -68,6 +68,75 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     })
 }
 
+/// A fresh copy of a converted JSON value: new dicts and lists, the same (immutable) strings,
+/// numbers, booleans and None.
+fn fresh_copy<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(d) = x.cast::<PyDict>() {
+        let out = PyDict::new(py);
+        for (k, v) in d.iter() {
+            out.set_item(k, fresh_copy(py, &v)?)?;
+        }
+        Ok(out.into_any())
+    } else if let Ok(l) = x.cast::<PyList>() {
+        let out = PyList::empty(py);
+        for v in l.iter() {
+            out.append(fresh_copy(py, &v)?)?;
+        }
+        Ok(out.into_any())
+    } else {
+        Ok(x.clone())
+    }
+}
+
+/// The description of a plan as Python objects (the dict `describe(plan)` converts to), built
+/// flow by flow: each flow's JSON value is converted and dropped before the next is built, and
+/// a flow whose `tcp` or `cc_config` equals the previous flow's gets a fresh copy of that dict
+/// (its own dict, sharing the immutable values) instead of a conversion.
+fn describe_to_py<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyAny>> {
+    let mut d = Describer::new(plan);
+    let Value::Object(top) = d.without_flows() else {
+        return to_py(py, &describe(plan));
+    };
+    let out = PyDict::new(py);
+    for (k, v) in &top {
+        let x = if k == "flows" {
+            let list = PyList::empty(py);
+            let mut last: [Option<(Value, Bound<'py, PyAny>)>; 2] = [None, None];
+            for f in &plan.flows {
+                let Value::Object(flow) = d.flow(f) else {
+                    unreachable!("a flow is described as an object")
+                };
+                let fd = PyDict::new(py);
+                for (fk, fv) in flow {
+                    let slot = match fk.as_str() {
+                        "tcp" => Some(0),
+                        "cc_config" => Some(1),
+                        _ => None,
+                    };
+                    let x = match slot {
+                        Some(i) => match &last[i] {
+                            Some((prev, obj)) if *prev == fv => fresh_copy(py, obj)?,
+                            _ => {
+                                let obj = to_py(py, &fv)?;
+                                last[i] = Some((fv, obj.clone()));
+                                obj
+                            }
+                        },
+                        None => to_py(py, &fv)?,
+                    };
+                    fd.set_item(PyString::intern(py, &fk), x)?;
+                }
+                list.append(fd)?;
+            }
+            list.into_any()
+        } else {
+            to_py(py, v)?
+        };
+        out.set_item(PyString::intern(py, k), x)?;
+    }
+    Ok(out.into_any())
+}
+
 /// validate(text, fmt="toml", base_dir=None) -> dict
 ///
 /// Parses and checks a scenario and returns a description of the resolved plan (seed,
@@ -85,7 +154,7 @@ fn validate<'py>(
     base_dir: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let plan = parse_plan(text, fmt, base_dir.as_deref())?;
-    to_py(py, &describe(&plan))
+    describe_to_py(py, &plan)
 }
 
 /// schema() -> str
@@ -187,7 +256,7 @@ impl Simulation {
     /// The description of the resolved plan (as returned by validate()), built on each read.
     #[getter]
     fn plan<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &describe(&self.plan))
+        describe_to_py(py, &self.plan)
     }
 
     /// Runs to the end if needed, flushes pcap files and returns

@@ -12,6 +12,8 @@
 
 use super::plan::*;
 use super::plan_traffic::*;
+use crate::tcp::cc::CcConfig;
+use crate::tcp::config::TcpConfig;
 use crate::net::routing::{Edge, Routes, NO_ROUTE};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -251,14 +253,62 @@ impl<'a, T: Serialize + PartialEq> Shared<'a, T> {
 
 /// The description of a plan (see the module documentation).
 pub fn describe(plan: &Plan) -> Value {
-    let paths = Paths::new(plan);
-    let caps = capacities(plan);
+    let mut d = Describer::new(plan);
+    let mut v = d.without_flows();
+    v["flows"] = Value::Array(plan.flows.iter().map(|f| d.flow(f)).collect());
+    v
+}
+
+/// [`describe`] part by part, for a consumer that converts each flow's description and drops it
+/// before the next (the Python binding: a described flow takes tens of kB as a JSON value).
+/// `without_flows()` then `flow(f)` for each of the plan's flows in order, put at the key
+/// `"flows"`, is [`describe`]'s value.
+pub struct Describer<'a> {
+    plan: &'a Plan,
+    paths: Paths,
+    caps: Vec<Option<&'a CapacityPlan>>,
+    tcp: Shared<'a, TcpConfig>,
+    cc: Shared<'a, CcConfig>,
+}
+
+impl<'a> Describer<'a> {
+    pub fn new(plan: &'a Plan) -> Self {
+        Describer {
+            plan,
+            paths: Paths::new(plan),
+            caps: capacities(plan),
+            tcp: Shared::new(),
+            cc: Shared::new(),
+        }
+    }
+
+    /// The description of one flow of the plan.
+    pub fn flow(&mut self, f: &'a FlowPlan) -> Value {
+        let plan = self.plan;
+        json!({
+            "name": f.name,
+            "src": plan.nodes[f.src].name,
+            "dst": plan.nodes[f.dst].name,
+            "cc": f.cc.name(),
+            "transport": f.transport,
+            "mss": f.tcp.mss,
+            "app": app_json(&f.app),
+            "path": path_json(plan, &self.paths, &self.caps, f.src, f.dst),
+            // the resolved options, for tools that reproduce the flow elsewhere (live mode)
+            "tcp": self.tcp.json(&f.tcp),
+            "cc_config": self.cc.json(&f.cc),
+        })
+    }
+
+    /// The description with an empty list at `"flows"`.
+    pub fn without_flows(&self) -> Value {
+        let plan = self.plan;
+        let (paths, caps) = (&self.paths, &self.caps[..]);
     let links: Vec<Value> = plan
         .links
         .iter()
         .enumerate()
         .flat_map(|(i, l)| {
-            let caps = &caps;
             [(false, &l.ab), (true, &l.ba)].map(move |(reverse, d)| {
                 let at = LinkDirRef { link: i, reverse };
                 let qb = queue_bytes(&d.queue);
@@ -289,130 +339,111 @@ pub fn describe(plan: &Plan) -> Value {
             })
         })
         .collect();
-    let (mut tcp, mut cc) = (Shared::new(), Shared::new());
-    let flows: Vec<Value> = plan
-        .flows
-        .iter()
-        .map(|f| {
-            json!({
-                "name": f.name,
-                "src": plan.nodes[f.src].name,
-                "dst": plan.nodes[f.dst].name,
-                "cc": f.cc.name(),
-                "transport": f.transport,
-                "mss": f.tcp.mss,
-                "app": app_json(&f.app),
-                "path": path_json(plan, &paths, &caps, f.src, f.dst),
-                // the resolved options, for tools that reproduce the flow elsewhere (live mode)
-                "tcp": tcp.json(&f.tcp),
-                "cc_config": cc.json(&f.cc),
+        let traffic: Vec<Value> = plan
+            .traffic
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.name,
+                    "kind": t.kind.kind(),
+                    "src": plan.nodes[t.src].name,
+                    "dst": plan.nodes[t.dst].name,
+                    "start_ns": t.start_ns,
+                    "stop_ns": t.stop_ns,
+                    "mean_rate_bps": t.kind.mean_rate_bps(),
+                    "packet_bytes": t.packet_bytes,
+                    "params": generator_json(&t.kind),
+                    "path": path_json(plan, paths, caps, t.src, t.dst),
+                })
             })
-        })
-        .collect();
-    let traffic: Vec<Value> = plan
-        .traffic
-        .iter()
-        .map(|t| {
-            json!({
-                "name": t.name,
-                "kind": t.kind.kind(),
-                "src": plan.nodes[t.src].name,
-                "dst": plan.nodes[t.dst].name,
-                "start_ns": t.start_ns,
-                "stop_ns": t.stop_ns,
-                "mean_rate_bps": t.kind.mean_rate_bps(),
-                "packet_bytes": t.packet_bytes,
-                "params": generator_json(&t.kind),
-                "path": path_json(plan, &paths, &caps, t.src, t.dst),
+            .collect();
+        let loss_events: Vec<Value> = plan
+            .dynamics
+            .loss_events
+            .iter()
+            .map(|e| {
+                json!({"at": dir_name(plan, e.at), "loss": e.loss,
+                       "start_ns": e.start_ns, "stop_ns": e.stop_ns})
             })
-        })
-        .collect();
-    let loss_events: Vec<Value> = plan
-        .dynamics
-        .loss_events
-        .iter()
-        .map(|e| {
-            json!({"at": dir_name(plan, e.at), "loss": e.loss,
-                   "start_ns": e.start_ns, "stop_ns": e.stop_ns})
-        })
-        .collect();
-    let preset = match &plan.preset {
-        None => Value::Null,
-        Some(p) => {
-            let mut params = Map::new();
-            for (k, v) in &p.params {
-                params.insert(k.clone(), Value::from(v.clone()));
+            .collect();
+        let preset = match &plan.preset {
+            None => Value::Null,
+            Some(p) => {
+                let mut params = Map::new();
+                for (k, v) in &p.params {
+                    params.insert(k.clone(), Value::from(v.clone()));
+                }
+                json!({
+                    "name": p.name,
+                    "params": params,
+                    "player_slots": p.player_slots.iter().map(|s| json!({
+                        "name": s.name,
+                        "client": plan.nodes[s.client].name,
+                        "server": plan.nodes[s.server].name,
+                        "start_ns": s.start_ns,
+                        "stop_ns": s.stop_ns,
+                        "path": path_json(plan, paths, caps, s.server, s.client),
+                    })).collect::<Vec<_>>(),
+                })
             }
-            json!({
-                "name": p.name,
-                "params": params,
-                "player_slots": p.player_slots.iter().map(|s| json!({
-                    "name": s.name,
-                    "client": plan.nodes[s.client].name,
-                    "server": plan.nodes[s.server].name,
-                    "start_ns": s.start_ns,
-                    "stop_ns": s.stop_ns,
-                    "path": path_json(plan, &paths, &caps, s.server, s.client),
+        };
+        let players: Vec<Value> = plan
+            .players
+            .iter()
+            .map(|p| {
+                let connection = match p.connection {
+                    ConnectionPolicy::Persistent => json!({"kind": "persistent"}),
+                    ConnectionPolicy::PerRequest => json!({"kind": "per-request"}),
+                    ConnectionPolicy::Parallel(n) => json!({"kind": "parallel", "connections": n}),
+                    ConnectionPolicy::Rotate(n) => json!({"kind": "rotate", "connections": n}),
+                    ConnectionPolicy::Renew(k) => json!({"kind": "renew", "renew_every": k}),
+                };
+                json!({
+                    "name": p.name,
+                    "client": plan.nodes[p.client].name,
+                    "server": plan.nodes[p.server].name,
+                    "abr": p.abr.name(),
+                    "video": p.video.name,
+                    "bitrates_bps": p.video.bitrates_bps,
+                    "segments": p.video.segments(),
+                    "segment_ns": p.video.segment_ns(),
+                    "buffer_ns": p.buffer_ns,
+                    "startup_ns": p.startup_ns,
+                    "refill_ns": p.refill_low_ns,
+                    "connection": connection,
+                    "start_ns": p.start_ns,
+                    "stop_ns": p.stop_ns,
+                    "cc": p.cc.name(),
+                    "transport": p.transport,
+                    "tcp": serde_json::to_value(&p.tcp).unwrap_or(Value::Null),
+                    "cc_config": serde_json::to_value(&p.cc).unwrap_or(Value::Null),
+                })
+            })
+            .collect();
+        let t = &plan.trace;
+        json!({
+            "seed": plan.seed,
+            "duration_ns": plan.duration_ns,
+            "nodes": plan.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
+            "links": links,
+            "flows": [],
+            "players": players,
+            "warnings": plan.input_warnings(),
+            "traffic": traffic,
+            "loss_events": loss_events,
+            "preset": preset,
+            "trace": {
+                "cwnd": t.cwnd,
+                "cwnd_interval_ns": t.cwnd_interval_ns,
+                "queues": t.queues.iter().map(|&d| dir_name(plan, d)).collect::<Vec<_>>(),
+                "queue_interval_ns": t.queue_interval_ns,
+                "goodput_window_ns": t.goodput_window_ns,
+                "pcaps": t.pcaps.iter().map(|p| json!({
+                    "at": dir_name(plan, p.at), "file": p.file, "snaplen": p.snaplen,
                 })).collect::<Vec<_>>(),
-            })
-        }
-    };
-    let players: Vec<Value> = plan
-        .players
-        .iter()
-        .map(|p| {
-            let connection = match p.connection {
-                ConnectionPolicy::Persistent => json!({"kind": "persistent"}),
-                ConnectionPolicy::PerRequest => json!({"kind": "per-request"}),
-                ConnectionPolicy::Parallel(n) => json!({"kind": "parallel", "connections": n}),
-                ConnectionPolicy::Rotate(n) => json!({"kind": "rotate", "connections": n}),
-                ConnectionPolicy::Renew(k) => json!({"kind": "renew", "renew_every": k}),
-            };
-            json!({
-                "name": p.name,
-                "client": plan.nodes[p.client].name,
-                "server": plan.nodes[p.server].name,
-                "abr": p.abr.name(),
-                "video": p.video.name,
-                "bitrates_bps": p.video.bitrates_bps,
-                "segments": p.video.segments(),
-                "segment_ns": p.video.segment_ns(),
-                "buffer_ns": p.buffer_ns,
-                "startup_ns": p.startup_ns,
-                "refill_ns": p.refill_low_ns,
-                "connection": connection,
-                "start_ns": p.start_ns,
-                "stop_ns": p.stop_ns,
-                "cc": p.cc.name(),
-                "transport": p.transport,
-                "tcp": serde_json::to_value(&p.tcp).unwrap_or(Value::Null),
-                "cc_config": serde_json::to_value(&p.cc).unwrap_or(Value::Null),
-            })
+            },
         })
-        .collect();
-    let t = &plan.trace;
-    json!({
-        "seed": plan.seed,
-        "duration_ns": plan.duration_ns,
-        "nodes": plan.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
-        "links": links,
-        "flows": flows,
-        "players": players,
-        "warnings": plan.input_warnings(),
-        "traffic": traffic,
-        "loss_events": loss_events,
-        "preset": preset,
-        "trace": {
-            "cwnd": t.cwnd,
-            "cwnd_interval_ns": t.cwnd_interval_ns,
-            "queues": t.queues.iter().map(|&d| dir_name(plan, d)).collect::<Vec<_>>(),
-            "queue_interval_ns": t.queue_interval_ns,
-            "goodput_window_ns": t.goodput_window_ns,
-            "pcaps": t.pcaps.iter().map(|p| json!({
-                "at": dir_name(plan, p.at), "file": p.file, "snaplen": p.snaplen,
-            })).collect::<Vec<_>>(),
-        },
-    })
+    }
 }
 
 #[cfg(test)]

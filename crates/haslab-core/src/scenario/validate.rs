@@ -491,6 +491,10 @@ impl Scenario {
         check_duration("dumbbell.access_delay", d.access_delay.0)?;
         check_loss("dumbbell.access_loss", d.access_loss.0)?;
         let pairs = d.pairs as usize;
+        net.nodes.reserve(2 * pairs + 2);
+        net.node_index.reserve(2 * pairs + 2);
+        net.links.reserve(2 * pairs + 1);
+        net.link_index.reserve(2 * pairs + 1);
         for side in ["left", "right"] {
             for i in 0..pairs {
                 net.add_node(format!("{side}{i}"), "dumbbell.pairs", "")?;
@@ -625,9 +629,10 @@ impl Scenario {
         }
         let snaplen = t.snaplen as u32;
 
-        // Links by their (ordered) end nodes.
+        // Links by their (ordered) end nodes, when a trace names link directions.
         let mut between: HashMap<(usize, usize), Vec<LinkDirRef>> = HashMap::new();
-        for (li, l) in net.links.iter().enumerate() {
+        let named = !t.queues.is_empty() || !t.pcap.is_empty();
+        for (li, l) in net.links.iter().enumerate().filter(|_| named) {
             between.entry((l.a, l.b)).or_default().push(LinkDirRef {
                 link: li,
                 reverse: false,
