@@ -139,7 +139,12 @@ fn setup(pairs: u64, reps: usize, with_description: bool) {
         let with_world = rss_mib();
         let description = with_description.then(|| describe(&plan));
         let t4 = t.elapsed().as_secs_f64();
-        rss = [with_plan - base, with_world - with_plan, rss_mib() - with_world, 0.0];
+        rss = [
+            with_plan - base,
+            with_world - with_plan,
+            rss_mib() - with_world,
+            0.0,
+        ];
         drop((world, description, plan, scenario));
         for (b, x) in best.iter_mut().zip([t1, t2 - t1, t3 - t2, t4 - t3]) {
             *b = b.min(x);

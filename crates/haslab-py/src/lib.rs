@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use haslab_core::has::driver::{Next, PlayerDriver};
 use haslab_core::metrics::{ColumnData, SimResult};
 use haslab_core::scenario::{self as scn};
-use haslab_core::scenario::{describe, Describer, Plan};
+use haslab_core::scenario::{Describer, Plan, FLOW_OPTION_KEYS};
 use haslab_core::world::{RunOptions, World};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
@@ -72,9 +72,11 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
 /// numbers, booleans and None.
 fn fresh_copy<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     if let Ok(d) = x.cast::<PyDict>() {
-        let out = PyDict::new(py);
+        let out = d.copy()?;
         for (k, v) in d.iter() {
-            out.set_item(k, fresh_copy(py, &v)?)?;
+            if v.is_instance_of::<PyDict>() || v.is_instance_of::<PyList>() {
+                out.set_item(k, fresh_copy(py, &v)?)?;
+            }
         }
         Ok(out.into_any())
     } else if let Ok(l) = x.cast::<PyList>() {
@@ -89,48 +91,67 @@ fn fresh_copy<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py
 }
 
 /// The description of a plan as Python objects (the dict `describe(plan)` converts to), built
-/// flow by flow: each flow's JSON value is converted and dropped before the next is built, and
-/// a flow whose `tcp` or `cc_config` equals the previous flow's gets a fresh copy of that dict
-/// (its own dict, sharing the immutable values) instead of a conversion.
+/// part by part: each link direction's and each flow's JSON value is converted and dropped
+/// before the next is built, and a flow whose `tcp` or `cc_config` equals the previous flow's
+/// gets a fresh copy of the dict made for that one (its own dict, sharing the immutable values)
+/// instead of a conversion. Python's cyclic garbage collector is paused meanwhile: the new
+/// objects hold no cycles, and collecting while a million of them are made took a third of the
+/// time.
 fn describe_to_py<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyAny>> {
+    let gc = py.import("gc")?;
+    let enabled = gc.call_method0("isenabled")?.is_truthy()?;
+    if enabled {
+        gc.call_method0("disable")?;
+    }
+    let out = describe_parts_to_py(py, plan);
+    if enabled {
+        gc.call_method0("enable")?;
+    }
+    out
+}
+
+fn describe_parts_to_py<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyAny>> {
     let mut d = Describer::new(plan);
-    let Value::Object(top) = d.without_flows() else {
-        return to_py(py, &describe(plan));
+    let Value::Object(top) = d.skeleton() else {
+        unreachable!("a plan is described as an object")
     };
     let out = PyDict::new(py);
     for (k, v) in &top {
-        let x = if k == "flows" {
-            let list = PyList::empty(py);
-            let mut last: [Option<(Value, Bound<'py, PyAny>)>; 2] = [None, None];
-            for f in &plan.flows {
-                let Value::Object(flow) = d.flow(f) else {
-                    unreachable!("a flow is described as an object")
-                };
-                let fd = PyDict::new(py);
-                for (fk, fv) in flow {
-                    let slot = match fk.as_str() {
-                        "tcp" => Some(0),
-                        "cc_config" => Some(1),
-                        _ => None,
-                    };
-                    let x = match slot {
-                        Some(i) => match &last[i] {
-                            Some((prev, obj)) if *prev == fv => fresh_copy(py, obj)?,
-                            _ => {
-                                let obj = to_py(py, &fv)?;
-                                last[i] = Some((fv, obj.clone()));
-                                obj
-                            }
-                        },
-                        None => to_py(py, &fv)?,
-                    };
-                    fd.set_item(PyString::intern(py, &fk), x)?;
+        let x = match k.as_str() {
+            "links" => {
+                let list = PyList::empty(py);
+                for at in d.link_dirs() {
+                    list.append(to_py(py, &d.link_dir(at))?)?;
                 }
-                list.append(fd)?;
+                list.into_any()
             }
-            list.into_any()
-        } else {
-            to_py(py, v)?
+            "flows" => {
+                let list = PyList::empty(py);
+                let mut last: [Option<Bound<'py, PyAny>>; 2] = [None, None];
+                for f in &plan.flows {
+                    let (Value::Object(flow), same) = d.flow_sharing(f) else {
+                        unreachable!("a flow is described as an object")
+                    };
+                    let fd = PyDict::new(py);
+                    for (fk, fv) in &flow {
+                        let x = match FLOW_OPTION_KEYS.iter().position(|o| o == fk) {
+                            Some(i) => match (&last[i], same[i]) {
+                                (Some(obj), true) => fresh_copy(py, obj)?,
+                                _ => {
+                                    let obj = to_py(py, fv)?;
+                                    last[i] = Some(obj.clone());
+                                    obj
+                                }
+                            },
+                            None => to_py(py, fv)?,
+                        };
+                        fd.set_item(PyString::intern(py, fk), x)?;
+                    }
+                    list.append(fd)?;
+                }
+                list.into_any()
+            }
+            _ => to_py(py, v)?,
         };
         out.set_item(PyString::intern(py, k), x)?;
     }

@@ -12,9 +12,9 @@
 
 use super::plan::*;
 use super::plan_traffic::*;
+use crate::net::routing::{Edge, Routes, NO_ROUTE};
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::TcpConfig;
-use crate::net::routing::{Edge, Routes, NO_ROUTE};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -226,49 +226,51 @@ fn generator_json(g: &GeneratorPlan) -> Value {
     }
 }
 
-/// The JSON of a run of equal options (a flow's `tcp` or `cc_config`), serialised once: the
-/// copies a `count` makes hold equal options, and serialising each copy's anew was most of the
-/// time and allocations of describing 100,000 flows. Equal options give equal JSON, so the
-/// description is the same either way.
-struct Shared<'a, T> {
-    last: Option<(&'a T, Value)>,
+/// Whether a flow's options (its `tcp` or `cc_config`) equal the previous flow's: the copies a
+/// `count` makes hold equal options, whose JSON is then made once (serialising each copy's anew
+/// was most of the time and allocations of describing 100,000 flows). Equal options give equal
+/// JSON, so the description is the same either way.
+struct Previous<'a, T> {
+    last: Option<&'a T>,
 }
 
-impl<'a, T: Serialize + PartialEq> Shared<'a, T> {
+impl<'a, T: PartialEq> Previous<'a, T> {
     fn new() -> Self {
-        Shared { last: None }
+        Previous { last: None }
     }
 
-    fn json(&mut self, x: &'a T) -> Value {
-        if let Some((prev, v)) = &self.last {
-            if *prev == x {
-                return v.clone();
-            }
-        }
-        let v = serde_json::to_value(x).unwrap_or(Value::Null);
-        self.last = Some((x, v.clone()));
-        v
+    fn same(&mut self, x: &'a T) -> bool {
+        let same = self.last.is_some_and(|p| p == x);
+        self.last = Some(x);
+        same
     }
 }
+
+/// The two keys of a flow's description that hold its options.
+pub const FLOW_OPTION_KEYS: [&str; 2] = ["tcp", "cc_config"];
 
 /// The description of a plan (see the module documentation).
 pub fn describe(plan: &Plan) -> Value {
     let mut d = Describer::new(plan);
-    let mut v = d.without_flows();
+    let mut v = d.skeleton();
+    v["links"] = Value::Array(d.link_dirs().map(|at| d.link_dir(at)).collect());
     v["flows"] = Value::Array(plan.flows.iter().map(|f| d.flow(f)).collect());
     v
 }
 
-/// [`describe`] part by part, for a consumer that converts each flow's description and drops it
-/// before the next (the Python binding: a described flow takes tens of kB as a JSON value).
-/// `without_flows()` then `flow(f)` for each of the plan's flows in order, put at the key
-/// `"flows"`, is [`describe`]'s value.
+/// [`describe`] part by part, for a consumer that converts each link direction's and each flow's
+/// description and drops it before the next (the Python binding: a plan of 100,000 flows has
+/// 400,000 link directions, and its description as one JSON value takes gigabytes).
+/// `skeleton()` with `link_dir(d)` for each of `link_dirs()` at `"links"` and `flow(f)` for each
+/// of the plan's flows in order at `"flows"` is [`describe`]'s value.
 pub struct Describer<'a> {
     plan: &'a Plan,
     paths: Paths,
     caps: Vec<Option<&'a CapacityPlan>>,
-    tcp: Shared<'a, TcpConfig>,
-    cc: Shared<'a, CcConfig>,
+    tcp: Previous<'a, TcpConfig>,
+    cc: Previous<'a, CcConfig>,
+    /// The JSON of the last flow's options ([`FLOW_OPTION_KEYS`]), for [`Describer::flow`].
+    options: [Value; 2],
 }
 
 impl<'a> Describer<'a> {
@@ -277,15 +279,38 @@ impl<'a> Describer<'a> {
             plan,
             paths: Paths::new(plan),
             caps: capacities(plan),
-            tcp: Shared::new(),
-            cc: Shared::new(),
+            tcp: Previous::new(),
+            cc: Previous::new(),
+            options: [Value::Null, Value::Null],
         }
     }
 
-    /// The description of one flow of the plan.
+    /// The description of one flow of the plan (flows in the plan's order).
     pub fn flow(&mut self, f: &'a FlowPlan) -> Value {
+        let (mut v, same) = self.flow_sharing(f);
+        for (i, key) in FLOW_OPTION_KEYS.into_iter().enumerate() {
+            if same[i] {
+                v[key] = self.options[i].clone();
+            } else {
+                self.options[i] = v[key].clone();
+            }
+        }
+        v
+    }
+
+    /// [`Describer::flow`], but with null at each of [`FLOW_OPTION_KEYS`] whose options equal
+    /// the previous flow's (`true` at its index): the caller reuses what it made of them.
+    pub fn flow_sharing(&mut self, f: &'a FlowPlan) -> (Value, [bool; 2]) {
         let plan = self.plan;
-        json!({
+        let same = [self.tcp.same(&f.tcp), self.cc.same(&f.cc)];
+        fn options<T: Serialize>(same: bool, x: &T) -> Value {
+            if same {
+                Value::Null
+            } else {
+                serde_json::to_value(x).unwrap_or(Value::Null)
+            }
+        }
+        let v = json!({
             "name": f.name,
             "src": plan.nodes[f.src].name,
             "dst": plan.nodes[f.dst].name,
@@ -295,50 +320,55 @@ impl<'a> Describer<'a> {
             "app": app_json(&f.app),
             "path": path_json(plan, &self.paths, &self.caps, f.src, f.dst),
             // the resolved options, for tools that reproduce the flow elsewhere (live mode)
-            "tcp": self.tcp.json(&f.tcp),
-            "cc_config": self.cc.json(&f.cc),
+            "tcp": options(same[0], &f.tcp),
+            "cc_config": options(same[1], &f.cc),
+        });
+        (v, same)
+    }
+
+    /// The description of one link direction (link directions in the plan's order: each link's
+    /// `ab` then its `ba`).
+    pub fn link_dir(&self, at: LinkDirRef) -> Value {
+        let plan = self.plan;
+        let l = &plan.links[at.link];
+        let d = dir_plan(plan, at);
+        let qb = queue_bytes(&d.queue);
+        let rate = effective_rate(plan, &self.caps, at);
+        let capacity = match self.caps[2 * at.link + at.reverse as usize].map(|c| &c.service) {
+            None => Value::Null,
+            Some(ServicePlan::Steps(s)) => json!({
+                "kind": "steps",
+                "steps": s.iter().map(|&(t, r)| json!({"at_ns": t, "rate_bps": r})).collect::<Vec<_>>(),
+            }),
+            Some(ServicePlan::Mahimahi { file, trace }) => json!({
+                "kind": "mahimahi", "file": file, "mean_rate_bps": trace.mean_rate_bps(),
+                "period_ms": trace.period_ms, "lines": trace.lines, "once": trace.once,
+            }),
+        };
+        json!({
+            "name": dir_name(plan, at),
+            "link": l.name,
+            "rate_bps": d.rate_bps,
+            "effective_rate_bps": rate,
+            "delay_ns": d.delay_ns,
+            "loss": d.loss,
+            "queue": queue_json(&d.queue),
+            "queue_bytes": qb,
+            "queue_delay_ns": (qb as u128 * 8 * 1_000_000_000 / rate.max(1) as u128) as u64,
+            "capacity": capacity,
         })
     }
 
-    /// The description with an empty list at `"flows"`.
-    pub fn without_flows(&self) -> Value {
+    /// Every link direction of the plan, in order.
+    pub fn link_dirs(&self) -> impl Iterator<Item = LinkDirRef> + 'static {
+        (0..self.plan.links.len())
+            .flat_map(|link| [false, true].map(move |reverse| LinkDirRef { link, reverse }))
+    }
+
+    /// The description with empty lists at `"links"` and `"flows"`.
+    pub fn skeleton(&self) -> Value {
         let plan = self.plan;
         let (paths, caps) = (&self.paths, &self.caps[..]);
-    let links: Vec<Value> = plan
-        .links
-        .iter()
-        .enumerate()
-        .flat_map(|(i, l)| {
-            [(false, &l.ab), (true, &l.ba)].map(move |(reverse, d)| {
-                let at = LinkDirRef { link: i, reverse };
-                let qb = queue_bytes(&d.queue);
-                let rate = effective_rate(plan, caps, at);
-                let capacity = match caps[2 * i + reverse as usize].map(|c| &c.service) {
-                    None => Value::Null,
-                    Some(ServicePlan::Steps(s)) => json!({
-                        "kind": "steps",
-                        "steps": s.iter().map(|&(t, r)| json!({"at_ns": t, "rate_bps": r})).collect::<Vec<_>>(),
-                    }),
-                    Some(ServicePlan::Mahimahi { file, trace }) => json!({
-                        "kind": "mahimahi", "file": file, "mean_rate_bps": trace.mean_rate_bps(),
-                        "period_ms": trace.period_ms, "lines": trace.lines, "once": trace.once,
-                    }),
-                };
-                json!({
-                    "name": dir_name(plan, at),
-                    "link": l.name,
-                    "rate_bps": d.rate_bps,
-                    "effective_rate_bps": rate,
-                    "delay_ns": d.delay_ns,
-                    "loss": d.loss,
-                    "queue": queue_json(&d.queue),
-                    "queue_bytes": qb,
-                    "queue_delay_ns": (qb as u128 * 8 * 1_000_000_000 / rate.max(1) as u128) as u64,
-                    "capacity": capacity,
-                })
-            })
-        })
-        .collect();
         let traffic: Vec<Value> = plan
             .traffic
             .iter()
@@ -425,7 +455,7 @@ impl<'a> Describer<'a> {
             "seed": plan.seed,
             "duration_ns": plan.duration_ns,
             "nodes": plan.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
-            "links": links,
+            "links": [],
             "flows": [],
             "players": players,
             "warnings": plan.input_warnings(),
@@ -469,28 +499,33 @@ name = "r{i}"
 count = 3
 src = "left{i}"
 dst = "right{i}"
+app = "bulk"
 [[flow]]
 name = "c{i}"
 count = 2
 src = "left{i}"
 dst = "right{i}"
+app = "bulk"
 cc = { algorithm = "cubic", beta = 0.8 }
 tcp = { min_rto = "300ms" }
 [[flow]]
 name = "n0"
 src = "left0"
 dst = "right0"
+app = "bulk"
 tcp = { min_rto = "300ms" }
 [[flow]]
 name = "t{i}"
 count = 2
 src = "left{i}"
 dst = "right{i}"
+app = "bulk"
 transport = "cubic-standard"
 [[flow]]
 name = "x0"
 src = "left1"
 dst = "right1"
+app = "bulk"
 "#,
         )
         .expect("valid");
@@ -498,10 +533,40 @@ dst = "right1"
         let flows = d["flows"].as_array().expect("flows");
         assert_eq!(flows.len(), plan.flows.len());
         for (f, j) in plan.flows.iter().zip(flows) {
-            assert_eq!(j["tcp"], serde_json::to_value(&f.tcp).unwrap(), "{}", f.name);
-            assert_eq!(j["cc_config"], serde_json::to_value(&f.cc).unwrap(), "{}", f.name);
+            assert_eq!(
+                j["tcp"],
+                serde_json::to_value(&f.tcp).unwrap(),
+                "{}",
+                f.name
+            );
+            assert_eq!(
+                j["cc_config"],
+                serde_json::to_value(&f.cc).unwrap(),
+                "{}",
+                f.name
+            );
         }
         assert_ne!(flows[3]["cc_config"], flows[0]["cc_config"]);
         assert_ne!(flows[5]["tcp"], flows[6]["tcp"]);
+        // the options are made once per run of equal ones: r0 c0 n0 t0 x0 anew; c0→n0 keeps the
+        // tcp options (min_rto) but not the congestion control
+        let mut d = Describer::new(&plan);
+        let same: Vec<[bool; 2]> = plan.flows.iter().map(|f| d.flow_sharing(f).1).collect();
+        let t = true;
+        let f = false;
+        assert_eq!(
+            same,
+            [
+                [f, f],
+                [t, t],
+                [t, t],
+                [f, f],
+                [t, t],
+                [t, f],
+                [f, f],
+                [t, t],
+                [f, f]
+            ]
+        );
     }
 }
