@@ -95,8 +95,8 @@ fn fresh_copy<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py
 /// before the next is built, and a flow whose `tcp` or `cc_config` equals the previous flow's
 /// gets a fresh copy of the dict made for that one (its own dict, sharing the immutable values)
 /// instead of a conversion. Python's cyclic garbage collector is paused meanwhile: the new
-/// objects hold no cycles, and collecting while a million of them are made took a third of the
-/// time.
+/// objects hold no cycles, and collections while millions of them are made would take a third
+/// of the time.
 fn describe_to_py<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyAny>> {
     let gc = py.import("gc")?;
     let enabled = gc.call_method0("isenabled")?.is_truthy()?;

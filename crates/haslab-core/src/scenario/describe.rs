@@ -1,5 +1,6 @@
 //! A JSON description of a resolved [`Plan`]: what `haslab validate` and `haslab describe`
-//! print and what `Simulation.plan` holds in Python.
+//! print and what `Simulation.plan` returns in Python (built when it is read, part by part:
+//! [`Describer`]).
 //!
 //! Besides the plan's own numbers (nodes; each link direction's rate, delay, loss and queue;
 //! flows, traffic, loss events, capacity schedules, the preset's player slots, traces) it
@@ -227,8 +228,8 @@ fn generator_json(g: &GeneratorPlan) -> Value {
 }
 
 /// Whether a flow's options (its `tcp` or `cc_config`) equal the previous flow's: the copies a
-/// `count` makes hold equal options, whose JSON is then made once (serialising each copy's anew
-/// was most of the time and allocations of describing 100,000 flows). Equal options give equal
+/// `count` makes hold equal options, whose JSON is then made once (serialising every copy's would
+/// be most of the time and allocations of describing 100,000 flows). Equal options give equal
 /// JSON, so the description is the same either way.
 struct Previous<'a, T> {
     last: Option<&'a T>,
@@ -285,7 +286,8 @@ impl<'a> Describer<'a> {
         }
     }
 
-    /// The description of one flow of the plan (flows in the plan's order).
+    /// The description of one flow of the plan (flows may come in any order; consecutive flows
+    /// with equal options share their serialisation).
     pub fn flow(&mut self, f: &'a FlowPlan) -> Value {
         let (mut v, same) = self.flow_sharing(f);
         for (i, key) in FLOW_OPTION_KEYS.into_iter().enumerate() {
