@@ -441,7 +441,7 @@ impl Scenario {
         let flows = self.resolve_flows(&net, duration_ns)?;
 
         // Players.
-        let flow_names: Vec<String> = flows.iter().map(|f| f.name.clone()).collect();
+        let flow_names: HashSet<&str> = flows.iter().map(|f| f.name.as_str()).collect();
         let players = self.resolve_players(&net, duration_ns, &flow_names, base)?;
 
         // Trace.
