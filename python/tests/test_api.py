@@ -119,6 +119,29 @@ def test_validate_describes_the_plan():
     assert plan["trace"]["queues"] == ["r1->r2"]
 
 
+def test_a_simulations_plan_is_the_validated_description_with_a_dict_per_flow():
+    """sim.plan is described when read (also after finish), equals validate()'s description key
+    order included, and equal options of `count` copies are equal but separate dicts."""
+    from haslab import _core
+
+    scenario = demo_dict("2s")
+    text = json.dumps(scenario)
+    sim = _core.Simulation(text, "json")
+    plan = sim.plan
+    assert json.dumps(plan) == json.dumps(haslab.validate(scenario))
+    flows = plan["flows"]
+    assert len(flows) == 4
+    assert flows[0]["tcp"] == flows[1]["tcp"] and flows[0]["cc_config"] == flows[1]["cc_config"]
+    assert flows[0]["tcp"] is not flows[1]["tcp"]
+    assert flows[0]["cc_config"] is not flows[1]["cc_config"]
+    flows[0]["tcp"]["sack"] = "changed"
+    assert flows[1]["tcp"]["sack"] != "changed"
+    again = sim.plan
+    assert again is not plan and again["flows"][0]["tcp"]["sack"] != "changed"
+    sim.finish()
+    assert json.dumps(sim.plan) == json.dumps(again)
+
+
 @pytest.mark.parametrize(
     "patch, field",
     [

@@ -1,8 +1,11 @@
-# Compares two outputs of validation/identity/run.sh: every summary.json and CSV byte for byte, the
+# Compares two outputs of validation/identity/run.sh: every summary.json, CSV and described plan
+# (describe/*.json: key order included) byte for byte, the
 # sweeps' JSON files but for wall-clock fields, every Parquet file in schema and content (and says
 # how many differ in bytes). Exit 1 if anything differs.
 import sys, os, json, pyarrow.parquet as pq
-VOLATILE = {"wall_s", "run_s", "finished_at"}
+# wall-clock fields, and haslab_version (the package version and a fingerprint of the simulator's
+# source: it differs between two builds by construction)
+VOLATILE = {"wall_s", "run_s", "finished_at", "haslab_version"}
 def strip(x):
     if isinstance(x, dict): return {k: strip(v) for k, v in x.items() if k not in VOLATILE}
     if isinstance(x, list): return [strip(v) for v in x]
@@ -23,7 +26,7 @@ for root, _, files in os.walk(a):
                     and ta.select(keep).to_pandas().equals(tb.select(keep).to_pandas())):
                 print("PARQUET DIFFERS", pa_); bad += 1
             elif da != db: pbytes += 1
-        elif f == "summary.json" and "runs" not in root or f.endswith('.csv'):
+        elif f == "summary.json" and "runs" not in root or f.endswith('.csv') or os.path.basename(root) == "describe":
             if da != db: print("DIFFERS", pa_); bad += 1
         elif f.endswith('.json'):
             if strip(json.loads(da)) != strip(json.loads(db)): print("DIFFERS", pa_); bad += 1

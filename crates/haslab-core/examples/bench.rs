@@ -11,6 +11,11 @@
 //!   machine load affects all algorithms alike.
 //! - `bench --file SCENARIO.toml` runs any scenario file once (with its own traces), which is
 //!   the convenient form for profiling a paper's setting (`perf record -g`).
+//! - `bench --setup N [--reps R]` builds `haslab bench --scale N`'s scenario (N NewReno flows on a
+//!   dumbbell of max(N/1000, 10) Gbps) without running it and prints the time and memory of each
+//!   part of the set-up (parsing, validation into a plan, building the world) and of the plan's
+//!   description (what `sim.plan` and `haslab describe` build; `--no-describe` leaves it out,
+//!   e.g. for `perf record`).
 
 use haslab_core::scenario::{plan_from_toml, GeneratorPlan};
 use haslab_core::tcp::cc::CcConfig;
@@ -91,9 +96,79 @@ fn run_toml_with(text: &str, closed_form: bool) -> Run {
     }
 }
 
+/// `haslab bench --scale N`'s scenario (python/haslab/bench.py), as JSON.
+fn scale_scenario(pairs: u64) -> String {
+    let rate_bps = (pairs / 1000).max(10) as f64 * 1e9;
+    let bdp_bytes = (rate_bps * 0.020 / 8.0) as u64;
+    format!(
+        r#"{{"seed": 1, "duration": "0.5s",
+ "dumbbell": {{"pairs": {pairs}, "bottleneck_rate": "{}Gbps", "bottleneck_delay": "8ms",
+   "bottleneck_queue": "{bdp_bytes}B", "access_rate": "1Gbps", "access_delay": "1ms"}},
+ "flow": [{{"name": "f{{i}}", "count": {pairs}, "src": "left{{i}}", "dst": "right{{i}}",
+   "app": "bulk", "cc": "newreno"}}],
+ "trace": {{"cwnd": false, "queues": [], "pcap": []}}}}"#,
+        rate_bps / 1e9
+    )
+}
+
+/// This process's resident memory, MiB (Linux; 0 elsewhere).
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .map_or(0.0, |pages| pages * 4096.0 / 1048576.0)
+}
+
+/// Times the parts of the set-up of the scale scenario with `pairs` flows, best of `reps`.
+fn setup(pairs: u64, reps: usize, with_description: bool) {
+    use haslab_core::scenario::{describe, parse_json};
+    use haslab_core::world::World;
+    let text = scale_scenario(pairs);
+    let mut best = [f64::INFINITY; 4];
+    let mut rss = [0.0; 4];
+    for _ in 0..reps {
+        let base = rss_mib();
+        let t = std::time::Instant::now();
+        let scenario = parse_json(&text).expect("the scale scenario parses");
+        let t1 = t.elapsed().as_secs_f64();
+        let plan = scenario.to_plan().expect("the scale scenario is valid");
+        let t2 = t.elapsed().as_secs_f64();
+        let with_plan = rss_mib();
+        let world = World::new(&plan, &RunOptions::default()).expect("the world builds");
+        let t3 = t.elapsed().as_secs_f64();
+        let with_world = rss_mib();
+        let description = with_description.then(|| describe(&plan));
+        let t4 = t.elapsed().as_secs_f64();
+        rss = [
+            with_plan - base,
+            with_world - with_plan,
+            rss_mib() - with_world,
+            0.0,
+        ];
+        drop((world, description, plan, scenario));
+        for (b, x) in best.iter_mut().zip([t1, t2 - t1, t3 - t2, t4 - t3]) {
+            *b = b.min(x);
+        }
+    }
+    let [parse, plan, world, describe] = best;
+    let per_flow = |mib: f64| mib * 1048576.0 / pairs as f64 / 1000.0;
+    println!(
+        "set-up of {pairs} flows (best of {reps}): parse {parse:.3} s, plan {plan:.3} s \
+         (+{:.0} MiB, {:.1} kB/flow), world {world:.3} s (+{:.0} MiB, {:.1} kB/flow); set-up \
+         {:.3} s. The plan's description (`sim.plan`): {describe:.3} s (+{:.0} MiB, {:.1} kB/flow)",
+        rss[0],
+        per_flow(rss[0]),
+        rss[1],
+        per_flow(rss[1]),
+        parse + plan + world,
+        rss[2],
+        per_flow(rss[2]),
+    );
+}
+
 fn usage() -> ! {
     eprintln!(
-        "usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]   |   bench --file SCENARIO.toml [--closed-form]   |   bench --empty-loop"
+        "usage: bench [a|b]... [--cc NAME]   |   bench --cc-all [--reps N]   |   bench --file SCENARIO.toml [--closed-form]   |   bench --empty-loop   |   bench --setup N [--reps R]"
     );
     std::process::exit(2);
 }
@@ -175,8 +250,11 @@ fn main() {
     let mut cc = "newreno".to_string();
     let mut all = false;
     let mut reps = 15usize;
+    let mut reps_given = false;
     let mut file = None;
     let mut closed_form = false;
+    let mut setup_pairs = None;
+    let mut describe = true;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -184,11 +262,21 @@ fn main() {
             "--cc-all" => all = true,
             "--file" => file = Some(it.next().cloned().unwrap_or_else(|| usage())),
             "--closed-form" => closed_form = true,
+            "--setup" => {
+                setup_pairs = Some(
+                    it.next()
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .filter(|&n| n > 0)
+                        .unwrap_or_else(|| usage()),
+                )
+            }
+            "--no-describe" => describe = false,
             "--empty-loop" => {
                 empty_loop();
                 return;
             }
             "--reps" => {
+                reps_given = true;
                 reps = it
                     .next()
                     .and_then(|n| n.parse().ok())
@@ -205,6 +293,10 @@ fn main() {
             CcConfig::NAMES.join(", ")
         );
         std::process::exit(2);
+    }
+    if let Some(pairs) = setup_pairs {
+        setup(pairs, if reps_given { reps } else { 1 }, describe);
+        return;
     }
     if all {
         compare_all(reps);

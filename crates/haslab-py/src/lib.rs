@@ -11,12 +11,12 @@ use std::sync::Mutex;
 use haslab_core::has::driver::{Next, PlayerDriver};
 use haslab_core::metrics::{ColumnData, SimResult};
 use haslab_core::scenario::{self as scn};
-use haslab_core::scenario::{describe, Plan};
+use haslab_core::scenario::{Describer, Plan, FLOW_OPTION_KEYS};
 use haslab_core::world::{RunOptions, World};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::Value;
 
 /// Parses a scenario; `fmt` is `"toml"` or `"json"`; relative file names in it (Mahimahi
@@ -57,13 +57,105 @@ fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
             list.into_any()
         }
         Value::Object(o) => {
+            // keys are interned: a description of 100,000 flows repeats the same few dozen keys
+            // in every flow (one string object each instead of one per dict)
             let d = PyDict::new(py);
             for (k, x) in o {
-                d.set_item(k, to_py(py, x)?)?;
+                d.set_item(PyString::intern(py, k), to_py(py, x)?)?;
             }
             d.into_any()
         }
     })
+}
+
+/// A fresh copy of a converted JSON value: new dicts and lists, the same (immutable) strings,
+/// numbers, booleans and None.
+fn fresh_copy<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(d) = x.cast::<PyDict>() {
+        let out = d.copy()?;
+        for (k, v) in d.iter() {
+            if v.is_instance_of::<PyDict>() || v.is_instance_of::<PyList>() {
+                out.set_item(k, fresh_copy(py, &v)?)?;
+            }
+        }
+        Ok(out.into_any())
+    } else if let Ok(l) = x.cast::<PyList>() {
+        let out = PyList::empty(py);
+        for v in l.iter() {
+            out.append(fresh_copy(py, &v)?)?;
+        }
+        Ok(out.into_any())
+    } else {
+        Ok(x.clone())
+    }
+}
+
+/// The description of a plan as Python objects (the dict `describe(plan)` converts to), built
+/// part by part: each link direction's and each flow's JSON value is converted and dropped
+/// before the next is built, and a flow whose `tcp` or `cc_config` equals the previous flow's
+/// gets a fresh copy of the dict made for that one (its own dict, sharing the immutable values)
+/// instead of a conversion. Python's cyclic garbage collector is paused meanwhile: the new
+/// objects hold no cycles, and collections while millions of them are made would take a third
+/// of the time.
+fn describe_to_py<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyAny>> {
+    let gc = py.import("gc")?;
+    let enabled = gc.call_method0("isenabled")?.is_truthy()?;
+    if enabled {
+        gc.call_method0("disable")?;
+    }
+    let out = describe_parts_to_py(py, plan);
+    if enabled {
+        gc.call_method0("enable")?;
+    }
+    out
+}
+
+fn describe_parts_to_py<'py>(py: Python<'py>, plan: &Plan) -> PyResult<Bound<'py, PyAny>> {
+    let mut d = Describer::new(plan);
+    let Value::Object(top) = d.skeleton() else {
+        unreachable!("a plan is described as an object")
+    };
+    let out = PyDict::new(py);
+    for (k, v) in &top {
+        let x = match k.as_str() {
+            "links" => {
+                let list = PyList::empty(py);
+                for at in d.link_dirs() {
+                    list.append(to_py(py, &d.link_dir(at))?)?;
+                }
+                list.into_any()
+            }
+            "flows" => {
+                let list = PyList::empty(py);
+                let mut last: [Option<Bound<'py, PyAny>>; 2] = [None, None];
+                for f in &plan.flows {
+                    let (Value::Object(flow), same) = d.flow_sharing(f) else {
+                        unreachable!("a flow is described as an object")
+                    };
+                    let fd = PyDict::new(py);
+                    for (fk, fv) in &flow {
+                        let x = match FLOW_OPTION_KEYS.iter().position(|o| o == fk) {
+                            Some(i) => match (&last[i], same[i]) {
+                                (Some(obj), true) => fresh_copy(py, obj)?,
+                                _ => {
+                                    let obj = to_py(py, fv)?;
+                                    last[i] = Some(obj.clone());
+                                    obj
+                                }
+                            },
+                            None => to_py(py, fv)?,
+                        };
+                        fd.set_item(PyString::intern(py, fk), x)?;
+                    }
+                    list.append(fd)?;
+                }
+                list.into_any()
+            }
+            _ => to_py(py, v)?,
+        };
+        out.set_item(PyString::intern(py, k), x)?;
+    }
+    Ok(out.into_any())
 }
 
 /// validate(text, fmt="toml", base_dir=None) -> dict
@@ -83,7 +175,7 @@ fn validate<'py>(
     base_dir: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let plan = parse_plan(text, fmt, base_dir.as_deref())?;
-    to_py(py, &describe(&plan))
+    describe_to_py(py, &plan)
 }
 
 /// schema() -> str
@@ -115,7 +207,10 @@ struct Simulation {
     /// Python threads from stepping the same simulation at once.
     world: Mutex<Option<World>>,
     duration_ns: u64,
-    plan: Value,
+    /// The resolved plan, described when `plan` is read: its description (a JSON value per flow
+    /// with the flow's TCP and congestion-control options) is neither built nor held while the
+    /// simulation is set up and runs.
+    plan: Plan,
 }
 
 impl Simulation {
@@ -151,7 +246,7 @@ impl Simulation {
         let world = World::new(&plan, &RunOptions { out_dir }).map_err(PyValueError::new_err)?;
         Ok(Simulation {
             duration_ns: plan.duration_ns,
-            plan: describe(&plan),
+            plan,
             world: Mutex::new(Some(world)),
         })
     }
@@ -179,10 +274,10 @@ impl Simulation {
         self.world.lock().map(|g| g.is_none()).unwrap_or(true)
     }
 
-    /// The description of the resolved plan (as returned by validate()).
+    /// The description of the resolved plan (as returned by validate()), built on each read.
     #[getter]
     fn plan<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py(py, &self.plan)
+        describe_to_py(py, &self.plan)
     }
 
     /// Runs to the end if needed, flushes pcap files and returns

@@ -1,5 +1,6 @@
 //! A JSON description of a resolved [`Plan`]: what `haslab validate` and `haslab describe`
-//! print and what `Simulation.plan` holds in Python.
+//! print and what `Simulation.plan` returns in Python (built when it is read, part by part:
+//! [`Describer`]).
 //!
 //! Besides the plan's own numbers (nodes; each link direction's rate, delay, loss and queue;
 //! flows, traffic, loss events, capacity schedules, the preset's player slots, traces) it
@@ -13,6 +14,9 @@
 use super::plan::*;
 use super::plan_traffic::*;
 use crate::net::routing::{Edge, Routes, NO_ROUTE};
+use crate::tcp::cc::CcConfig;
+use crate::tcp::config::TcpConfig;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 /// Bytes per packet when a packet-limited queue is compared with a byte count.
@@ -223,167 +227,348 @@ fn generator_json(g: &GeneratorPlan) -> Value {
     }
 }
 
+/// Whether a flow's options (its `tcp` or `cc_config`) equal the previous flow's: the copies a
+/// `count` makes hold equal options, whose JSON is then made once (serialising every copy's would
+/// be most of the time and allocations of describing 100,000 flows). Equal options give equal
+/// JSON, so the description is the same either way.
+struct Previous<'a, T> {
+    last: Option<&'a T>,
+}
+
+impl<'a, T: PartialEq> Previous<'a, T> {
+    fn new() -> Self {
+        Previous { last: None }
+    }
+
+    fn same(&mut self, x: &'a T) -> bool {
+        let same = self.last.is_some_and(|p| p == x);
+        self.last = Some(x);
+        same
+    }
+}
+
+/// The two keys of a flow's description that hold its options.
+pub const FLOW_OPTION_KEYS: [&str; 2] = ["tcp", "cc_config"];
+
 /// The description of a plan (see the module documentation).
 pub fn describe(plan: &Plan) -> Value {
-    let paths = Paths::new(plan);
-    let caps = capacities(plan);
-    let links: Vec<Value> = plan
-        .links
-        .iter()
-        .enumerate()
-        .flat_map(|(i, l)| {
-            let caps = &caps;
-            [(false, &l.ab), (true, &l.ba)].map(move |(reverse, d)| {
-                let at = LinkDirRef { link: i, reverse };
-                let qb = queue_bytes(&d.queue);
-                let rate = effective_rate(plan, caps, at);
-                let capacity = match caps[2 * i + reverse as usize].map(|c| &c.service) {
-                    None => Value::Null,
-                    Some(ServicePlan::Steps(s)) => json!({
-                        "kind": "steps",
-                        "steps": s.iter().map(|&(t, r)| json!({"at_ns": t, "rate_bps": r})).collect::<Vec<_>>(),
-                    }),
-                    Some(ServicePlan::Mahimahi { file, trace }) => json!({
-                        "kind": "mahimahi", "file": file, "mean_rate_bps": trace.mean_rate_bps(),
-                        "period_ms": trace.period_ms, "lines": trace.lines, "once": trace.once,
-                    }),
-                };
+    let mut d = Describer::new(plan);
+    let mut v = d.skeleton();
+    v["links"] = Value::Array(d.link_dirs().map(|at| d.link_dir(at)).collect());
+    v["flows"] = Value::Array(plan.flows.iter().map(|f| d.flow(f)).collect());
+    v
+}
+
+/// [`describe`] part by part, for a consumer that converts each link direction's and each flow's
+/// description and drops it before the next (the Python binding: a plan of 100,000 flows has
+/// 400,000 link directions, and its description as one JSON value takes gigabytes).
+/// `skeleton()` with `link_dir(d)` for each of `link_dirs()` at `"links"` and `flow(f)` for each
+/// of the plan's flows in order at `"flows"` is [`describe`]'s value.
+pub struct Describer<'a> {
+    plan: &'a Plan,
+    paths: Paths,
+    caps: Vec<Option<&'a CapacityPlan>>,
+    tcp: Previous<'a, TcpConfig>,
+    cc: Previous<'a, CcConfig>,
+    /// The JSON of the last flow's options ([`FLOW_OPTION_KEYS`]), for [`Describer::flow`].
+    options: [Value; 2],
+}
+
+impl<'a> Describer<'a> {
+    pub fn new(plan: &'a Plan) -> Self {
+        Describer {
+            plan,
+            paths: Paths::new(plan),
+            caps: capacities(plan),
+            tcp: Previous::new(),
+            cc: Previous::new(),
+            options: [Value::Null, Value::Null],
+        }
+    }
+
+    /// The description of one flow of the plan (flows may come in any order; consecutive flows
+    /// with equal options share their serialisation).
+    pub fn flow(&mut self, f: &'a FlowPlan) -> Value {
+        let (mut v, same) = self.flow_sharing(f);
+        for (i, key) in FLOW_OPTION_KEYS.into_iter().enumerate() {
+            if same[i] {
+                v[key] = self.options[i].clone();
+            } else {
+                self.options[i] = v[key].clone();
+            }
+        }
+        v
+    }
+
+    /// [`Describer::flow`], but with null at each of [`FLOW_OPTION_KEYS`] whose options equal
+    /// the previous flow's (`true` at its index): the caller reuses what it made of them.
+    pub fn flow_sharing(&mut self, f: &'a FlowPlan) -> (Value, [bool; 2]) {
+        let plan = self.plan;
+        let same = [self.tcp.same(&f.tcp), self.cc.same(&f.cc)];
+        fn options<T: Serialize>(same: bool, x: &T) -> Value {
+            if same {
+                Value::Null
+            } else {
+                serde_json::to_value(x).unwrap_or(Value::Null)
+            }
+        }
+        let v = json!({
+            "name": f.name,
+            "src": plan.nodes[f.src].name,
+            "dst": plan.nodes[f.dst].name,
+            "cc": f.cc.name(),
+            "transport": f.transport,
+            "mss": f.tcp.mss,
+            "app": app_json(&f.app),
+            "path": path_json(plan, &self.paths, &self.caps, f.src, f.dst),
+            // the resolved options, for tools that reproduce the flow elsewhere (live mode)
+            "tcp": options(same[0], &f.tcp),
+            "cc_config": options(same[1], &f.cc),
+        });
+        (v, same)
+    }
+
+    /// The description of one link direction (link directions in the plan's order: each link's
+    /// `ab` then its `ba`).
+    pub fn link_dir(&self, at: LinkDirRef) -> Value {
+        let plan = self.plan;
+        let l = &plan.links[at.link];
+        let d = dir_plan(plan, at);
+        let qb = queue_bytes(&d.queue);
+        let rate = effective_rate(plan, &self.caps, at);
+        let capacity = match self.caps[2 * at.link + at.reverse as usize].map(|c| &c.service) {
+            None => Value::Null,
+            Some(ServicePlan::Steps(s)) => json!({
+                "kind": "steps",
+                "steps": s.iter().map(|&(t, r)| json!({"at_ns": t, "rate_bps": r})).collect::<Vec<_>>(),
+            }),
+            Some(ServicePlan::Mahimahi { file, trace }) => json!({
+                "kind": "mahimahi", "file": file, "mean_rate_bps": trace.mean_rate_bps(),
+                "period_ms": trace.period_ms, "lines": trace.lines, "once": trace.once,
+            }),
+        };
+        json!({
+            "name": dir_name(plan, at),
+            "link": l.name,
+            "rate_bps": d.rate_bps,
+            "effective_rate_bps": rate,
+            "delay_ns": d.delay_ns,
+            "loss": d.loss,
+            "queue": queue_json(&d.queue),
+            "queue_bytes": qb,
+            "queue_delay_ns": (qb as u128 * 8 * 1_000_000_000 / rate.max(1) as u128) as u64,
+            "capacity": capacity,
+        })
+    }
+
+    /// Every link direction of the plan, in order.
+    pub fn link_dirs(&self) -> impl Iterator<Item = LinkDirRef> + 'static {
+        (0..self.plan.links.len())
+            .flat_map(|link| [false, true].map(move |reverse| LinkDirRef { link, reverse }))
+    }
+
+    /// The description with empty lists at `"links"` and `"flows"`.
+    pub fn skeleton(&self) -> Value {
+        let plan = self.plan;
+        let (paths, caps) = (&self.paths, &self.caps[..]);
+        let traffic: Vec<Value> = plan
+            .traffic
+            .iter()
+            .map(|t| {
                 json!({
-                    "name": dir_name(plan, at),
-                    "link": l.name,
-                    "rate_bps": d.rate_bps,
-                    "effective_rate_bps": rate,
-                    "delay_ns": d.delay_ns,
-                    "loss": d.loss,
-                    "queue": queue_json(&d.queue),
-                    "queue_bytes": qb,
-                    "queue_delay_ns": (qb as u128 * 8 * 1_000_000_000 / rate.max(1) as u128) as u64,
-                    "capacity": capacity,
+                    "name": t.name,
+                    "kind": t.kind.kind(),
+                    "src": plan.nodes[t.src].name,
+                    "dst": plan.nodes[t.dst].name,
+                    "start_ns": t.start_ns,
+                    "stop_ns": t.stop_ns,
+                    "mean_rate_bps": t.kind.mean_rate_bps(),
+                    "packet_bytes": t.packet_bytes,
+                    "params": generator_json(&t.kind),
+                    "path": path_json(plan, paths, caps, t.src, t.dst),
                 })
             })
-        })
-        .collect();
-    let flows: Vec<Value> = plan
-        .flows
-        .iter()
-        .map(|f| {
-            json!({
-                "name": f.name,
-                "src": plan.nodes[f.src].name,
-                "dst": plan.nodes[f.dst].name,
-                "cc": f.cc.name(),
-                "transport": f.transport,
-                "mss": f.tcp.mss,
-                "app": app_json(&f.app),
-                "path": path_json(plan, &paths, &caps, f.src, f.dst),
-                // the resolved options, for tools that reproduce the flow elsewhere (live mode)
-                "tcp": serde_json::to_value(&f.tcp).unwrap_or(Value::Null),
-                "cc_config": serde_json::to_value(&f.cc).unwrap_or(Value::Null),
+            .collect();
+        let loss_events: Vec<Value> = plan
+            .dynamics
+            .loss_events
+            .iter()
+            .map(|e| {
+                json!({"at": dir_name(plan, e.at), "loss": e.loss,
+                       "start_ns": e.start_ns, "stop_ns": e.stop_ns})
             })
-        })
-        .collect();
-    let traffic: Vec<Value> = plan
-        .traffic
-        .iter()
-        .map(|t| {
-            json!({
-                "name": t.name,
-                "kind": t.kind.kind(),
-                "src": plan.nodes[t.src].name,
-                "dst": plan.nodes[t.dst].name,
-                "start_ns": t.start_ns,
-                "stop_ns": t.stop_ns,
-                "mean_rate_bps": t.kind.mean_rate_bps(),
-                "packet_bytes": t.packet_bytes,
-                "params": generator_json(&t.kind),
-                "path": path_json(plan, &paths, &caps, t.src, t.dst),
-            })
-        })
-        .collect();
-    let loss_events: Vec<Value> = plan
-        .dynamics
-        .loss_events
-        .iter()
-        .map(|e| {
-            json!({"at": dir_name(plan, e.at), "loss": e.loss,
-                   "start_ns": e.start_ns, "stop_ns": e.stop_ns})
-        })
-        .collect();
-    let preset = match &plan.preset {
-        None => Value::Null,
-        Some(p) => {
-            let mut params = Map::new();
-            for (k, v) in &p.params {
-                params.insert(k.clone(), Value::from(v.clone()));
+            .collect();
+        let preset = match &plan.preset {
+            None => Value::Null,
+            Some(p) => {
+                let mut params = Map::new();
+                for (k, v) in &p.params {
+                    params.insert(k.clone(), Value::from(v.clone()));
+                }
+                json!({
+                    "name": p.name,
+                    "params": params,
+                    "player_slots": p.player_slots.iter().map(|s| json!({
+                        "name": s.name,
+                        "client": plan.nodes[s.client].name,
+                        "server": plan.nodes[s.server].name,
+                        "start_ns": s.start_ns,
+                        "stop_ns": s.stop_ns,
+                        "path": path_json(plan, paths, caps, s.server, s.client),
+                    })).collect::<Vec<_>>(),
+                })
             }
-            json!({
-                "name": p.name,
-                "params": params,
-                "player_slots": p.player_slots.iter().map(|s| json!({
-                    "name": s.name,
-                    "client": plan.nodes[s.client].name,
-                    "server": plan.nodes[s.server].name,
-                    "start_ns": s.start_ns,
-                    "stop_ns": s.stop_ns,
-                    "path": path_json(plan, &paths, &caps, s.server, s.client),
+        };
+        let players: Vec<Value> = plan
+            .players
+            .iter()
+            .map(|p| {
+                let connection = match p.connection {
+                    ConnectionPolicy::Persistent => json!({"kind": "persistent"}),
+                    ConnectionPolicy::PerRequest => json!({"kind": "per-request"}),
+                    ConnectionPolicy::Parallel(n) => json!({"kind": "parallel", "connections": n}),
+                    ConnectionPolicy::Rotate(n) => json!({"kind": "rotate", "connections": n}),
+                    ConnectionPolicy::Renew(k) => json!({"kind": "renew", "renew_every": k}),
+                };
+                json!({
+                    "name": p.name,
+                    "client": plan.nodes[p.client].name,
+                    "server": plan.nodes[p.server].name,
+                    "abr": p.abr.name(),
+                    "video": p.video.name,
+                    "bitrates_bps": p.video.bitrates_bps,
+                    "segments": p.video.segments(),
+                    "segment_ns": p.video.segment_ns(),
+                    "buffer_ns": p.buffer_ns,
+                    "startup_ns": p.startup_ns,
+                    "refill_ns": p.refill_low_ns,
+                    "connection": connection,
+                    "start_ns": p.start_ns,
+                    "stop_ns": p.stop_ns,
+                    "cc": p.cc.name(),
+                    "transport": p.transport,
+                    "tcp": serde_json::to_value(&p.tcp).unwrap_or(Value::Null),
+                    "cc_config": serde_json::to_value(&p.cc).unwrap_or(Value::Null),
+                })
+            })
+            .collect();
+        let t = &plan.trace;
+        json!({
+            "seed": plan.seed,
+            "duration_ns": plan.duration_ns,
+            "nodes": plan.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
+            "links": [],
+            "flows": [],
+            "players": players,
+            "warnings": plan.input_warnings(),
+            "traffic": traffic,
+            "loss_events": loss_events,
+            "preset": preset,
+            "trace": {
+                "cwnd": t.cwnd,
+                "cwnd_interval_ns": t.cwnd_interval_ns,
+                "queues": t.queues.iter().map(|&d| dir_name(plan, d)).collect::<Vec<_>>(),
+                "queue_interval_ns": t.queue_interval_ns,
+                "goodput_window_ns": t.goodput_window_ns,
+                "pcaps": t.pcaps.iter().map(|p| json!({
+                    "at": dir_name(plan, p.at), "file": p.file, "snaplen": p.snaplen,
                 })).collect::<Vec<_>>(),
-            })
-        }
-    };
-    let players: Vec<Value> = plan
-        .players
-        .iter()
-        .map(|p| {
-            let connection = match p.connection {
-                ConnectionPolicy::Persistent => json!({"kind": "persistent"}),
-                ConnectionPolicy::PerRequest => json!({"kind": "per-request"}),
-                ConnectionPolicy::Parallel(n) => json!({"kind": "parallel", "connections": n}),
-                ConnectionPolicy::Rotate(n) => json!({"kind": "rotate", "connections": n}),
-                ConnectionPolicy::Renew(k) => json!({"kind": "renew", "renew_every": k}),
-            };
-            json!({
-                "name": p.name,
-                "client": plan.nodes[p.client].name,
-                "server": plan.nodes[p.server].name,
-                "abr": p.abr.name(),
-                "video": p.video.name,
-                "bitrates_bps": p.video.bitrates_bps,
-                "segments": p.video.segments(),
-                "segment_ns": p.video.segment_ns(),
-                "buffer_ns": p.buffer_ns,
-                "startup_ns": p.startup_ns,
-                "refill_ns": p.refill_low_ns,
-                "connection": connection,
-                "start_ns": p.start_ns,
-                "stop_ns": p.stop_ns,
-                "cc": p.cc.name(),
-                "transport": p.transport,
-                "tcp": serde_json::to_value(&p.tcp).unwrap_or(Value::Null),
-                "cc_config": serde_json::to_value(&p.cc).unwrap_or(Value::Null),
-            })
+            },
         })
-        .collect();
-    let t = &plan.trace;
-    json!({
-        "seed": plan.seed,
-        "duration_ns": plan.duration_ns,
-        "nodes": plan.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
-        "links": links,
-        "flows": flows,
-        "players": players,
-        "warnings": plan.input_warnings(),
-        "traffic": traffic,
-        "loss_events": loss_events,
-        "preset": preset,
-        "trace": {
-            "cwnd": t.cwnd,
-            "cwnd_interval_ns": t.cwnd_interval_ns,
-            "queues": t.queues.iter().map(|&d| dir_name(plan, d)).collect::<Vec<_>>(),
-            "queue_interval_ns": t.queue_interval_ns,
-            "goodput_window_ns": t.goodput_window_ns,
-            "pcaps": t.pcaps.iter().map(|p| json!({
-                "at": dir_name(plan, p.at), "file": p.file, "snaplen": p.snaplen,
-            })).collect::<Vec<_>>(),
-        },
-    })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Serialising a run of equal options once gives every flow the JSON of its own options:
+    /// copies made by `count`, flows of one named transport, alternating configurations and a
+    /// flow whose options differ from its neighbours' by one field.
+    #[test]
+    fn shared_options_describe_each_flow_as_its_own() {
+        let plan = crate::scenario::plan_from_toml(
+            r#"
+duration = "1s"
+[dumbbell]
+pairs = 3
+bottleneck_rate = "10Mbps"
+bottleneck_delay = "10ms"
+[defaults]
+tcp = { sack = true }
+[[flow]]
+name = "r{i}"
+count = 3
+src = "left{i}"
+dst = "right{i}"
+app = "bulk"
+[[flow]]
+name = "c{i}"
+count = 2
+src = "left{i}"
+dst = "right{i}"
+app = "bulk"
+cc = { algorithm = "cubic", beta = 0.8 }
+tcp = { min_rto = "300ms" }
+[[flow]]
+name = "n0"
+src = "left0"
+dst = "right0"
+app = "bulk"
+tcp = { min_rto = "300ms" }
+[[flow]]
+name = "t{i}"
+count = 2
+src = "left{i}"
+dst = "right{i}"
+app = "bulk"
+transport = "cubic-standard"
+[[flow]]
+name = "x0"
+src = "left1"
+dst = "right1"
+app = "bulk"
+"#,
+        )
+        .expect("valid");
+        let d = describe(&plan);
+        let flows = d["flows"].as_array().expect("flows");
+        assert_eq!(flows.len(), plan.flows.len());
+        for (f, j) in plan.flows.iter().zip(flows) {
+            assert_eq!(
+                j["tcp"],
+                serde_json::to_value(&f.tcp).unwrap(),
+                "{}",
+                f.name
+            );
+            assert_eq!(
+                j["cc_config"],
+                serde_json::to_value(&f.cc).unwrap(),
+                "{}",
+                f.name
+            );
+        }
+        assert_ne!(flows[3]["cc_config"], flows[0]["cc_config"]);
+        assert_ne!(flows[5]["tcp"], flows[6]["tcp"]);
+        // the options are made once per run of equal ones: r0 c0 n0 t0 x0 anew; c0→n0 keeps the
+        // tcp options (min_rto) but not the congestion control
+        let mut d = Describer::new(&plan);
+        let same: Vec<[bool; 2]> = plan.flows.iter().map(|f| d.flow_sharing(f).1).collect();
+        let t = true;
+        let f = false;
+        assert_eq!(
+            same,
+            [
+                [f, f],
+                [t, t],
+                [t, t],
+                [f, f],
+                [t, t],
+                [t, f],
+                [f, f],
+                [t, t],
+                [f, f]
+            ]
+        );
+    }
 }

@@ -28,7 +28,7 @@ mod validate_traffic;
 /// The units vocabulary lives in [`crate::sim::units`]; scenario files speak it.
 pub use crate::sim::units;
 pub use crate::sim::units::{MAX_DURATION_NS, MAX_RATE_BPS};
-pub use describe::describe;
+pub use describe::{describe, Describer, FLOW_OPTION_KEYS};
 pub use plan::*;
 pub use plan_traffic::*;
 pub use player_spec::*;

@@ -13,7 +13,7 @@ use super::ScenarioError;
 use crate::has::mpd::{self, MpdOptions};
 use crate::has::video::{preset_names, Video};
 use crate::tcp::cc::CcConfig;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -178,7 +178,7 @@ impl Scenario {
         &self,
         net: &Net,
         duration_ns: u64,
-        flow_names: &[String],
+        flow_names: &HashSet<&str>,
         base: Option<&Path>,
     ) -> Result<Vec<PlayerPlan>, ScenarioError> {
         let mut total: u64 = 0;
@@ -272,7 +272,7 @@ impl Scenario {
                         format!("duplicate player name {name:?} (already used by player entry {prev}){copy}"),
                     ));
                 }
-                if flow_names.contains(&name) {
+                if flow_names.contains(name.as_str()) {
                     return Err(err(
                         format!("{p}.name"),
                         format!("{name:?} is already the name of a flow; players and flows need distinct names{copy}"),

@@ -10,6 +10,7 @@ use super::ScenarioError;
 use crate::sim::units::{MAX_DURATION_NS, MAX_RATE_BPS};
 use crate::tcp::cc::CcConfig;
 use crate::tcp::config::TcpConfig;
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
 /// Most flows in a scenario after `count` replication. Building a run takes about 19 kB per
@@ -161,9 +162,40 @@ pub(super) struct Net {
     pub(super) node_index: HashMap<String, usize>,
     pub(super) links: Vec<LinkPlan>,
     pub(super) link_index: HashMap<String, usize>,
+    /// See [`Net::between`].
+    between: OnceCell<HashMap<(usize, usize), Vec<LinkDirRef>>>,
 }
 
 impl Net {
+    pub(super) fn new() -> Self {
+        Net {
+            nodes: Vec::new(),
+            node_index: HashMap::new(),
+            links: Vec::new(),
+            link_index: HashMap::new(),
+            between: OnceCell::new(),
+        }
+    }
+
+    /// The link directions from node `a` to node `b`, by `(a, b)`: built once, when a trace or a
+    /// link dynamic first names a direction by its end nodes (after every link is added).
+    pub(super) fn between(&self) -> &HashMap<(usize, usize), Vec<LinkDirRef>> {
+        self.between.get_or_init(|| {
+            let mut between: HashMap<(usize, usize), Vec<LinkDirRef>> = HashMap::new();
+            for (li, l) in self.links.iter().enumerate() {
+                between.entry((l.a, l.b)).or_default().push(LinkDirRef {
+                    link: li,
+                    reverse: false,
+                });
+                between.entry((l.b, l.a)).or_default().push(LinkDirRef {
+                    link: li,
+                    reverse: true,
+                });
+            }
+            between
+        })
+    }
+
     pub(super) fn node(&self, name: &str, path: &str) -> Result<usize, ScenarioError> {
         self.node_index.get(name).copied().ok_or_else(|| {
             err(
@@ -357,12 +389,7 @@ impl Scenario {
         check_duration("duration", self.duration.0)?;
         let duration_ns = self.duration.0;
 
-        let mut net = Net {
-            nodes: Vec::new(),
-            node_index: HashMap::new(),
-            links: Vec::new(),
-            link_index: HashMap::new(),
-        };
+        let mut net = Net::new();
 
         // Dumbbell.
         if let Some(d) = &self.dumbbell {
@@ -441,7 +468,7 @@ impl Scenario {
         let flows = self.resolve_flows(&net, duration_ns)?;
 
         // Players.
-        let flow_names: Vec<String> = flows.iter().map(|f| f.name.clone()).collect();
+        let flow_names: HashSet<&str> = flows.iter().map(|f| f.name.as_str()).collect();
         let players = self.resolve_players(&net, duration_ns, &flow_names, base)?;
 
         // Trace.
@@ -491,6 +518,10 @@ impl Scenario {
         check_duration("dumbbell.access_delay", d.access_delay.0)?;
         check_loss("dumbbell.access_loss", d.access_loss.0)?;
         let pairs = d.pairs as usize;
+        net.nodes.reserve(2 * pairs + 2);
+        net.node_index.reserve(2 * pairs + 2);
+        net.links.reserve(2 * pairs + 1);
+        net.link_index.reserve(2 * pairs + 1);
         for side in ["left", "right"] {
             for i in 0..pairs {
                 net.add_node(format!("{side}{i}"), "dumbbell.pairs", "")?;
@@ -625,24 +656,12 @@ impl Scenario {
         }
         let snaplen = t.snaplen as u32;
 
-        // Links by their (ordered) end nodes.
-        let mut between: HashMap<(usize, usize), Vec<LinkDirRef>> = HashMap::new();
-        for (li, l) in net.links.iter().enumerate() {
-            between.entry((l.a, l.b)).or_default().push(LinkDirRef {
-                link: li,
-                reverse: false,
-            });
-            between.entry((l.b, l.a)).or_default().push(LinkDirRef {
-                link: li,
-                reverse: true,
-            });
-        }
         let resolve = |list: &[String], key: &str| -> Result<Vec<LinkDirRef>, ScenarioError> {
             let mut out = Vec::new();
             let mut seen = HashSet::new();
             for (j, r) in list.iter().enumerate() {
                 let path = format!("trace.{key}[{j}]");
-                for d in resolve_dir_ref(r, &path, net, &between)? {
+                for d in resolve_dir_ref(r, &path, net)? {
                     if seen.insert(d) {
                         out.push(d);
                     }
@@ -658,7 +677,8 @@ impl Scenario {
             let (from, to) = if at.reverse { (l.b, l.a) } else { (l.a, l.b) };
             let (from, to) = (&net.nodes[from].name, &net.nodes[to].name);
             let mut file = format!("{from}-{to}.pcap");
-            if files.contains(&file) || between.get(&(l.a, l.b)).is_some_and(|v| v.len() > 1) {
+            if files.contains(&file) || net.between().get(&(l.a, l.b)).is_some_and(|v| v.len() > 1)
+            {
                 // parallel links: add the link's name (or its index when that is too long)
                 let tag = if l.name.len() <= 100 {
                     l.name.clone()
@@ -718,7 +738,6 @@ pub(super) fn resolve_dir_ref(
     r: &str,
     path: &str,
     net: &Net,
-    between: &HashMap<(usize, usize), Vec<LinkDirRef>>,
 ) -> Result<Vec<LinkDirRef>, ScenarioError> {
     let s = r.trim();
     if s == "*" {
@@ -741,7 +760,12 @@ pub(super) fn resolve_dir_ref(
         let (x, y) = (x.trim(), y.trim());
         let a = net.node(x, path)?;
         let b = net.node(y, path)?;
-        return match between.get(&(a, b)).map(|v| v.as_slice()).unwrap_or(&[]) {
+        return match net
+            .between()
+            .get(&(a, b))
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+        {
             [] => Err(err(
                 path,
                 format!("no link joins {x:?} and {y:?}; expected {DIR_FORMS}"),

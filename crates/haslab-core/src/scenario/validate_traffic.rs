@@ -56,18 +56,7 @@ fn link_dirs(r: &str, path: &str, net: &Net) -> Result<Vec<LinkDirRef>, Scenario
             format!("unknown link {s:?}: expected {LINK_FORMS}"),
         ));
     }
-    let mut between: HashMap<(usize, usize), Vec<LinkDirRef>> = HashMap::new();
-    for (li, l) in net.links.iter().enumerate() {
-        between.entry((l.a, l.b)).or_default().push(LinkDirRef {
-            link: li,
-            reverse: false,
-        });
-        between.entry((l.b, l.a)).or_default().push(LinkDirRef {
-            link: li,
-            reverse: true,
-        });
-    }
-    resolve_dir_ref(s, path, net, &between)
+    resolve_dir_ref(s, path, net)
 }
 
 fn dir_name(net: &Net, d: LinkDirRef) -> String {
@@ -301,7 +290,8 @@ impl Scenario {
         }
 
         let mut capacity: Vec<CapacityPlan> = Vec::new();
-        let mut cap_owner: Vec<usize> = Vec::new();
+        // the capacity entry that gave each direction its schedule
+        let mut cap_owner: HashMap<LinkDirRef, usize> = HashMap::new();
         for (i, c) in self.capacity.iter().enumerate() {
             let p = format!("capacity[{i}]");
             let dirs = link_dirs(&c.link, &format!("{p}.link"), net)?;
@@ -410,7 +400,7 @@ impl Scenario {
 /// direction that already has one.
 fn push_capacity(
     capacity: &mut Vec<CapacityPlan>,
-    cap_owner: &mut Vec<usize>,
+    cap_owner: &mut HashMap<LinkDirRef, usize>,
     dirs: &[LinkDirRef],
     service: ServicePlan,
     i: usize,
@@ -418,13 +408,12 @@ fn push_capacity(
     net: &Net,
 ) -> Result<(), ScenarioError> {
     for &at in dirs {
-        if let Some(k) = capacity.iter().position(|o| o.at == at) {
+        if let Some(k) = cap_owner.get(&at) {
             return Err(err(
                 format!("{p}.link"),
                 format!(
-                    "{} already has a capacity schedule (capacity[{}]); give one per link direction",
+                    "{} already has a capacity schedule (capacity[{k}]); give one per link direction",
                     dir_name(net, at),
-                    cap_owner[k]
                 ),
             ));
         }
@@ -432,7 +421,7 @@ fn push_capacity(
             at,
             service: service.clone(),
         });
-        cap_owner.push(i);
+        cap_owner.insert(at, i);
     }
     Ok(())
 }

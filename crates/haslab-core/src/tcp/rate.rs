@@ -36,19 +36,19 @@ impl RateSampler {
             self.first_tx_ns = now_ns;
             tp.delivered_ns = now_ns;
         }
-        TxState {
-            delivered_pkts: tp.delivered_pkts,
-            delivered_ns: Some(tp.delivered_ns),
-            first_tx_ns: self.first_tx_ns,
-            app_limited: self.app_limited_until != 0,
-        }
+        TxState::new(
+            tp.delivered_pkts,
+            tp.delivered_ns,
+            self.first_tx_ns,
+            self.app_limited_until != 0,
+        )
     }
 
     /// `tcp_rate_skb_delivered`, for each segment newly ACKed or SACKed by this ACK.
     pub fn on_delivered(&mut self, tp: &mut CcState, seg: &Seg, now_ns: u64) {
         tp.delivered_pkts += 1;
         self.acked_sacked += 1;
-        let Some(tx_delivered_ns) = seg.tx.delivered_ns else {
+        let Some(tx_delivered_ns) = seg.tx.delivered_ns() else {
             return;
         };
         if self

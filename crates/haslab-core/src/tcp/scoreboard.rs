@@ -28,16 +28,60 @@ pub mod segflags {
 use segflags::*;
 
 /// Delivery-rate state recorded when a segment is (re)sent (Linux `tcp_skb_cb.tx`).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct TxState {
     /// `tp.delivered_pkts` at send time.
     pub delivered_pkts: u64,
-    /// `tp.delivered_ns` at send time; None once the segment has been counted as delivered.
-    pub delivered_ns: Option<u64>,
+    /// `tp.delivered_ns` at send time; [`TxState::COUNTED`] once the segment has been counted
+    /// as delivered (a sentinel rather than an `Option`: 8 bytes less per segment in flight).
+    delivered_ns: u64,
     /// Send time of the first segment of the flight this one belongs to.
     pub first_tx_ns: u64,
     /// Sent while application-limited.
     pub app_limited: bool,
+}
+
+/// No delivery-rate state (`delivered_ns` None), as a segment that is never sampled holds.
+impl Default for TxState {
+    fn default() -> Self {
+        TxState {
+            delivered_pkts: 0,
+            delivered_ns: Self::COUNTED,
+            first_tx_ns: 0,
+            app_limited: false,
+        }
+    }
+}
+
+impl TxState {
+    /// `delivered_ns` of a segment already counted as delivered (no time reaches it: times are
+    /// bounded by the longest duration).
+    const COUNTED: u64 = u64::MAX;
+
+    pub fn new(
+        delivered_pkts: u64,
+        delivered_ns: u64,
+        first_tx_ns: u64,
+        app_limited: bool,
+    ) -> Self {
+        debug_assert!(delivered_ns != Self::COUNTED);
+        TxState {
+            delivered_pkts,
+            delivered_ns,
+            first_tx_ns,
+            app_limited,
+        }
+    }
+
+    /// `tp.delivered_ns` at send time, or None once the segment has been counted as delivered.
+    pub fn delivered_ns(&self) -> Option<u64> {
+        (self.delivered_ns != Self::COUNTED).then_some(self.delivered_ns)
+    }
+
+    /// Marks the segment as counted as delivered.
+    pub fn set_counted(&mut self) {
+        self.delivered_ns = Self::COUNTED;
+    }
 }
 
 /// A transmitted, not yet cumulatively acknowledged segment: stream offsets [start, end)
@@ -371,6 +415,18 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A segment in flight costs 64 bytes of the retransmission queue (the delivery time's
+    /// "already counted" is a sentinel, not an `Option`), and the sentinel reads back as None.
+    #[test]
+    fn a_segment_takes_64_bytes() {
+        assert_eq!(std::mem::size_of::<Seg>(), 64);
+        let mut t = TxState::new(3, 5, 1, false);
+        assert_eq!(t.delivered_ns(), Some(5));
+        t.set_counted();
+        assert_eq!(t.delivered_ns(), None);
+        assert_eq!(TxState::default().delivered_ns(), None);
+    }
 
     fn board(n: u64) -> Scoreboard {
         let mut b = Scoreboard::default();

@@ -314,7 +314,7 @@ impl Endpoint {
             info.newly_sacked += self.sb.sack(s.max(ack), e.min(self.snd_nxt), |seg| {
                 rate.on_delivered(tp, seg, now_ns);
                 rack_candidate(rack_newest, seg, now_ns, min_rtt);
-                seg.tx.delivered_ns = None;
+                seg.tx.set_counted();
             });
         }
     }
