@@ -294,17 +294,18 @@ def _tables(w, results: list[CellResult], known: list[Known], counts: dict, know
     unexplained = [r for r in results if r.unexplained]
     w("## Outside tolerance without an explanation")
     w("")
-    if not unexplained:
-        w("None.")
-    else:
-        w("The groups' means ± sd over their seeds, for each metric left unexplained, and the difference")
-        w("of the means ± its standard error:")
-        w("")
-        seen: dict[str, list[str]] = {}
-        for r in unexplained:
+    seen: dict[str, list[str]] = {}  # groups of several seeds left unexplained, and their metrics
+    for r in unexplained:
+        if max(v[0] for v in spreads[r.cell.group].values()) > 1:
             for x in r.unexplained:
                 if x.metric not in seen.setdefault(r.cell.group, []):
                     seen[r.cell.group].append(x.metric)
+    if not unexplained:
+        w("None.")
+    elif seen:
+        w("The groups' means ± sd over their seeds, for each metric left unexplained, and the difference")
+        w("of the means ± its standard error:")
+        w("")
         for g, ms in seen.items():
             parts = []
             for m in ms:
