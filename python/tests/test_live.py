@@ -718,9 +718,12 @@ def test_kill_9_in_a_player_run_then_up_repairs(live, tmp_path):
 
 def test_dashjs_plays_and_a_loss_burst_shows_in_its_log(live, tmp_path):
     """dash.js (BOLA) in headless Chromium plays 2 minutes of video through a 5 Mbit/s bottleneck;
-    its per-segment metrics land in the segments table; a 50 % loss burst of 1 s at 60 s shows as
-    retransmissions in the router's pcap around that second and as a drop of the download
-    throughput of the segments fetched then."""
+    its per-segment metrics land in the segments table; a 50 % loss burst of 3 s at 60 s shows as
+    retransmissions in the router's pcap around those seconds and as a drop of the level or the
+    download throughput of the segments fetched then. The burst lasts 3 s so that it covers a
+    download whatever the player's phase: at level 3 it fetches a 2 s segment in about 1.6 s
+    every 2 s, and a 1 s burst could fall mostly into the idle gap (one such run here: 6
+    retransmissions, the next segment at 0.83 of the steady throughput)."""
     from haslab.live import dashjs
 
     missing = dashjs.missing()
@@ -744,7 +747,7 @@ access_delay = "5ms"
 link = "r1->r2"
 loss = "50%"
 start = "60s"
-stop = "61s"
+stop = "63s"
 [trace]
 queues = ["r1->r2"]
 """)
@@ -767,14 +770,14 @@ queues = ["r1->r2"]
     assert fwd["lost_packets"] >= 1
     # ... retransmissions in the router's pcap around it, and (almost) none elsewhere ...
     burst = _retransmissions_per_second(out / "router.pcap", res.summary["live"]["t0_wall_ns"])
-    around = sum(burst.get(t, 0) for t in range(59, 64))
+    around = sum(burst.get(t, 0) for t in range(59, 66))
     elsewhere = [burst.get(t, 0) for t in range(20, 55)]
-    print("retransmissions/s 55..66:", [burst.get(t, 0) for t in range(55, 67)], "max in 20..55:", max(elsewhere))
+    print("retransmissions/s 55..68:", [burst.get(t, 0) for t in range(55, 69)], "max in 20..55:", max(elsewhere))
     assert around >= 3 and around > max(elsewhere), (around, max(elsewhere))
     # ... and in dash.js's own log: a segment fetched after the burst at a lower level, or with
     # a download throughput well below the steady one before it
     before = seg[(seg.request_ns > 20e9) & (seg.done_ns < 59e9)]
-    after = seg[(seg.done_ns > 60e9) & (seg.request_ns < 72e9)]
+    after = seg[(seg.done_ns > 60e9) & (seg.request_ns < 74e9)]
     lvl0, thr0 = before.level.median(), before.throughput_bps.median()
     print(f"before the burst: level {lvl0}, throughput {thr0 / 1e6:.2f} Mbit/s; after:",
           list(zip(after.level, (after.throughput_bps / 1e6).round(2))))
