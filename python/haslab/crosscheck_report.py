@@ -172,7 +172,8 @@ def _ns3_intro(w, cmd: str) -> None:
     w("it would never idle and the cell would repeat the two-bulk-flow cell). Flow start times are drawn from the seed (uniform in [0, 1 s)) and given to both")
     w("sides: both simulators are deterministic, so the seed only moves the starts (one flow: the")
     w("seeds give the same result). Like with like: haslab's `newreno` (Linux-style, growth per")
-    w("delivered packet) against ns-3's `TcpLinuxReno`; haslab's transport `ns3-newreno` against")
+    w("delivered packet, with `grow_when_app_limited` since ns-3 3.37 has no cwnd-limited test)")
+    w("against ns-3's `TcpLinuxReno`; haslab's transport `ns3-newreno` against")
     w("ns-3's `TcpNewReno`; CUBIC, Westwood+ (ns-3: `TcpWestwood` with `ProtocolType=WestwoodPlus`),")
     w("YeAH and Illinois by name, and the last three also with haslab's `cwnd_growth = \"per-ack\"`")
     w("(their ns-3 classes derive from `TcpNewReno` and grow per ACK). A cell whose haslab side needs a")
@@ -208,8 +209,9 @@ def _tables(w, results: list[CellResult], known: list[Known], counts: dict, know
       f"{counts['explained']} outside or partly excluded with an explanation — a known difference or the "
       f"seed spread —, {counts['unexplained']} outside without one), {counts['excluded']} excluded (known "
       f"reference defects; numbers shown in parentheses), {counts['skipped']} skipped, {counts['error']} failed.")
-    n_known = sum(1 for r in results if r.status == "compared" for x in r.rows if not x.within and x.known is not None and not x.excluded)
-    n_spread = sum(1 for r in results if r.status == "compared" for x in r.rows if x.spread)
+    compared_rows = [x for r in results if r.status == "compared" for x in r.rows]
+    n_known = sum(1 for x in compared_rows if not x.within and x.known is not None and not x.excluded)
+    n_spread = sum(1 for x in compared_rows if x.spread)
     w(f"Of the compared cells' metrics outside tolerance, {n_known} are explained by a known difference "
       f"and {n_spread} by the seed spread.")
     w("")
