@@ -45,6 +45,9 @@ def ns3(
     from_json: Optional[str] = typer.Option(
         None, "--from-json", help="Do not run: judge the raw results of an earlier --json run again (after revising the known differences)."
     ),
+    resimulate: bool = typer.Option(
+        False, "--resimulate", help="With --from-json: run haslab's side again (after a change to haslab) and keep the ns-3 side of the file."
+    ),
     seeds: int = typer.Option(
         10, "--seeds", min=1, max=100,
         help="Seeds per group (1..N; the report's matrix has 10). Above 3, also prints each group's mean ± sd on "
@@ -78,9 +81,11 @@ def ns3(
         cells = [c for c in cells if fnmatch.fnmatchcase(c.name, only)]
         if not cells:
             raise _fail(f"--cells {only!r} matches no cell (names look like bulk4-cubic-sack-s1)")
+    if resimulate and not from_json:
+        raise _fail("--resimulate: only with --from-json FILE (the ns-3 side comes from the file)")
     if from_json:
         def run(progress):
-            results = xc.read_raw(from_json, known, cells)
+            results = xc.read_raw(from_json, known, cells, resimulate=xc.run_haslab if resimulate else None)
             for r in results:
                 progress(r)
             return results

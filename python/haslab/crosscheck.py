@@ -99,6 +99,9 @@ COMMON = {
     # ns-3's TcpTxBuffer::NextSeg applies RFC 6675's rule (3) in recovery (tcp-tx-buffer.cc):
     # with nothing marked lost and no new data, it resends the first segment not SACKed.
     "nextseg_rule3": True,
+    # On a partial ACK in fast recovery, ns-3's TcpSocketBase::ProcessAck calls DoRetransmit
+    # after PRR: one segment goes out whatever the window (tcp-socket-base.cc).
+    "partial_ack_retransmit": "forced",
     # ns-3 3.37 has neither RACK nor TLP, and does not pace by default.
     "tlp": False,
     "pacing": "off",
@@ -235,6 +238,7 @@ def haslab_scenario(cell: Cell) -> dict:
         "recovery": c["recovery"],
         "prr_variant": c["prr_variant"],
         "nextseg_rule3": c["nextseg_rule3"],
+        "partial_ack_retransmit": c["partial_ack_retransmit"],
         "sack": cell.sack,
         "tlp": c["tlp"],
         "pacing": c["pacing"],

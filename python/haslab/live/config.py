@@ -251,6 +251,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("limited_transmit", True),
         ("recover_guard", True),
         ("nextseg_rule3", False),
+        ("partial_ack_retransmit", "window"),
         ("full_ack_exit", "ssthresh"),
         ("prr_variant", "linux"),
     ):

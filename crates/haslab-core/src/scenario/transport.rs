@@ -111,6 +111,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("rtt_sampling", Str("ts-echo")),
             ("prr_variant", Str("ns3")),
             ("nextseg_rule3", Bool(true)),
+            ("partial_ack_retransmit", Str("forced")),
             ("idle_restart", Str("off")),
             ("pacing", Str("off")),
         ],

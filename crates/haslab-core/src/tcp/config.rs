@@ -82,6 +82,28 @@ pub enum PrrVariant {
     Ns3,
 }
 
+/// What a partial ACK of a PRR fast recovery (`recovery = "prr"`) sends besides what PRR's
+/// window allows. (`recovery = "classic"` always resends the new head at once, RFC 6582 §3.2
+/// step 4.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartialAckRetransmit {
+    /// Nothing: the partial ACK marks the new head lost (without SACK, Linux
+    /// `tcp_newreno_mark_lost`, called from `tcp_fastretrans_alert` before `tcp_cong_control`
+    /// runs PRR), and it is resent only when cwnd − in_flight allows
+    /// (`tcp_xmit_retransmit_queue`): in PRR's proportional phase an ACK may release nothing
+    /// (net/ipv4/tcp_input.c `tcp_ack`). Linux.
+    Window,
+    /// One segment at once, whatever the window: ns-3 3.37 `TcpSocketBase::ProcessAck`
+    /// (src/internet/model/tcp-socket-base.cc) calls `DoRetransmit` after PRR's
+    /// `DoRecovery` unless the new head is a full segment already retransmitted
+    /// (`TcpTxBuffer::IsRetransmittedDataAcked`). `DoRetransmit` sends what `NextSeg` without
+    /// rule (3) returns (the first segment marked lost and not retransmitted, else new data
+    /// the receive window allows), else the head again; without SACK the head was just marked
+    /// lost, so it is the head.
+    Forced,
+}
+
 /// How many packets an ACK of new data counts for when cwnd grows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -256,6 +278,10 @@ pub struct TcpConfig {
     /// false: Linux retransmits only the segments it marked lost (`tcp_xmit_retransmit_queue`);
     /// the `ns3-newreno` transport sets it.
     pub nextseg_rule3: bool,
+    /// What a partial ACK of a PRR fast recovery sends besides PRR's window: `window`
+    /// (default, Linux) or `forced`: one segment at once (ns-3 3.37's `DoRetransmit`); see
+    /// [`PartialAckRetransmit`].
+    pub partial_ack_retransmit: PartialAckRetransmit,
     /// cwnd when the cumulative ACK reaches `recover` and a (non-SACK classic) fast recovery
     /// ends: `ssthresh` (default; RFC 6582 §3.2 step 3 option 2, Linux
     /// `tcp_end_cwnd_reduction`, ns-3.37) or `flight`: ns-3.17's `TcpNewReno::NewAck`
@@ -340,6 +366,7 @@ impl Default for TcpConfig {
             limited_transmit: true,
             recover_guard: true,
             nextseg_rule3: false,
+            partial_ack_retransmit: PartialAckRetransmit::Window,
             full_ack_exit: FullAckExit::Ssthresh,
             idle_restart: IdleRestart::Linux,
             isn: None,

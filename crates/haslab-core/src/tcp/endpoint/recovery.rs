@@ -6,7 +6,9 @@ use super::ack::AckInfo;
 use super::{Endpoint, Output, State};
 use crate::net::packet::TcpHeader;
 use crate::tcp::cc::{CaEvent, CaState};
-use crate::tcp::config::{FullAckExit, PrrVariant, RecoveryMode, RtoSsthresh};
+use crate::tcp::config::{
+    FullAckExit, PartialAckRetransmit, PrrVariant, RecoveryMode, RtoSsthresh,
+};
 use crate::tcp::cwv::Congestion;
 use crate::tcp::scoreboard::segflags;
 
@@ -115,14 +117,27 @@ impl Endpoint {
                         self.tp.cwnd_pkts =
                             (self.tp.cwnd_pkts.saturating_sub(info.pkts_acked) + add_back).max(1);
                     }
-                    // the partial ACK marks the new head lost (Linux
-                    // `tcp_newreno_mark_lost`), so no extra segment
+                    RecoveryMode::Prr
+                        if self.cfg.partial_ack_retransmit == PartialAckRetransmit::Window =>
+                    {
+                        // Linux: the new head is marked lost (`tcp_newreno_mark_lost`) before
+                        // PRR runs, so PRR counts it out of the pipe and as a new loss (no
+                        // +1); `tcp_xmit_retransmit_queue` resends it only if the window
+                        // allows. In PRR's proportional phase that can be nothing: the head
+                        // then waits for the next ACK, or for the RTO if none comes
+                        self.sb.mark_head_lost();
+                        self.prr_update(info.delivered(), false, info.retrans_acked);
+                        return;
+                    }
+                    // ns-3 3.37 `TcpSocketBase::ProcessAck`: DoRecovery, then DoRetransmit
+                    // of the head whatever the window
                     RecoveryMode::Prr => {
                         self.prr_update(info.delivered(), false, info.retrans_acked)
                     }
                 }
                 self.sb.mark_head_lost();
                 if self.cfg.recover_guard {
+                    // RFC 6582 §3.2 step 4: retransmit the first unacknowledged segment
                     self.retransmit_first_lost(now_ns, out);
                 } else {
                     // ns-3.17 TcpNewReno::NewAck: DoRetransmit resends the first
@@ -146,6 +161,42 @@ impl Endpoint {
                 info.advanced && newly_lost == 0,
                 info.retrans_acked,
             );
+            if info.advanced && self.cfg.partial_ack_retransmit == PartialAckRetransmit::Forced {
+                self.forced_partial_ack_send(now_ns, out);
+            }
+        }
+    }
+
+    /// ns-3 3.37's send on a partial ACK with SACK (`partial_ack_retransmit = "forced"`;
+    /// `TcpSocketBase::ProcessAck` and `DoRetransmit`, src/internet/model/tcp-socket-base.cc):
+    /// nothing if the new head is a full segment whose retransmission is in flight
+    /// (`TcpTxBuffer::IsRetransmittedDataAcked` compares the item's end with ACK + one
+    /// segment, so a short head never counts as retransmitted); otherwise one segment whatever
+    /// the window: the first segment marked lost and not retransmitted, else one new segment if
+    /// the receive window allows it (`NextSeg` rules (1) and (2), its rule (3) off), else the
+    /// head again.
+    fn forced_partial_ack_send(&mut self, now_ns: u64, out: &mut Output) {
+        let Some(head) = self.sb.front().copied() else {
+            return;
+        };
+        if head.has(segflags::RETRANS)
+            && !head.has(segflags::SACKED)
+            && self.seg_payload(&head) == self.cfg.mss
+        {
+            return;
+        }
+        if let Some(i) = self.sb.next_lost() {
+            self.retransmit(i, now_ns, out);
+            return;
+        }
+        let len = self
+            .write_end
+            .saturating_sub(self.snd_nxt)
+            .min(self.cfg.mss as u64) as u32;
+        if len > 0 && self.snd_nxt + len as u64 - self.snd_una <= self.snd_wnd_bytes {
+            self.send_new(len, now_ns, out);
+        } else {
+            self.retransmit(0, now_ns, out);
         }
     }
 

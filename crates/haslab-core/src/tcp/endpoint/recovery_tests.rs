@@ -511,3 +511,109 @@ fn nextseg_rule3_resends_the_unsacked_tail_in_recovery_when_no_data_is_left() {
         c.sb.check().unwrap();
     }
 }
+
+/// A partial ACK of a PRR fast recovery without SACK. Linux (`partial_ack_retransmit =
+/// "window"`) marks the new head lost before PRR runs and resends it only if PRR's window
+/// allows (net/ipv4/tcp_input.c `tcp_ack`: `tcp_fastretrans_alert`, `tcp_cong_control`,
+/// `tcp_xmit_recovery`); in PRR's proportional phase (pipe > ssthresh, RFC 6937 §3) an ACK
+/// that delivers one packet may release nothing, and the head then waits. ns-3 3.37
+/// (`"forced"`) resends it at once whatever the window. 40 segments in flight, the first
+/// 30 lost after segment 0 (pipe stays above ssthresh): the ten that arrive draw duplicate
+/// ACKs, and the retransmission of segment 1 draws the partial ACK.
+#[test]
+fn a_partial_ack_resends_the_head_only_within_prr_window_unless_forced() {
+    use crate::tcp::config::PartialAckRetransmit;
+    for mode in [PartialAckRetransmit::Window, PartialAckRetransmit::Forced] {
+        let (mut c, mut s) = pair(TcpConfig {
+            initial_cwnd: 40,
+            recovery: RecoveryMode::Prr,
+            partial_ack_retransmit: mode,
+            delayed_ack: crate::tcp::config::DelayedAckMode::Off,
+            ..TcpConfig::default()
+        });
+        let mut out = Output::default();
+        c.write(200 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 40);
+        let arrived: Vec<_> = std::iter::once(data[0])
+            .chain(data[31..].iter().copied())
+            .collect();
+        let acks = deliver(&mut s, &arrived, 125 * MS);
+        let mut sent = Vec::new();
+        for a in &acks {
+            sent.extend(deliver(&mut c, std::slice::from_ref(a), 150 * MS));
+        }
+        assert_eq!(c.tp.ca_state, CaState::Recovery);
+        let rtx: Vec<_> = sent
+            .iter()
+            .filter(|h| h.seq == data[1].seq)
+            .copied()
+            .collect();
+        assert_eq!(rtx.len(), 1, "the fast retransmission");
+        assert!(
+            c.window_pipe() > c.tp.ssthresh_pkts,
+            "PRR's proportional phase"
+        );
+        // the retransmission arrives: the partial ACK covers segment 1
+        let pa = deliver(&mut s, &rtx, 175 * MS);
+        let resent = deliver(&mut c, &pa, 200 * MS);
+        let seqs: Vec<u32> = resent.iter().map(|h| h.seq).collect();
+        match mode {
+            PartialAckRetransmit::Window => {
+                // ceil(ssthresh × prr_delivered / RecoverFS) − prr_out = 0: nothing goes out;
+                // the head is marked lost and is the next segment any window sends
+                assert!(seqs.is_empty(), "{seqs:?}");
+                assert_eq!(c.sb.next_lost(), Some(0));
+            }
+            PartialAckRetransmit::Forced => assert_eq!(seqs, vec![data[2].seq]),
+        }
+        c.sb.check().unwrap();
+    }
+}
+
+/// With SACK, ns-3 3.37 (`partial_ack_retransmit = "forced"`) sends one segment on a partial
+/// ACK whose new head has no retransmission in flight (`TcpSocketBase::ProcessAck`,
+/// `DoRetransmit`): the first segment marked lost, else new data, else the head. Ten
+/// segments, the second and the ninth lost: one SACKed segment above the ninth does not mark
+/// it lost (RFC 6675 IsLost needs three), so when the retransmission of the second is
+/// acknowledged, Linux (`"window"`) has nothing to send while ns-3 resends the new head.
+#[test]
+fn with_sack_a_forced_partial_ack_send_resends_a_head_not_yet_retransmitted() {
+    use crate::tcp::config::PartialAckRetransmit;
+    for mode in [PartialAckRetransmit::Window, PartialAckRetransmit::Forced] {
+        let (mut c, mut s) = pair(TcpConfig {
+            tlp: false,
+            recovery: RecoveryMode::Prr,
+            partial_ack_retransmit: mode,
+            ..sack_cfg()
+        });
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 10);
+        let arrived: Vec<_> = data
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 1 && *i != 8)
+            .map(|(_, h)| *h)
+            .collect();
+        let acks = deliver(&mut s, &arrived, 125 * MS);
+        let mut sent = Vec::new();
+        for a in &acks {
+            sent.extend(deliver(&mut c, std::slice::from_ref(a), 150 * MS));
+        }
+        let seqs: Vec<u32> = sent.iter().map(|h| h.seq).collect();
+        assert_eq!(seqs, vec![data[1].seq], "only the segment SACK marked lost");
+        let pa = deliver(&mut s, &sent, 175 * MS);
+        let resent: Vec<u32> = deliver(&mut c, &pa, 200 * MS)
+            .iter()
+            .map(|h| h.seq)
+            .collect();
+        assert_eq!(c.tp.ca_state, CaState::Recovery, "a partial ACK");
+        match mode {
+            PartialAckRetransmit::Window => assert!(resent.is_empty(), "{resent:?}"),
+            PartialAckRetransmit::Forced => assert_eq!(resent, vec![data[8].seq]),
+        }
+        c.sb.check().unwrap();
+    }
+}
