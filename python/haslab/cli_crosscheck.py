@@ -132,6 +132,12 @@ def linux(
     resimulate: bool = typer.Option(
         False, "--resimulate", help="With --from-json: run the simulator side again (after a change to haslab) and keep the kernel side of the file."
     ),
+    seeds: int = typer.Option(
+        1, "--seeds", min=1, max=100,
+        help="Seeds per group (1..N; a seed draws the flows' start times; each is a live run of about 70 s). "
+        "Above 3, also prints each group's mean ± sd on both sides; from 5, a seed outside tolerance in a "
+        "group whose means agree is explained by the seed spread. Not with --quick.",
+    ),
 ) -> None:
     """haslab against this machine's Linux TCP in live mode (root).
 
@@ -149,7 +155,9 @@ def linux(
         known = xc.load_known(xl.KNOWN_FILE)
     except xc.CrosscheckError as e:
         raise _fail(str(e)) from None
-    cells = xl.matrix(quick=quick)
+    if quick and seeds != 1:
+        raise _fail("--seeds: not with --quick (its cells are fixed); select cells with --cells")
+    cells = xl.matrix(quick=quick, seeds=range(1, seeds + 1))
     if only:
         cells = [c for c in cells if fnmatch.fnmatchcase(c.name, only)]
         if not cells:
@@ -182,6 +190,7 @@ def linux(
         else None,
         path=report_path or xl.DEFAULT_REPORT,
         json_path=json_path,
+        spread=seeds > 3,
     )
 
 

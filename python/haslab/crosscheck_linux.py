@@ -33,13 +33,17 @@ FLOW_COUNTS = [1, 2, 4]
 QUICK = ["linux-bulk2-newreno-sack-s1", "linux-bulk2-cubic-sack-s1"]
 
 
-def matrix(quick: bool = False) -> list[xc.Cell]:
+def matrix(quick: bool = False, seeds=(1,)) -> list[xc.Cell]:
+    """The cells, one per group and seed. A seed draws the flows' start times (as in the ns-3
+    cross-check); the kernel run of a seed is one sample of a system that does not repeat
+    itself, so a group judged on several seeds compares two distributions."""
     cells = []
     for label, cc, kernel in CCS:
         for n in FLOW_COUNTS:
             for sack in (True, False):
                 group = f"linux-bulk{n}-{label}-{'sack' if sack else 'nosack'}"
-                cells.append(xc.Cell(group, 1, (xc.BULK,) * n, sack, kernel, cc))
+                for seed in seeds:
+                    cells.append(xc.Cell(group, seed, (xc.BULK,) * n, sack, kernel, cc))
     if quick:
         by = {c.name: c for c in cells}
         return [by[n] for n in QUICK]
@@ -163,11 +167,15 @@ def run_cells(cells: list[xc.Cell], known=None, on_result=None, log=None) -> lis
         out.append(r)
         if on_result:
             on_result(r)
-    return out
+    return xc.mark_seed_spread(out)
 
 
 def write_report(results: list[xc.CellResult], known, path, quick: bool = False) -> None:
+    seeds = sorted({r.cell.seed for r in results})
     cmd = "haslab crosscheck linux --report" + (" --quick" if quick else "")
+    if len(seeds) > 1:
+        cmd += f" --seeds {len(seeds)}"
+    seeds_text = "one seed" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]} (the seed draws the flows' start times)"
     intro = [
         "# Fidelity: haslab's TCP against the Linux kernel (live mode)",
         "",
@@ -180,7 +188,7 @@ def write_report(results: list[xc.CellResult], known, path, quick: bool = False)
         "Each cell is one scenario run in the simulator and in live mode on this machine's kernel",
         f"({os.uname().release}): the dumbbell of docs/fidelity.md (8 Mbps, 100 ms base RTT, 67-packet",
         "drop-tail queue, 60 s), 1, 2 or 4 bulk flows with NewReno (kernel `reno`) or CUBIC (kernel",
-        "`cubic`), SACK on or off, one seed. Both sides run Linux's own settings: MSS 1448, IW 10,",
+        f"`cubic`), SACK on or off, {seeds_text}. Both sides run Linux's own settings: MSS 1448, IW 10,",
         "timestamps, delayed ACKs with the 40 ms timer, min RTO 200 ms with Linux's RTO formula, PRR,",
         "and RACK-TLP with SACK (Linux's default), and the receiver's buffer autotuning",
         f"(`rcvbuf = \"linux\"`, docs/tcp.md; `tcp_rmem` = {' '.join(map(str, tcp_rmem()))} on both",
