@@ -346,6 +346,7 @@ SETTINGS_TABLE = [
     ("RTO timer", "restarted on the first partial ACK only, not by a retransmission nor by an ACK that advances and SACKs new data outside recovery; an RTO in recovery recomputes ssthresh; no undo", "that (tcp-socket-base.cc NewAck, ProcessAck, SendDataPacket, ReTxTimeout)", "Linux: restarted on every ACK of new data and on resending the head; ssthresh once per episode; Eifel undo"),
     ("fast recovery", "PRR (RFC 6937)", "TcpPrrRecovery (tcp-l4-protocol.cc RecoveryType)", "classic"),
     ("RFC 6675 NextSeg rule (3)", "on: in recovery, with nothing marked lost and no new data, the first segment not SACKed is resent", "that (tcp-tx-buffer.cc NextSeg)", "off (Linux resends only what it marked lost)"),
+    ("partial ACK in recovery", "after PRR, one segment is sent whatever the window (a lost one, else new data, else the head) unless the new head is a full segment already retransmitted", "that (tcp-socket-base.cc ProcessAck, DoRetransmit)", "Linux: only what PRR's window allows"),
     ("restart after idle", "none", "none (tcp-socket-base.cc)", "Linux's"),
     ("RACK / TLP, pacing", "off", "not implemented / off", "off"),
     ("SACK", "per cell", "on (tcp-socket-base.cc Sack)", "off"),
