@@ -56,18 +56,18 @@ impl Endpoint {
         if ack > self.snd_una {
             self.clean_acked(ack, h, now_ns, &mut info, &mut rack_newest);
         }
-        // RTL: the duplicate ACK a dummy draws once its chunk is wholly acknowledged is an echo
-        // (what a D-SACK would report), not a sign of loss in the next chunk
-        let rtl_echo = !info.advanced
+        // a hook's echo (RTL: the duplicate ACK a dummy draws once its chunk is wholly
+        // acknowledged, what a D-SACK would report) is not a sign of loss in the next chunk
+        let echo = !info.advanced
             && ack == self.snd_una
             && h.payload_bytes == 0
-            && self.rtl.take_echo(ack);
+            && self.hooks.iter_mut().any(|hook| hook.is_echo(ack));
         // RFC 5681 §2 (same window), or with SACK RFC 6675 §2: only an ACK whose SACK blocks
         // name octets not SACKed before counts (an ACK carrying just a D-SACK of a duplicate,
         // as the go-back-N after an RTO draws, does not; Linux counts SACKed segments, not
         // duplicate ACKs, and ns-3 counts scoreboard updates)
         let duplicate = !info.advanced
-            && !rtl_echo
+            && !echo
             && ack == self.snd_una
             && h.payload_bytes == 0
             && !h.has(flags::FIN)
@@ -185,7 +185,7 @@ impl Endpoint {
         if info.advanced {
             self.cwv.on_ack(&mut self.tp, info.bytes_acked);
         }
-        if self.snd_una > self.chunk_start && self.novel.on_first_packet_acked() {
+        if self.snd_una > self.chunk_start && self.chunk_head_acked() {
             // the first packet of the chunk is acknowledged: the initial burst is over, and the
             // flow's own pacing (if any) applies again
             if !self.cc.has_cong_control() {
@@ -194,9 +194,7 @@ impl Endpoint {
         }
         self.update_pacing_rate();
         self.apply_clamp();
-        if self.cfg.rtl {
-            self.reduce_tail_loss(now_ns, out);
-        }
+        self.send_extra_packets(now_ns, out);
 
         let slow_path = prior_state != CaState::Open || !info.advanced || h.sack_len > 0;
         let fl = if info.advanced { CA_ACK_WIN_UPDATE } else { 0 }

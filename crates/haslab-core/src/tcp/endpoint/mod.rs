@@ -59,6 +59,7 @@ use super::rate::RateSampler;
 use super::rcvbuf::LinuxRcvBuf;
 use super::rtt::RttEstimator;
 use super::scoreboard::{segflags, Scoreboard, Seg, TxState};
+use super::sender_hook::{self, SenderHook};
 use super::seq::{from_wire, to_wire};
 use crate::net::packet::{flags, Packet, SynOptions, TcpHeader};
 use crate::sim::events::Timer;
@@ -327,10 +328,9 @@ pub struct Endpoint {
     /// TSval of the first retransmission of the current RTO episode (Linux `retrans_stamp`):
     /// an ACK echoing an older TSval was sent for an original transmission (Eifel, RFC 3522)
     undo_ts: Option<u32>,
-    /// Novel pacing of each chunk's first round trip (Enhancing-TCP §3.1)
-    novel: crate::tcp::novel_pacing::NovelPacing,
-    /// Reducing Tail Loss: the trailing phase's dummies and their echoes
-    rtl: crate::tcp::rtl::TailLoss,
+    /// The per-chunk mechanisms of Enhancing-TCP §3 (novel pacing, Reducing Tail Loss) that
+    /// the configuration turns on, called at the chunk's events ([`sender_hook`])
+    hooks: Vec<Box<dyn SenderHook>>,
     /// marks (end offset, tag) of writes, for Acked notices
     send_marks: VecDeque<(u64, u64)>,
     idle_notified: bool,
@@ -469,8 +469,7 @@ impl Endpoint {
             chunk_start: 1,
             chunk_end: 1,
             chunk_pending: false,
-            novel: Default::default(),
-            rtl: Default::default(),
+            hooks: sender_hook::from_config(&cfg),
             undo_ts: None,
             send_marks: VecDeque::new(),
             idle_notified: true,
@@ -571,7 +570,9 @@ impl Endpoint {
             // written while idle: a new chunk (an HTTP response) starts here
             self.chunk_start = self.write_end;
             self.chunk_pending = true;
-            self.rtl.on_new_chunk();
+            for hook in &mut self.hooks {
+                hook.on_chunk_written();
+            }
         }
         self.write_end += bytes;
         self.chunk_end = self.write_end;

@@ -191,17 +191,10 @@ impl Endpoint {
             self.stats.tail_rto_count += 1;
         }
         if self.snd_nxt >= self.chunk_end {
-            // an RTO in the trailing-ACKs phase (the whole chunk was sent): remembered for
-            // the novel pacing of the next chunk. In fast recovery the window is ssthresh: a
-            // cwnd inflated by duplicate ACKs (RFC 6582) is not a window to restore
-            let tp = &self.tp;
-            self.novel.on_trailing_rto(|| {
-                if tp.ca_state == CaState::Recovery {
-                    tp.cwnd_pkts.min(tp.ssthresh_pkts)
-                } else {
-                    tp.cwnd_pkts
-                }
-            });
+            // an RTO in the trailing-ACKs phase (the whole chunk was sent)
+            for hook in &mut self.hooks {
+                hook.on_trailing_rto(&self.tp);
+            }
         }
         // a new loss episode reduces ssthresh (see RtoSsthresh for Linux's and ns-3's rules)
         let episode_over = self.recover <= self.snd_una;

@@ -1,5 +1,5 @@
 //! The send half: the transmission loop (window, pacing, new data and retransmissions), cwnd
-//! growth, the cwnd clamp, and the hooks of novel pacing and Reducing Tail Loss. ACK
+//! growth, the cwnd clamp, and the calls of the sender hooks ([`crate::tcp::sender_hook`]). ACK
 //! processing is in [`super::ack`], loss recovery and the RTO in [`super::recovery`], RACK and
 //! the tail loss probe in [`super::rack_tlp`].
 
@@ -9,6 +9,7 @@ use crate::tcp::cc::{CaEvent, CaState};
 use crate::tcp::config::{CwndGrowth, RecoveryMode};
 use crate::tcp::pacing;
 use crate::tcp::scoreboard::Seg;
+use crate::tcp::sender_hook::ChunkView;
 
 impl Endpoint {
     /// End of the sendable stream: written data, plus the FIN when the app closed.
@@ -73,7 +74,7 @@ impl Endpoint {
                 self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
                 if self.chunk_pending {
                     self.chunk_pending = false;
-                    self.start_novel_pacing(self.tp.cwnd_pkts < cwnd_before);
+                    self.chunk_first_send(self.tp.cwnd_pkts < cwnd_before);
                 }
             }
             if self.window_pipe() >= self.tp.cwnd_pkts {
@@ -184,7 +185,9 @@ impl Endpoint {
         self.emit(h, out);
         let tx = self.rate.on_send(&mut self.tp, self.sb.len(), now_ns);
         self.sb.on_retransmit(i, now_ns, tx);
-        self.rtl.on_retransmission();
+        for hook in &mut self.hooks {
+            hook.on_retransmission();
+        }
         if self.tp.ca_state == CaState::Recovery {
             self.recovery_retrans += 1;
         }
@@ -293,7 +296,7 @@ impl Endpoint {
     /// which the maximum still caps).
     pub(super) fn update_pacing_rate(&mut self) {
         let max = self.cfg.max_pacing_rate.map(|r| r.0);
-        if let Some(r) = self.novel.rate_bps() {
+        if let Some(r) = self.hooks.iter().find_map(|hook| hook.pacing_rate_bps()) {
             self.tp.pacing_rate_bps = Some(max.map_or(r, |m| r.min(m)));
             return;
         }
@@ -323,62 +326,53 @@ impl Endpoint {
         self.tp.cwnd_pkts = self.tp.cwnd_pkts.min(clamp);
     }
 
-    // ------------------------------------------------------------------ Enhancing-TCP (§3)
+    // ------------------------------------------------------------------ sender hooks
 
-    /// Novel pacing (Enhancing-TCP §3.1, Fig. 2; see [`crate::tcp::novel_pacing`]), decided
-    /// when a chunk's first segment goes out.
-    pub(super) fn start_novel_pacing(&mut self, decayed: bool) {
+    /// The current chunk's first segment goes out (Enhancing-TCP §3.1's decision point);
+    /// `decayed`: restart after idle just reduced cwnd.
+    pub(super) fn chunk_first_send(&mut self, decayed: bool) {
         let first_chunk = self.chunk_start <= 1;
-        let paced = self.novel.on_chunk_start(
-            self.cfg.novel_pacing,
-            decayed,
-            first_chunk,
-            self.tp.srtt_ns,
-            self.cfg.mss,
-            &mut self.tp.cwnd_pkts,
-        );
+        let mut paced = false;
+        for hook in &mut self.hooks {
+            paced |= hook.on_chunk_first_send(&mut self.tp, first_chunk, decayed, self.cfg.mss);
+        }
         if paced {
             self.stats.novel_paced_chunks += 1;
             self.update_pacing_rate();
         }
     }
 
-    /// Reducing Tail Loss (Enhancing-TCP §3.2): in the trailing-ACKs phase (the chunk is all
-    /// sent, not all acknowledged), one dummy packet per ACK until m are sent. The dummy is a
-    /// 1-byte retransmission of the chunk's last byte: any receiver answers it with a
-    /// duplicate ACK (out of order if that byte is missing, a duplicate otherwise), so it
-    /// needs no receiver change and costs 53 bytes on the wire. The loss rate in m's equations
-    /// is estimated as (packets marked lost + 1) / (segments sent + 100): a 1 % prior that
-    /// the connection's own losses take over.
-    pub(super) fn reduce_tail_loss(&mut self, now_ns: u64, out: &mut Output) {
-        let trailing = self.snd_nxt >= self.chunk_end
-            && self.snd_una < self.chunk_end
-            && self.chunk_end > self.chunk_start
-            && self.tp.ca_state <= CaState::Disorder;
-        if !trailing {
-            return;
+    /// snd_una is beyond the chunk's first byte; whether that ends a hook's pacing.
+    pub(super) fn chunk_head_acked(&mut self) -> bool {
+        let mut ended = false;
+        for hook in &mut self.hooks {
+            ended |= hook.on_chunk_head_acked();
         }
-        let (lost, sent, epsilon) = (
-            self.tp.lost_pkts,
-            self.stats.segments_sent,
-            self.cfg.rtl_epsilon,
-        );
-        let count = || {
-            let p = (lost + 1) as f64 / (sent + 100) as f64;
-            crate::tcp::rtl::dummy_count(p, epsilon)
-        };
-        if !self.rtl.take_dummy(self.chunk_end, count) {
-            return;
-        }
-        let last = self.chunk_end - 1;
-        let h = self.header(now_ns, last, flags::ACK | flags::PSH, 1);
-        self.emit(h, out);
-        self.stats.rtl_dummies += 1;
-        self.stats.segments_sent += 1;
-        self.stats.bytes_sent += 1;
-        self.delack_timer.cancel();
-        self.unacked_bytes = 0;
+        ended
     }
 
-    // ------------------------------------------------------------------ RTO
+    /// After an ACK: the packets the hooks ask for (Reducing Tail Loss's dummies, Enhancing-TCP
+    /// §3.2, counted in `rtl_dummies`), sent at once, outside the window, and never queued for
+    /// retransmission.
+    pub(super) fn send_extra_packets(&mut self, now_ns: u64, out: &mut Output) {
+        let chunk = ChunkView {
+            start: self.chunk_start,
+            end: self.chunk_end,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+        };
+        for k in 0..self.hooks.len() {
+            let sent = self.stats.segments_sent;
+            let Some(p) = self.hooks[k].extra_packet(chunk, &self.tp, sent) else {
+                continue;
+            };
+            let h = self.header(now_ns, p.offset, flags::ACK | flags::PSH, p.len);
+            self.emit(h, out);
+            self.stats.rtl_dummies += 1;
+            self.stats.segments_sent += 1;
+            self.stats.bytes_sent += p.len as u64;
+            self.delack_timer.cancel();
+            self.unacked_bytes = 0;
+        }
+    }
 }
