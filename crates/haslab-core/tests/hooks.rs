@@ -226,7 +226,7 @@ app = "bulk"
         );
         w.run_until(60 * S);
         assert!(
-            w.endpoint(0, 1).peer_closed,
+            w.endpoint(0, 1).peer_closed(),
             "seed {seed}: the FIN never arrived in order"
         );
         assert_eq!(

@@ -66,7 +66,7 @@ fn an_ack_that_advances_and_sacks_restarts_the_rto_unless_ns3_rules_ask() {
         c.write(4 * MSS, 1, 100 * MS, &mut out);
         let data = headers(&mut out);
         assert_eq!(data.len(), 4);
-        let armed_at_send = c.rto_timer.deadline_ns().expect("RTO armed");
+        let armed_at_send = c.snd.rto_timer.deadline_ns().expect("RTO armed");
         // the first segment arrives (its ACK is delayed), the second is lost, the third
         // arrives out of order: one ACK that acknowledges the first and SACKs the third
         let ack = deliver(&mut s, &[data[0], data[2]], 125 * MS);
@@ -75,7 +75,7 @@ fn an_ack_that_advances_and_sacks_restarts_the_rto_unless_ns3_rules_ask() {
         assert_eq!(ack[0].sack_len, 1);
         deliver(&mut c, &ack, 150 * MS);
         assert_eq!(c.stats.fast_recovery_count, 0);
-        let after = c.rto_timer.deadline_ns().expect("RTO armed");
+        let after = c.snd.rto_timer.deadline_ns().expect("RTO armed");
         if restart {
             assert_eq!(
                 after,
@@ -288,11 +288,15 @@ fn a_tail_loss_is_probed_at_the_pto_and_repaired_by_fast_recovery() {
     }
     assert!(headers(&mut out).is_empty(), "nothing more to send");
     // RFC 8985 §7.2 / Linux: PTO = 2·SRTT + 2 ms with more than one packet out
-    let pto_at = c.tlp_timer.deadline_ns().expect("probe timer armed");
+    let pto_at = c
+        .recovery
+        .tlp_timer
+        .deadline_ns()
+        .expect("probe timer armed");
     assert_eq!(c.tp.srtt_ns, 50 * MS);
     assert_eq!(pto_at, 150 * MS + 2 * 50 * MS + 2 * MS);
     assert!(
-        c.rto_timer.deadline_ns().unwrap() > pto_at,
+        c.snd.rto_timer.deadline_ns().unwrap() > pto_at,
         "PTO fires before the RTO"
     );
     // the probe retransmits the last segment
@@ -331,7 +335,7 @@ pub(super) fn rto_with_everything_outstanding(
     c.write(10 * MSS, 1, 100 * MS, &mut out);
     let data = headers(&mut out);
     assert_eq!(data.len(), 10);
-    let rto_at = c.rto_timer.deadline_ns().expect("RTO armed");
+    let rto_at = c.snd.rto_timer.deadline_ns().expect("RTO armed");
     let cwnd_before = c.tp.cwnd_pkts;
     c.on_timer_entry(TimerKind::Rto, rto_at, &mut out);
     let resent = headers(&mut out);
@@ -369,7 +373,7 @@ fn a_spurious_rto_is_detected_by_its_timestamp_and_undone() {
         c.tp.cwnd_pkts
     );
     assert_eq!(c.tp.ssthresh_pkts, c.tp.ssthresh_pkts.max(prior_ssthresh));
-    assert_eq!(c.sb.lost_out, 0);
+    assert_eq!(c.snd.sb.lost_out, 0);
     let before = c.stats.retransmitted_segments;
     for h in &acks[1..] {
         c.on_segment(h, rto_at + 30 * MS, &mut out);
@@ -379,7 +383,7 @@ fn a_spurious_rto_is_detected_by_its_timestamp_and_undone() {
         "the delayed originals are not resent"
     );
     assert_eq!(c.unacked_written_bytes(), 0);
-    c.sb.check().unwrap();
+    c.snd.sb.check().unwrap();
 }
 
 /// The same RTO with the head segment really lost: the ACK that the retransmission
@@ -464,7 +468,7 @@ fn a_normal_close_walks_the_rfc_793_states_on_both_sides() {
     let to_client = deliver(&mut s, &headers(&mut out), 125 * MS);
     assert_eq!(s.state, State::CloseWait);
     assert_eq!(s.stats.bytes_received, 3000);
-    assert!(s.peer_closed);
+    assert!(s.rcv.peer_closed);
     let back = deliver(&mut c, &to_client, 150 * MS);
     assert!(back.is_empty(), "an ACK of everything needs no answer");
     assert_eq!(c.state, State::FinWait2);
