@@ -281,7 +281,7 @@ impl Endpoint {
             let is_dsack =
                 k == 0 && (e <= ack || blocks.get(1).is_some_and(|&(s1, e1)| s1 <= s && e <= e1));
             if is_dsack {
-                self.stats.dsacks_received += 1;
+                self.stats.loss.dsacks_received += 1;
                 if let Some(ep) = self.recovery.tlp.as_mut() {
                     if ep.retransmitted.is_some_and(|(ps, pe)| s <= ps && pe <= e) {
                         ep.dsacked = true;
@@ -358,7 +358,7 @@ impl Endpoint {
             // the cumulative ACK covers our FIN
             self.state = self.state.on_fin_acked();
         }
-        self.stats.bytes_acked += bytes_acked;
+        self.stats.transfer.bytes_acked += bytes_acked;
         if let Some(r) = rtt_ns {
             self.take_rtt_sample(r);
         }

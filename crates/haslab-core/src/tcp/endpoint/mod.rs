@@ -51,6 +51,9 @@ mod recovery_tests;
 mod sender;
 #[cfg(test)]
 mod sender_tests;
+mod stats;
+
+pub use stats::{EndpointStats, LossCounters, TransferCounters};
 
 use receiver::RecvHalf;
 use recovery::LossRecovery;
@@ -213,41 +216,6 @@ pub struct Output {
     /// (time, conn, side, timer) heap entries to schedule
     pub timers: Vec<(u64, u32, u8, TimerKind)>,
     pub notices: Vec<Notice>,
-}
-
-/// Counters of one endpoint (payload bytes, i.e. without SYN/FIN).
-#[derive(Clone, Debug, Default)]
-pub struct EndpointStats {
-    pub bytes_written: u64,
-    pub bytes_sent: u64,
-    pub bytes_acked: u64,
-    pub bytes_received: u64,
-    /// Tagged messages of the peer received completely, in order.
-    pub messages_received: u64,
-    pub segments_sent: u64,
-    pub retransmitted_segments: u64,
-    pub rto_count: u64,
-    /// RTOs whose head segment had never been retransmitted: a loss that duplicate ACKs or
-    /// SACK never reported (a tail loss, or a flight whose ACKs were all lost). The other RTOs
-    /// follow a lost retransmission, which neither TLP nor RTL can prevent.
-    pub tail_rto_count: u64,
-    pub fast_recovery_count: u64,
-    /// Tail-loss probes sent (RFC 8985 §7).
-    pub tlp_probes: u64,
-    /// TLP episodes that ended with the probe having repaired a loss (a cwnd reduction).
-    pub tlp_recoveries: u64,
-    /// D-SACK blocks received (RFC 2883): the peer got a segment twice.
-    pub dsacks_received: u64,
-    /// Reducing Tail Loss dummy packets sent.
-    pub rtl_dummies: u64,
-    /// Chunks whose first RTT was paced by the novel pacing algorithm.
-    pub novel_paced_chunks: u64,
-    /// RTOs found spurious by their timestamps and undone (RFC 3522 detection, Linux
-    /// `tcp_try_undo_loss`).
-    pub spurious_rtos: u64,
-    pub established_ns: Option<u64>,
-    /// Time the last written byte was acknowledged (updated at each idle point).
-    pub completed_ns: Option<u64>,
 }
 
 /// One TCP endpoint: the connection's identity and negotiated options, the congestion state
@@ -446,7 +414,7 @@ impl Endpoint {
         }
         self.snd.write_end += bytes;
         self.snd.chunk_end = self.snd.write_end;
-        self.stats.bytes_written += bytes;
+        self.stats.transfer.bytes_written += bytes;
         self.snd.marks.push_back((self.snd.write_end, tag));
         self.snd.idle_notified = false;
         self.try_send(now_ns, out);
@@ -457,7 +425,7 @@ impl Endpoint {
     pub fn withdraw_unsent(&mut self) {
         let keep = self.snd.nxt.max(1).max(self.snd.una);
         if keep < self.snd.write_end && !self.snd.fin_requested {
-            self.stats.bytes_written -= self.snd.write_end - keep;
+            self.stats.transfer.bytes_written -= self.snd.write_end - keep;
             self.snd.write_end = keep;
             self.snd.marks.retain(|&(end, _)| end <= keep);
         }
@@ -727,9 +695,9 @@ impl Endpoint {
             self.on_ack(h, now_ns, out);
         }
         let ack_now = self.on_data(h, now_ns, out);
-        let sent_before = self.stats.segments_sent;
+        let sent_before = self.stats.transfer.segments_sent;
         self.try_send(now_ns, out);
-        if ack_now && self.stats.segments_sent == sent_before {
+        if ack_now && self.stats.transfer.segments_sent == sent_before {
             self.send_ack(now_ns, out);
         }
     }

@@ -167,7 +167,7 @@ impl Endpoint {
             self.retransmit(i, now_ns, out);
             Some((seg.start, seg.end))
         };
-        self.stats.tlp_probes += 1;
+        self.stats.loss.tlp_probes += 1;
         self.recovery.tlp = Some(TlpEpisode {
             end_seq: self.snd.nxt,
             retransmitted,
@@ -190,7 +190,7 @@ impl Endpoint {
             self.recovery.tlp = None;
         } else if ack > ep.end_seq {
             self.recovery.tlp = None;
-            self.stats.tlp_recoveries += 1;
+            self.stats.loss.tlp_recoveries += 1;
             // a reduction as on entering and leaving recovery at once (Linux: CWR)
             if !self.cc.has_cong_control() {
                 self.tp.pipe_pkts = self.window_pipe();

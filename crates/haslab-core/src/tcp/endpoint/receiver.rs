@@ -205,7 +205,7 @@ impl Endpoint {
             .peer_fin_at
             .map_or(self.rcv.nxt, |f| self.rcv.nxt.min(f));
         let new_bytes = delivered_end.saturating_sub(before);
-        self.stats.bytes_received += new_bytes;
+        self.stats.transfer.bytes_received += new_bytes;
         let (held, span, rcv_nxt) = (self.rcv.ooo_held(), self.rcv.ooo_span(), self.rcv.nxt);
         if let Some(b) = self.rcv.rcvbuf.as_mut().filter(|_| h.payload_bytes > 0) {
             // tcp_event_data_recv, then the application reads at once (tcp_rcv_space_adjust)
@@ -289,7 +289,7 @@ impl Endpoint {
             }
             let tag = m.tag;
             self.rcv.marks.pop_front();
-            self.stats.messages_received += 1;
+            self.stats.transfer.messages_received += 1;
             out.notices.push(Notice {
                 conn,
                 side,

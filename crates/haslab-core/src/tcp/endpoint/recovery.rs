@@ -111,7 +111,7 @@ impl Endpoint {
         _now_ns: u64,
         _out: &mut Output,
     ) {
-        self.stats.fast_recovery_count += 1;
+        self.stats.loss.fast_recovery_count += 1;
         if self.snd.sb.lost_out == 0 {
             // entered on the duplicate-ACK count: the hole at snd_una is lost
             self.snd.sb.mark_head_lost();
@@ -240,9 +240,9 @@ impl Endpoint {
         if self.snd.sb.is_empty() {
             return;
         }
-        self.stats.rto_count += 1;
+        self.stats.loss.rto_count += 1;
         if !self.snd.sb.get(0).has(segflags::EVER_RETRANS) {
-            self.stats.tail_rto_count += 1;
+            self.stats.loss.tail_rto_count += 1;
         }
         if self.snd.nxt >= self.snd.chunk_end {
             // an RTO in the trailing-ACKs phase (the whole chunk was sent)
@@ -306,7 +306,7 @@ impl Endpoint {
     /// RTT sample, as in Linux.
     pub(super) fn undo_rto(&mut self) {
         self.recovery.undo_ts = None;
-        self.stats.spurious_rtos += 1;
+        self.stats.loss.spurious_rtos += 1;
         self.tp.cwnd_pkts = self.cc.undo_cwnd(&self.tp).max(1);
         self.tp.cwnd_cnt = 0;
         self.tp.ssthresh_pkts = self.tp.ssthresh_pkts.max(self.tp.prior_ssthresh_pkts);

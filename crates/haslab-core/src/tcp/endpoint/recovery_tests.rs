@@ -32,7 +32,7 @@ fn three_losses_in_a_window_are_repaired_in_one_round_trip_with_sack() {
     let resent: Vec<u32> = headers(&mut out).iter().map(|h| h.seq).collect();
     // all three holes go out in this round trip (RFC 6675 IsLost + pipe)
     assert_eq!(resent, vec![data[1].seq, data[4].seq, data[6].seq]);
-    assert_eq!(c.stats.fast_recovery_count, 1);
+    assert_eq!(c.stats.loss.fast_recovery_count, 1);
     c.snd.sb.check().unwrap();
 }
 
@@ -71,7 +71,7 @@ fn rack_detects_a_lost_retransmission() {
         .collect();
     assert!(!later.is_empty());
     let acks = deliver(&mut s, &later, 175 * MS);
-    let before = c.stats.retransmitted_segments;
+    let before = c.stats.transfer.retransmitted_segments;
     let mut again = Vec::new();
     for a in &acks {
         t += MS;
@@ -90,8 +90,8 @@ fn rack_detects_a_lost_retransmission() {
         again.iter().any(|h| h.seq == data[1].seq),
         "the lost retransmission is sent again"
     );
-    assert!(c.stats.retransmitted_segments > before);
-    assert_eq!(c.stats.rto_count, 0);
+    assert!(c.stats.transfer.retransmitted_segments > before);
+    assert_eq!(c.stats.loss.rto_count, 0);
     c.snd.sb.check().unwrap();
 }
 
@@ -136,8 +136,8 @@ fn without_sack_newreno_repairs_one_hole_per_round_trip() {
         rounds += !sent.is_empty() as u32;
     }
     assert_eq!(rounds, 3, "three holes, three round trips");
-    assert_eq!(c.stats.rto_count, 0);
-    assert_eq!(s.stats.bytes_received, 10 * MSS);
+    assert_eq!(c.stats.loss.rto_count, 0);
+    assert_eq!(s.stats.transfer.bytes_received, 10 * MSS);
 }
 
 /// `full_ack_exit`, worked by hand: IW 40, five segments written (application-limited), the
@@ -282,8 +282,8 @@ fn after_an_rto_three_duplicate_acks_start_fast_recovery_only_without_the_recove
         headers(&mut out);
         let ack = deliver(&mut s, &[resent], rto_at + 20 * MS);
         deliver(&mut c, &ack, rto_at + 40 * MS);
-        let before = c.stats.fast_recovery_count;
-        let retrans_before = c.stats.retransmitted_segments;
+        let before = c.stats.loss.fast_recovery_count;
+        let retrans_before = c.stats.transfer.retransmitted_segments;
         let outstanding = c.snd.sb.len();
         let dup = deliver(&mut s, &data[4..7], rto_at + 45 * MS);
         assert_eq!(dup.len(), 3);
@@ -293,14 +293,14 @@ fn after_an_rto_three_duplicate_acks_start_fast_recovery_only_without_the_recove
         );
         let sent = deliver(&mut c, &dup, rto_at + 60 * MS);
         if guard {
-            assert_eq!(c.stats.fast_recovery_count, before);
+            assert_eq!(c.stats.loss.fast_recovery_count, before);
             assert_eq!(c.tp.ca_state, CaState::Loss);
         } else {
-            assert_eq!(c.stats.fast_recovery_count, before + 1);
+            assert_eq!(c.stats.loss.fast_recovery_count, before + 1);
             assert_eq!(c.tp.ca_state, CaState::Recovery);
             let ssthresh = (outstanding / 2).max(2);
             assert_eq!(c.tp.ssthresh_pkts, ssthresh);
-            assert!(c.stats.retransmitted_segments > retrans_before);
+            assert!(c.stats.transfer.retransmitted_segments > retrans_before);
             assert_eq!(
                 sent.iter().find(|h| h.payload_bytes > 0).map(|h| h.seq),
                 Some(data[1].seq),
@@ -413,7 +413,7 @@ fn prr_counts_a_sacked_segment_once_when_the_cumulative_ack_covers_it() {
     }
     assert!(in_recovery);
     assert_eq!(c.unacked_written_bytes(), 0);
-    assert_eq!(c.stats.rto_count, 0);
+    assert_eq!(c.stats.loss.rto_count, 0);
     // every segment delivered after recovery began is counted exactly once, except the
     // second hole, whose ACK ends the recovery (it is not passed to PRR)
     assert_eq!(c.recovery.prr_delivered, 20 - sacked_before_recovery - 1);
@@ -449,9 +449,9 @@ fn with_sack_only_acks_that_sack_new_data_are_duplicate_acks() {
     for h in &dsack_acks {
         c.on_segment(h, 185 * MS, &mut out);
     }
-    assert_eq!(c.stats.dsacks_received, 3);
+    assert_eq!(c.stats.loss.dsacks_received, 3);
     assert_eq!(
-        c.stats.fast_recovery_count, 0,
+        c.stats.loss.fast_recovery_count, 0,
         "D-SACKs are not duplicate ACKs"
     );
     assert_eq!(c.recovery.dupacks, 0);
@@ -462,7 +462,7 @@ fn with_sack_only_acks_that_sack_new_data_are_duplicate_acks() {
     for h in headers(&mut out) {
         c.on_segment(&h, 215 * MS, &mut out);
     }
-    assert_eq!(c.stats.fast_recovery_count, 1);
+    assert_eq!(c.stats.loss.fast_recovery_count, 1);
     let resent = headers(&mut out);
     assert_eq!(resent[0].seq, data[5].seq, "the hole is retransmitted");
 }
@@ -512,7 +512,7 @@ fn nextseg_rule3_resends_the_unsacked_tail_in_recovery_when_no_data_is_left() {
         } else {
             assert_eq!(seqs, vec![data[1].seq], "only what SACK marked lost");
         }
-        assert_eq!(c.stats.retransmitted_segments, seqs.len() as u64);
+        assert_eq!(c.stats.transfer.retransmitted_segments, seqs.len() as u64);
         c.snd.sb.check().unwrap();
     }
 }

@@ -287,13 +287,13 @@ impl Endpoint {
         now_ns: u64,
         out: &mut Output,
     ) {
-        self.stats.segments_sent += 1;
+        self.stats.transfer.segments_sent += 1;
         if self.tp.ca_state == CaState::Recovery {
             self.recovery.prr_out += 1;
         }
-        self.stats.bytes_sent += len as u64;
+        self.stats.transfer.bytes_sent += len as u64;
         if retransmission {
-            self.stats.retransmitted_segments += 1;
+            self.stats.transfer.retransmitted_segments += 1;
         }
         self.snd.has_sent_data = true;
         self.tp.last_send_ns = now_ns;
@@ -409,7 +409,7 @@ impl Endpoint {
             paced |= hook.on_chunk_first_send(&mut self.tp, first_chunk, decayed, self.cfg.mss);
         }
         if paced {
-            self.stats.novel_paced_chunks += 1;
+            self.stats.loss.novel_paced_chunks += 1;
             self.update_pacing_rate();
         }
     }
@@ -434,15 +434,15 @@ impl Endpoint {
             snd_nxt: self.snd.nxt,
         };
         for k in 0..self.hooks.len() {
-            let sent = self.stats.segments_sent;
+            let sent = self.stats.transfer.segments_sent;
             let Some(p) = self.hooks[k].extra_packet(chunk, &self.tp, sent) else {
                 continue;
             };
             let h = self.header(now_ns, p.offset, flags::ACK | flags::PSH, p.len);
             self.emit(h, out);
-            self.stats.rtl_dummies += 1;
-            self.stats.segments_sent += 1;
-            self.stats.bytes_sent += p.len as u64;
+            self.stats.loss.rtl_dummies += 1;
+            self.stats.transfer.segments_sent += 1;
+            self.stats.transfer.bytes_sent += p.len as u64;
             self.rcv.delack_timer.cancel();
             self.rcv.unacked_bytes = 0;
         }
