@@ -1,13 +1,15 @@
-//! One TCP endpoint (a full-duplex socket): the sender half ([`sender`]) and the receiver half
-//! ([`receiver`]); this file holds the state, the handshake, the application calls and the
-//! timers.
+//! One TCP endpoint (a full-duplex socket). Its state is in three parts, each beside the code
+//! that works on it: the send half (`SendHalf`, `sender.rs`), the receive half (`RecvHalf`,
+//! `receiver.rs`) and loss recovery (`LossRecovery`, `recovery.rs` and `rack_tlp.rs`); ACKs
+//! are processed in `ack.rs`, the counters are in [`stats`]. This file holds the connection
+//! states, the handshake, the application calls and the timers.
 //!
 //! Sender (RFC 793, RFC 5681, RFC 6582, RFC 6675, RFC 6298, RFC 7323, RFC 8985):
 //! - Three-way handshake; SYN / SYN-ACK retransmitted on the RTO (initial 1 s, doubled).
 //!   SACK is used when both SYNs carry SACK-permitted (`sack = true` on both ends).
 //! - MSS segmentation of the application's byte stream; no Nagle (as TCP_NODELAY, which HTTP
 //!   servers set); FIN after the last written byte when the application closes.
-//! - Every sent segment stays in the [`Scoreboard`] until cumulatively ACKed, with Linux's
+//! - Every sent segment stays in the [`Scoreboard`](super::scoreboard::Scoreboard) until cumulatively ACKed, with Linux's
 //!   SACKed / lost / retransmitted flags. Window: pipe (RFC 6675, Linux
 //!   `tcp_packets_in_flight`) < cwnd, and bytes outstanding ≤ the peer's receive window.
 //!   Lost segments are retransmitted before new data (RFC 6675 NextSeg rules 1–2).
@@ -51,7 +53,7 @@ mod recovery_tests;
 mod sender;
 #[cfg(test)]
 mod sender_tests;
-mod stats;
+pub mod stats;
 
 pub use stats::{EndpointStats, LossCounters, TransferCounters};
 
@@ -220,8 +222,8 @@ pub struct Output {
 
 /// One TCP endpoint: the connection's identity and negotiated options, the congestion state
 /// shared by both directions' machinery, and the three parts smoltcp and the RFCs name apart:
-/// the send half ([`SendHalf`], RFC 793 §3.2 send sequence variables), the receive half
-/// ([`RecvHalf`], the receive sequence variables) and loss recovery ([`LossRecovery`]).
+/// the send half (`SendHalf`, RFC 793 §3.2 send sequence variables), the receive half
+/// (`RecvHalf`, the receive sequence variables) and loss recovery (`LossRecovery`).
 pub struct Endpoint {
     pub cfg: TcpConfig,
     pub state: State,
