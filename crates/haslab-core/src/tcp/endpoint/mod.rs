@@ -243,8 +243,11 @@ pub struct Endpoint {
     /// The per-chunk mechanisms of Enhancing-TCP §3 (novel pacing, Reducing Tail Loss) that
     /// the configuration turns on, called at the chunk's events ([`sender_hook`])
     hooks: Vec<Box<dyn SenderHook>>,
+    /// what we send: the stream, the retransmission queue, the RTO timer, pacing, the chunk
     snd: SendHalf,
+    /// what the peer sends: reassembly, SACK blocks, delayed ACKs, the advertised window
     rcv: RecvHalf,
+    /// dupacks, the recovery point, PRR, RACK, TLP, the RTO's undo
     recovery: LossRecovery,
     pub stats: EndpointStats,
 }
