@@ -85,7 +85,7 @@ fn run_toml_with(text: &str, closed_form: bool) -> Run {
     let goodput_bps = r
         .flows
         .iter()
-        .map(|f| f.bytes_received as f64 * 8.0)
+        .map(|f| f.transfer.bytes_received as f64 * 8.0)
         .sum::<f64>()
         / (r.duration_ns as f64 / 1e9);
     Run {

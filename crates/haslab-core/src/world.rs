@@ -24,7 +24,7 @@ use crate::tcp::cc::CongestionControl;
 use crate::tcp::config::TcpConfig;
 use crate::tcp::conn::Connection;
 use crate::tcp::cwv::CwndValidation;
-use crate::tcp::endpoint::{Endpoint, Notice, Output, TimerKind};
+use crate::tcp::endpoint::{Endpoint, Notice, Output, TimerKind, TransferCounters};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -362,9 +362,12 @@ impl World {
                     len,
                     self.flow_conns.iter().map(|&c| {
                         let side = sides[c as usize] as usize;
-                        let tx = &conns[c as usize].ends[side].stats;
+                        let tx = &conns[c as usize].ends[side].stats.transfer;
                         WindowTotals {
-                            received: conns[c as usize].ends[1 - side].stats.bytes_received,
+                            received: conns[c as usize].ends[1 - side]
+                                .stats
+                                .transfer
+                                .bytes_received,
                             sent: tx.bytes_sent,
                             retransmits: tx.retransmitted_segments,
                             queue_drops: drops[c as usize],
@@ -500,7 +503,7 @@ impl World {
             self.out = out;
             if let (Some(cw), Some(flow)) = (self.cwnd.as_mut(), self.conn_flow[conn as usize]) {
                 let ep = &self.conns[conn as usize].ends[self.data_side[conn as usize] as usize];
-                if ep.stats.bytes_written > 0 {
+                if ep.stats.transfer.bytes_written > 0 {
                     cw.observe(
                         now,
                         flow,
@@ -651,7 +654,9 @@ impl World {
                     .filter(|_| tx.unacked_written_bytes() == 0)
                     .unwrap_or(dur);
                 let goodput_bps = match start {
-                    Some(s) if end > s => rx.stats.bytes_received as f64 * 8e9 / (end - s) as f64,
+                    Some(s) if end > s => {
+                        rx.stats.transfer.bytes_received as f64 * 8e9 / (end - s) as f64
+                    }
                     _ => 0.0,
                 };
                 FlowSummary {
@@ -659,23 +664,13 @@ impl World {
                     src: self.node_names[tx_node(c, ds)].clone(),
                     dst: self.node_names[tx_node(c, 1 - ds)].clone(),
                     cc: self.flow_cc[i].clone(),
-                    bytes_written: tx.stats.bytes_written,
-                    bytes_sent: tx.stats.bytes_sent,
-                    bytes_acked: tx.stats.bytes_acked,
-                    bytes_received: rx.stats.bytes_received,
-                    messages_received: rx.stats.messages_received,
-                    segments_sent: tx.stats.segments_sent,
-                    retransmitted_segments: tx.stats.retransmitted_segments,
+                    transfer: TransferCounters {
+                        bytes_received: rx.stats.transfer.bytes_received,
+                        messages_received: rx.stats.transfer.messages_received,
+                        ..tx.stats.transfer.clone()
+                    },
                     queue_dropped_packets: self.data_queue_drops[conn as usize],
-                    rto_count: tx.stats.rto_count,
-                    tail_rto_count: tx.stats.tail_rto_count,
-                    fast_recovery_count: tx.stats.fast_recovery_count,
-                    tlp_probes: tx.stats.tlp_probes,
-                    tlp_recoveries: tx.stats.tlp_recoveries,
-                    spurious_rtos: tx.stats.spurious_rtos,
-                    dsacks_received: tx.stats.dsacks_received,
-                    rtl_dummies: tx.stats.rtl_dummies,
-                    novel_paced_chunks: tx.stats.novel_paced_chunks,
+                    loss: tx.stats.loss.clone(),
                     established_ns: tx.stats.established_ns,
                     completed_ns: tx
                         .stats

@@ -90,17 +90,17 @@ fn every_algorithm_fills_a_bdp_buffered_link_without_rto_storms() {
             .dropped_packets;
         println!(
             "{cc}: utilisation {u:.3}, RTOs {}, fast recoveries {}, retransmits {}, drops {drops}",
-            f.rto_count, f.fast_recovery_count, f.retransmitted_segments
+            f.loss.rto_count, f.loss.fast_recovery_count, f.transfer.retransmitted_segments
         );
         assert_eq!(f.cc, cc);
         assert!(u >= 0.80, "{cc}: utilisation {u:.3} after 10 s");
-        assert!(f.rto_count <= 1, "{cc}: {} RTOs", f.rto_count);
+        assert!(f.loss.rto_count <= 1, "{cc}: {} RTOs", f.loss.rto_count);
         // every loss was a queue overflow: no loss without drops, no retransmission storm
         assert!(drops > 0, "{cc}: the buffer never overflowed");
         assert!(
-            f.retransmitted_segments <= 3 * drops,
+            f.transfer.retransmitted_segments <= 3 * drops,
             "{cc}: {} retransmissions for {drops} drops",
-            f.retransmitted_segments
+            f.transfer.retransmitted_segments
         );
     }
 }
@@ -117,8 +117,8 @@ fn runs_are_deterministic_per_seed() {
                 .iter()
                 .map(|f| {
                     (
-                        f.bytes_received,
-                        f.retransmitted_segments,
+                        f.transfer.bytes_received,
+                        f.transfer.retransmitted_segments,
                         f.final_cwnd_pkts,
                     )
                 })
@@ -224,7 +224,7 @@ fn cubic_shares_between_short_and_long_rtts_more_evenly_than_newreno() {
             .flows
             .iter()
             .zip(&before)
-            .map(|(f, b)| (f.bytes_received - b) as f64)
+            .map(|(f, b)| (f.transfer.bytes_received - b) as f64)
             .collect();
         got
     };
@@ -247,7 +247,7 @@ fn bbr_keeps_the_bottleneck_queue_short_where_cubic_fills_it() {
         let text = dumbbell(cc, 1, "335pkts", "0%", "30s", 1, LINUX_SENDER);
         let (u, r) = utilisation_after(&text, 5 * S);
         let l = r.links.iter().find(|l| l.name == "r1->r2").unwrap().clone();
-        (u, l.sojourn_mean_ns, r.flows[0].rto_count)
+        (u, l.sojourn_mean_ns, r.flows[0].loss.rto_count)
     };
     let (u_bbr, q_bbr, rto_bbr) = run("bbr");
     let (u_cubic, q_cubic, _) = run("cubic");

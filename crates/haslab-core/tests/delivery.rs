@@ -86,16 +86,16 @@ proptest! {
         let f = &r.flows[0];
         // a lost SYN delays the start, so the number of chunks before the stop time varies
         let chunk = chunk_kb as u64 * 1000;
-        let written = f.bytes_written;
+        let written = f.transfer.bytes_written;
         prop_assert!(written > 0 && written.is_multiple_of(chunk), "{:?}", f);
-        prop_assert_eq!(f.bytes_received, written, "delivered ≠ written: {:?}", f);
-        prop_assert_eq!(f.bytes_acked, written);
-        prop_assert_eq!(f.messages_received, written / chunk, "messages out of order or lost: {:?}", f);
+        prop_assert_eq!(f.transfer.bytes_received, written, "delivered ≠ written: {:?}", f);
+        prop_assert_eq!(f.transfer.bytes_acked, written);
+        prop_assert_eq!(f.transfer.messages_received, written / chunk, "messages out of order or lost: {:?}", f);
         prop_assert!(f.completed_ns.is_some());
         // the sender never sent less than it delivered, and resent only under loss
-        prop_assert!(f.bytes_sent >= written);
+        prop_assert!(f.transfer.bytes_sent >= written);
         if loss_pct == 0.0 {
-            prop_assert_eq!(f.retransmitted_segments, 0);
+            prop_assert_eq!(f.transfer.retransmitted_segments, 0);
         }
     }
 }
@@ -106,10 +106,10 @@ fn sequence_numbers_wrap_during_a_transfer() {
     let text = scenario(1, 1.0, true, 1, 10_000, Some(u32::MAX - 5000), false, 1);
     let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
     let f = &r.flows[0];
-    assert!(f.bytes_written >= 10_000_000);
-    assert_eq!(f.bytes_received, f.bytes_written);
+    assert!(f.transfer.bytes_written >= 10_000_000);
+    assert_eq!(f.transfer.bytes_received, f.transfer.bytes_written);
     assert!(
-        r.flows[0].retransmitted_segments > 0,
+        r.flows[0].transfer.retransmitted_segments > 0,
         "1 % loss must cause retransmissions"
     );
 }

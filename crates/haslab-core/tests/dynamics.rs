@@ -351,7 +351,7 @@ stop = "50s"
     );
     let r = run(&text);
     assert_eq!(r.flows.len(), 1);
-    assert_eq!(r.flows[0].bytes_received, 1_000_000);
+    assert_eq!(r.flows[0].transfer.bytes_received, 1_000_000);
     let w = &r.traffic[0];
     println!("{w:?}");
     // about λ·T = 4e6/(8·50e3)·50 = 500 transfers

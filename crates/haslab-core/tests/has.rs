@@ -182,7 +182,7 @@ fn downloaded_media_is_played_buffered_or_discarded() {
                 .filter(|f| f.name.starts_with(&format!("{}.c", p.name)))
                 .collect();
             assert_eq!(conns.len() as u32, p.connections);
-            let received: u64 = conns.iter().map(|f| f.bytes_received).sum();
+            let received: u64 = conns.iter().map(|f| f.transfer.bytes_received).sum();
             // in flight at the end: one response per connection of the policy at most
             let biggest = 4_256_000 * 2 / 8 + 300;
             let in_flight = biggest * if k % 4 == 2 { 4 } else { 1 };
@@ -194,7 +194,7 @@ fn downloaded_media_is_played_buffered_or_discarded() {
                     .map(|i| tot[i] as u64 + 300)
                     .sum()
             });
-            let written: u64 = conns.iter().map(|f| f.bytes_written).sum();
+            let written: u64 = conns.iter().map(|f| f.transfer.bytes_written).sum();
             assert!(
                 written >= received && written <= responses + abandoned + in_flight,
                 "seed {seed} {}: written {written}, received {received}, responses {responses}, abandoned {abandoned}",
@@ -470,7 +470,7 @@ mean_size = "50KB"
             .filter(|f| f.name.starts_with(&format!("{}.", p.name)))
             .collect();
         assert_eq!(flows.len() as u32, p.connections, "{}", show(p));
-        let bytes: u64 = flows.iter().map(|f| f.bytes_received).sum();
+        let bytes: u64 = flows.iter().map(|f| f.transfer.bytes_received).sum();
         assert!(
             bytes >= p.media_bytes,
             "flows {bytes} B < media {} B",

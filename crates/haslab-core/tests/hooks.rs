@@ -126,7 +126,7 @@ fn application_data_reaches_the_congestion_control() {
             encoding_bitrates_bps: vec![248_000, 456_000, 928_000]
         }]
     );
-    assert_eq!(r.flows[0].bytes_received, 100_000);
+    assert_eq!(r.flows[0].transfer.bytes_received, 100_000);
 }
 
 /// A validation policy that counts restarts after idle and freezes cwnd.
@@ -173,7 +173,7 @@ fn a_cwnd_validation_policy_sees_idle_restarts_and_can_freeze_cwnd() {
     );
     let idle = restarts.lock().unwrap().clone();
     // a chunk each second after the handshake; each one after the first starts after idle
-    let chunks = (f.bytes_written / 200_000) as usize;
+    let chunks = (f.transfer.bytes_written / 200_000) as usize;
     assert_eq!(chunks, 11);
     assert_eq!(idle.len(), chunks - 1, "{idle:?}");
     // 200 kB at a frozen window of 10 packets per ~40 ms RTT takes ~0.6 s: idle ≈ 0.4 s
@@ -226,11 +226,11 @@ app = "bulk"
         );
         w.run_until(60 * S);
         assert!(
-            w.endpoint(0, 1).peer_closed,
+            w.endpoint(0, 1).peer_closed(),
             "seed {seed}: the FIN never arrived in order"
         );
         assert_eq!(
-            w.endpoint(0, 1).stats.bytes_received,
+            w.endpoint(0, 1).stats.transfer.bytes_received,
             50_000,
             "the FIN must not count as data"
         );

@@ -221,12 +221,12 @@ fn enhancing(transport: &str, rtt_ms: u64, seed: u64, secs: u64) -> EnhRun {
         .expect("the player's flow");
     EnhRun {
         has_mbps: thr.iter().sum::<f64>() / thr.len() as f64 / 1e6,
-        rtos: f.rto_count as f64,
-        fast_recoveries: f.fast_recovery_count as f64,
-        retransmits: f.retransmitted_segments as f64,
-        tlp_probes: f.tlp_probes as f64,
-        rtl_dummies: f.rtl_dummies as f64,
-        paced_chunks: f.novel_paced_chunks as f64,
+        rtos: f.loss.rto_count as f64,
+        fast_recoveries: f.loss.fast_recovery_count as f64,
+        retransmits: f.transfer.retransmitted_segments as f64,
+        tlp_probes: f.loss.tlp_probes as f64,
+        rtl_dummies: f.loss.rtl_dummies as f64,
+        paced_chunks: f.loss.novel_paced_chunks as f64,
         chunks: thr.len() as f64,
         queue_drops: (link(&r, "server->switch1").dropped_packets
             + link(&r, "switch1->switch2").dropped_packets) as f64,

@@ -90,11 +90,11 @@ fn one_flow_fills_the_link_with_a_bdp_queue() {
         bottleneck_utilisation_after(&dumbbell(1, "8Mbps", "67pkts", "60s", "", ""), 10 * S);
     assert!(u >= 0.95, "utilisation after slow start {u:.3}");
     assert!(
-        r.flows[0].fast_recovery_count >= 1,
+        r.flows[0].loss.fast_recovery_count >= 1,
         "the queue must overflow at least once"
     );
     assert_eq!(
-        r.flows[0].rto_count, 0,
+        r.flows[0].loss.rto_count, 0,
         "no timeouts in steady state: {:?}",
         r.flows[0]
     );
@@ -186,9 +186,9 @@ fn a_five_second_path_cut_backs_off_and_recovers() {
     // 2·RTO, 4·RTO… fit at most log2(5 s / 200 ms) + 1 ≈ 5.6 times in the 5 s cut (without
     // backoff it would be ≥ 25), and at least 3.
     assert!(
-        (3..=6).contains(&f.rto_count),
+        (3..=6).contains(&f.loss.rto_count),
         "RTOs during the cut: {}",
-        f.rto_count
+        f.loss.rto_count
     );
     // recovery: after the cut the flow delivers again at ≥ 80 % of the link within 15 s
     let after = delivered_between(&r, 25 * S, 40 * S)[0] as f64 * 8.0 / 15.0;
@@ -341,7 +341,7 @@ fn a_lost_syn_is_retransmitted_after_one_second_then_two() {
             est > expected_syn_ns + 100_000_000 && est < expected_syn_ns + 101_000_000,
             "established at {est}"
         );
-        assert!(r.flows[0].bytes_received > 0);
+        assert!(r.flows[0].transfer.bytes_received > 0);
     }
 }
 
@@ -370,7 +370,7 @@ fn delayed_acks_acknowledge_every_second_segment() {
             .find(|l| l.name == "r2->r1")
             .unwrap()
             .tx_packets;
-        assert_eq!(r.flows[0].bytes_received, 2_000_000);
+        assert_eq!(r.flows[0].transfer.bytes_received, 2_000_000);
         acks as f64 / data as f64
     };
     let on = acks_per_segment("on");
@@ -419,7 +419,10 @@ fn prr_never_inflates_cwnd_above_its_value_before_recovery() {
             "",
         );
         let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
-        assert!(r.flows.iter().all(|f| f.bytes_received > 1_000_000));
+        assert!(r
+            .flows
+            .iter()
+            .all(|f| f.transfer.bytes_received > 1_000_000));
         let t = r.table("cwnd").unwrap();
         let (time, flow) = (u64s(t, "time_ns"), u64s(t, "flow"));
         let (cwnd, ss) = (u64s(t, "cwnd_pkts"), u64s(t, "ssthresh_pkts"));

@@ -344,7 +344,7 @@ fn queue_drops_are_split_by_flow_and_each_one_is_retransmitted() {
     for f in &dash {
         // without SACK every dropped segment is sent again (some still unrepaired at the end)
         assert!(
-            f.queue_dropped_packets <= f.retransmitted_segments + f.final_cwnd_pkts as u64,
+            f.queue_dropped_packets <= f.transfer.retransmitted_segments + f.final_cwnd_pkts as u64,
             "{f:?}"
         );
     }

@@ -65,13 +65,13 @@ fn tlp_turns_most_tail_loss_rtos_of_a_chunked_sender_into_fast_recoveries() {
         ));
         for r in [&plain, &tlp] {
             let f = &r.flows[0];
-            assert_eq!(f.bytes_received, f.bytes_written);
+            assert_eq!(f.transfer.bytes_received, f.transfer.bytes_written);
         }
-        rto_plain += plain.flows[0].rto_count;
-        rto_tlp += tlp.flows[0].rto_count;
-        fr_plain += plain.flows[0].fast_recovery_count;
-        fr_tlp += tlp.flows[0].fast_recovery_count;
-        probes += tlp.flows[0].tlp_probes;
+        rto_plain += plain.flows[0].loss.rto_count;
+        rto_tlp += tlp.flows[0].loss.rto_count;
+        fr_plain += plain.flows[0].loss.fast_recovery_count;
+        fr_tlp += tlp.flows[0].loss.fast_recovery_count;
+        probes += tlp.flows[0].loss.tlp_probes;
     }
     assert!(
         rto_plain >= 10,
@@ -99,11 +99,11 @@ fn sack_recovers_a_slow_start_overshoot_faster_than_newreno() {
     let done = |tcp: &str| {
         let r = run(&scenario(1, "48ms", "83pkts", 0.0, app, tcp));
         let f = &r.flows[0];
-        assert_eq!(f.bytes_received, 5_000_000);
+        assert_eq!(f.transfer.bytes_received, 5_000_000);
         (
             f.completed_ns.unwrap(),
-            f.rto_count,
-            f.retransmitted_segments,
+            f.loss.rto_count,
+            f.transfer.retransmitted_segments,
         )
     };
     let (t_reno, _, _) = done("");
@@ -128,7 +128,10 @@ fn pacing_reduces_the_drops_of_an_on_off_sender_at_a_30_kb_buffer() {
     for pacing in ["off", "cwnd-per-rtt", "linux"] {
         let tcp = format!("{base}\npacing = \"{pacing}\"");
         let r = run(&scenario(1, "23ms", "30KB", 0.0, chunks, &tcp));
-        assert_eq!(r.flows[0].bytes_received, r.flows[0].bytes_written);
+        assert_eq!(
+            r.flows[0].transfer.bytes_received,
+            r.flows[0].transfer.bytes_written
+        );
         let bottleneck = r.links.iter().find(|l| l.name == "r1->r2").unwrap();
         drops.push(bottleneck.dropped_packets);
     }
@@ -254,15 +257,18 @@ fn rtl_turns_most_tail_loss_rtos_into_fast_retransmits_without_sack() {
             "rtl = true",
         ));
         for r in [&plain, &rtl] {
-            assert_eq!(r.flows[0].bytes_received, r.flows[0].bytes_written);
-            assert!(r.flows[0].tail_rto_count <= r.flows[0].rto_count);
+            assert_eq!(
+                r.flows[0].transfer.bytes_received,
+                r.flows[0].transfer.bytes_written
+            );
+            assert!(r.flows[0].loss.tail_rto_count <= r.flows[0].loss.rto_count);
         }
-        tail_plain += plain.flows[0].tail_rto_count;
-        tail_rtl += rtl.flows[0].tail_rto_count;
-        rto_plain += plain.flows[0].rto_count;
-        rto_rtl += rtl.flows[0].rto_count;
-        dummies += rtl.flows[0].rtl_dummies;
-        assert_eq!(plain.flows[0].rtl_dummies, 0);
+        tail_plain += plain.flows[0].loss.tail_rto_count;
+        tail_rtl += rtl.flows[0].loss.tail_rto_count;
+        rto_plain += plain.flows[0].loss.rto_count;
+        rto_rtl += rtl.flows[0].loss.rto_count;
+        dummies += rtl.flows[0].loss.rtl_dummies;
+        assert_eq!(plain.flows[0].loss.rtl_dummies, 0);
     }
     eprintln!(
         "tail RTOs {tail_plain} → {tail_rtl} with RTL (all RTOs {rto_plain} → {rto_rtl}), {dummies} dummies"
@@ -311,12 +317,12 @@ tcp = { rtl = true, idle_restart = "off", rwnd = "200KB" }
         .sum();
     eprintln!(
         "dummies {} fast recoveries {} retransmitted {} drops {drops}",
-        f.rtl_dummies, f.fast_recovery_count, f.retransmitted_segments
+        f.loss.rtl_dummies, f.loss.fast_recovery_count, f.transfer.retransmitted_segments
     );
     assert_eq!(drops, 0, "the path must be loss-free for this check");
-    assert!(f.rtl_dummies >= 10, "dummies: {}", f.rtl_dummies);
-    assert_eq!(f.fast_recovery_count, 0);
-    assert_eq!(f.retransmitted_segments, 0);
+    assert!(f.loss.rtl_dummies >= 10, "dummies: {}", f.loss.rtl_dummies);
+    assert_eq!(f.loss.fast_recovery_count, 0);
+    assert_eq!(f.transfer.retransmitted_segments, 0);
 }
 
 /// Novel pacing rule (Enhancing-TCP §3.1): after an RTO in the trailing-ACKs phase, the next
@@ -349,7 +355,7 @@ fn novel_pacing_restores_the_window_before_an_rto_not_an_inflated_recovery_cwnd(
         let segs = r.players[0].segments;
         eprintln!(
             "{transport}: max cwnd {max}, segments {segs}, paced {}, RTOs {}",
-            r.flows[flow].novel_paced_chunks, r.flows[flow].rto_count
+            r.flows[flow].loss.novel_paced_chunks, r.flows[flow].loss.rto_count
         );
         seen.push((max, segs));
     }
@@ -373,10 +379,13 @@ fn novel_pacing_reduces_the_initial_burst_drops_of_each_chunk() {
     for extra in ["", "novel_pacing = true"] {
         let tcp = format!("idle_restart = \"off\"\n{extra}");
         let r = run(&scenario(1, "23ms", "30KB", 0.0, chunks, &tcp));
-        assert_eq!(r.flows[0].bytes_received, r.flows[0].bytes_written);
+        assert_eq!(
+            r.flows[0].transfer.bytes_received,
+            r.flows[0].transfer.bytes_written
+        );
         let bottleneck = r.links.iter().find(|l| l.name == "r1->r2").unwrap();
         drops.push(bottleneck.dropped_packets);
-        paced.push(r.flows[0].novel_paced_chunks);
+        paced.push(r.flows[0].loss.novel_paced_chunks);
     }
     // every chunk but the first (the connection's slow start) is paced
     assert_eq!(paced[0], 0);
@@ -445,6 +454,6 @@ start = "845ms"
         2 * d_prr <= 3 * d_classic && 2 * d_prr <= 3 * d_sack,
         "drops without SACK (PRR) {d_prr}, with classic recovery {d_classic}, with SACK {d_sack}"
     );
-    let rtos: u64 = prr.flows.iter().map(|f| f.rto_count).sum();
+    let rtos: u64 = prr.flows.iter().map(|f| f.loss.rto_count).sum();
     assert!(rtos <= 10, "{rtos} RTOs in 60 s");
 }

@@ -7,6 +7,7 @@ pub mod qoe;
 pub mod series;
 pub mod traffic;
 
+use crate::tcp::endpoint::{LossCounters, TransferCounters};
 use serde::Serialize;
 
 /// The result of a run.
@@ -49,36 +50,16 @@ pub struct FlowSummary {
     pub src: String,
     pub dst: String,
     pub cc: String,
-    /// Bytes the sending application wrote.
-    pub bytes_written: u64,
-    /// Payload bytes put on the wire by the sender, retransmissions included.
-    pub bytes_sent: u64,
-    /// Payload bytes cumulatively acknowledged.
-    pub bytes_acked: u64,
-    /// Payload bytes delivered in order to the receiving application.
-    pub bytes_received: u64,
-    /// Tagged application messages (writes) received whole and in order.
-    pub messages_received: u64,
-    pub segments_sent: u64,
-    pub retransmitted_segments: u64,
+    /// The sender's bytes and segments, except `bytes_received` and `messages_received`:
+    /// the receiver's.
+    #[serde(flatten)]
+    pub transfer: TransferCounters,
     /// The sender's data segments dropped by a drop-tail queue anywhere on the path (the links'
     /// `dropped_packets` split by flow; random loss and pure ACKs not included).
     pub queue_dropped_packets: u64,
-    pub rto_count: u64,
-    /// RTOs whose head segment had never been retransmitted (tail losses; the other RTOs
-    /// follow a lost retransmission).
-    pub tail_rto_count: u64,
-    pub fast_recovery_count: u64,
-    /// Tail-loss probes sent (RFC 8985), and the episodes in which the probe repaired a loss.
-    pub tlp_probes: u64,
-    pub tlp_recoveries: u64,
-    /// RTOs found spurious by their timestamps and undone (RFC 3522 detection, as Linux).
-    pub spurious_rtos: u64,
-    /// D-SACK blocks the sender received (segments the receiver got twice, RFC 2883).
-    pub dsacks_received: u64,
-    /// Reducing Tail Loss dummy packets, and chunks paced by the novel pacing (Enhancing-TCP).
-    pub rtl_dummies: u64,
-    pub novel_paced_chunks: u64,
+    /// The sender's loss detection and repair.
+    #[serde(flatten)]
+    pub loss: LossCounters,
     /// Time the connection was established (SYN-ACK received), if it was.
     pub established_ns: Option<u64>,
     /// Time the last written byte was acknowledged, if all were.
@@ -164,5 +145,50 @@ impl Table {
 impl SimResult {
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_summary_keeps_its_keys_in_order_with_the_endpoint_counters_flattened() {
+        let v = serde_json::to_value(FlowSummary::default()).unwrap();
+        let json = serde_json::to_string(&FlowSummary::default()).unwrap();
+        let keys: Vec<&str> = json
+            .trim_matches(|c| c == '{' || c == '}')
+            .split(',')
+            .map(|kv| kv.split(':').next().unwrap().trim_matches('"'))
+            .collect();
+        assert_eq!(keys.len(), v.as_object().unwrap().len());
+        assert_eq!(
+            keys[..23],
+            [
+                "name",
+                "src",
+                "dst",
+                "cc",
+                "bytes_written",
+                "bytes_sent",
+                "bytes_acked",
+                "bytes_received",
+                "messages_received",
+                "segments_sent",
+                "retransmitted_segments",
+                "queue_dropped_packets",
+                "rto_count",
+                "tail_rto_count",
+                "fast_recovery_count",
+                "tlp_probes",
+                "tlp_recoveries",
+                "spurious_rtos",
+                "dsacks_received",
+                "rtl_dummies",
+                "novel_paced_chunks",
+                "established_ns",
+                "completed_ns",
+            ]
+        );
     }
 }

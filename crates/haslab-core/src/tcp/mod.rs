@@ -1,7 +1,8 @@
 //! TCP: one connection is two [`endpoint::Endpoint`]s (client and server), each a full-duplex
 //! socket with a send half (segmentation, cwnd, loss recovery, RTO) and a receive half
-//! (reassembly, delayed ACKs). Congestion control is pluggable ([`cc`]), and so is
-//! congestion-window validation ([`cwv`]).
+//! (reassembly, delayed ACKs). Congestion control is pluggable ([`cc`]), and so are
+//! congestion-window validation ([`cwv`]) and the per-chunk sender mechanisms of the
+//! Enhancing-TCP paper ([`sender_hook`]).
 pub mod cc;
 pub mod config;
 pub mod conn;
@@ -15,4 +16,5 @@ pub mod rcvbuf;
 pub mod rtl;
 pub mod rtt;
 pub mod scoreboard;
+pub mod sender_hook;
 pub mod seq;

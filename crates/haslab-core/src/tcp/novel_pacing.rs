@@ -7,6 +7,11 @@
 //! start is skipped) paced at cwnd' packets per 2·RTT; otherwise cwnd packets per RTT. Pacing
 //! ends when the chunk's first packet is acknowledged, and the flow's own pacing (if any)
 //! applies again. No constants beyond the paper's 1 and 2 RTTs.
+//!
+//! It plugs into the sender as a [`SenderHook`], installed when `novel_pacing` is on.
+
+use super::cc::{CaState, CcState};
+use super::sender_hook::SenderHook;
 
 /// One connection's novel-pacing state.
 #[derive(Clone, Debug, Default)]
@@ -25,18 +30,17 @@ impl NovelPacing {
 
     /// An RTO in the trailing-ACKs phase (the whole chunk was sent): the first one's window is
     /// remembered for the next chunk.
-    pub fn on_trailing_rto(&mut self, window_pkts: impl FnOnce() -> u32) {
+    pub fn note_trailing_rto(&mut self, window_pkts: impl FnOnce() -> u32) {
         if self.rto_trailing_cwnd.is_none() {
             self.rto_trailing_cwnd = Some(window_pkts());
         }
     }
 
-    /// A chunk's first segment goes out. `enabled`: the option is on; `decayed`: restart after
-    /// idle reduced cwnd; `first_chunk`: the connection's first; `cwnd_pkts` may be raised to
-    /// the window before a trailing RTO. Returns whether the chunk is paced.
+    /// A chunk's first segment goes out. `decayed`: restart after idle reduced cwnd;
+    /// `first_chunk`: the connection's first; `cwnd_pkts` may be raised to the window before a
+    /// trailing RTO. Returns whether the chunk is paced.
     pub fn on_chunk_start(
         &mut self,
-        enabled: bool,
         decayed: bool,
         first_chunk: bool,
         srtt_ns: u64,
@@ -44,7 +48,7 @@ impl NovelPacing {
         cwnd_pkts: &mut u32,
     ) -> bool {
         let rto_cwnd = self.rto_trailing_cwnd.take();
-        if !enabled || decayed || srtt_ns == 0 || first_chunk {
+        if decayed || srtt_ns == 0 || first_chunk {
             return false;
         }
         let (pkts, rtts) = match rto_cwnd {
@@ -66,6 +70,43 @@ impl NovelPacing {
     }
 }
 
+impl SenderHook for NovelPacing {
+    fn name(&self) -> &'static str {
+        "novel_pacing"
+    }
+
+    fn on_chunk_first_send(
+        &mut self,
+        tp: &mut CcState,
+        first_chunk: bool,
+        decayed: bool,
+        mss_bytes: u32,
+    ) -> bool {
+        let srtt_ns = tp.srtt_ns;
+        self.on_chunk_start(decayed, first_chunk, srtt_ns, mss_bytes, &mut tp.cwnd_pkts)
+    }
+
+    fn on_chunk_head_acked(&mut self) -> bool {
+        self.on_first_packet_acked()
+    }
+
+    fn pacing_rate_bps(&self) -> Option<u64> {
+        self.rate_bps()
+    }
+
+    /// The window to restore is cwnd, or in fast recovery ssthresh: a cwnd inflated by
+    /// duplicate ACKs (RFC 6582) is not a window to restore.
+    fn on_trailing_rto(&mut self, tp: &CcState) {
+        self.note_trailing_rto(|| {
+            if tp.ca_state == CaState::Recovery {
+                tp.cwnd_pkts.min(tp.ssthresh_pkts)
+            } else {
+                tp.cwnd_pkts
+            }
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,26 +116,23 @@ mod tests {
         let mut n = NovelPacing::default();
         let mut cwnd = 10;
         // 10 packets of 1000 bytes per 100 ms = 800 kbit/s
-        assert!(n.on_chunk_start(true, false, false, 100_000_000, 1000, &mut cwnd));
+        assert!(n.on_chunk_start(false, false, 100_000_000, 1000, &mut cwnd));
         assert_eq!(n.rate_bps(), Some(800_000));
         assert!(n.on_first_packet_acked());
         assert_eq!(n.rate_bps(), None);
         // an RTO with cwnd 20 in the trailing phase (a second one is ignored); cwnd is back at 1
-        n.on_trailing_rto(|| 20);
-        n.on_trailing_rto(|| 5);
+        n.note_trailing_rto(|| 20);
+        n.note_trailing_rto(|| 5);
         let mut cwnd = 1;
-        assert!(n.on_chunk_start(true, false, false, 100_000_000, 1000, &mut cwnd));
+        assert!(n.on_chunk_start(false, false, 100_000_000, 1000, &mut cwnd));
         assert_eq!((cwnd, n.rate_bps()), (20, Some(800_000)));
-        // no pacing for the first chunk, after a decay, or when off; the trailing RTO is spent
+        // no pacing for the first chunk or after a decay (when off, the hook is not installed:
+        // see sender_hook.rs); the trailing RTO is spent
         n.on_first_packet_acked();
-        n.on_trailing_rto(|| 20);
-        for (enabled, decayed, first) in [
-            (false, false, false),
-            (true, true, false),
-            (true, false, true),
-        ] {
+        n.note_trailing_rto(|| 20);
+        for (decayed, first) in [(true, false), (false, true)] {
             let mut cwnd = 10;
-            assert!(!n.on_chunk_start(enabled, decayed, first, 100_000_000, 1000, &mut cwnd));
+            assert!(!n.on_chunk_start(decayed, first, 100_000_000, 1000, &mut cwnd));
             assert_eq!((cwnd, n.rate_bps()), (10, None));
         }
     }

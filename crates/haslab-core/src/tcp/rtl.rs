@@ -18,6 +18,12 @@
 //!
 //! `m` is the smallest number with P_A(RTO) = 1 − P_A(¬RTO) ≤ ε (5); the paper uses
 //! ε = 10⁻⁶.
+//!
+//! The sender's side plugs into the endpoint as a [`SenderHook`] ([`TailLoss`]), installed when
+//! `rtl` is on.
+
+use super::cc::{CaState, CcState};
+use super::sender_hook::{ChunkView, ExtraPacket, SenderHook};
 
 /// Upper bound on m: with p < 0.5 the search ends long before (m = 9 at p = 0.1, ε = 10⁻⁶).
 pub const MAX_DUMMIES: u32 = 64;
@@ -62,8 +68,17 @@ pub fn dummy_count(p: f64, epsilon: f64) -> u32 {
 
 /// One connection's RTL state (the sender's side of §3.2): how many dummies the current
 /// trailing-ACKs phase may still send, and which duplicate ACKs are echoes of dummies.
+///
+/// In the trailing-ACKs phase (the chunk is all sent, not all acknowledged), one dummy packet
+/// per ACK until m are sent. The dummy is a 1-byte retransmission of the chunk's last byte: any
+/// receiver answers it with a duplicate ACK (out of order if that byte is missing, a duplicate
+/// otherwise), so it needs no receiver change and costs 53 bytes on the wire. The loss rate in
+/// m's equations is estimated as (packets marked lost + 1) / (segments sent + 100): a 1 % prior
+/// that the connection's own losses take over.
 #[derive(Clone, Debug, Default)]
 pub struct TailLoss {
+    /// ε of equation (5).
+    epsilon: f64,
     /// Dummies left to send in this trailing phase (None before the phase starts: the count
     /// is computed from the loss rate when the phase's first ACK arrives).
     quota: Option<u32>,
@@ -75,9 +90,12 @@ pub struct TailLoss {
 }
 
 impl TailLoss {
-    /// A new chunk starts: its trailing phase will compute its own count.
-    pub fn on_new_chunk(&mut self) {
-        self.quota = None;
+    /// RTL aiming at a tail-RTO probability of `epsilon`.
+    pub fn new(epsilon: f64) -> TailLoss {
+        TailLoss {
+            epsilon,
+            ..TailLoss::default()
+        }
     }
 
     /// Takes one dummy from this phase's quota (computed by `count` the first time); false
@@ -96,13 +114,6 @@ impl TailLoss {
         true
     }
 
-    /// A retransmission went out: a dummy sent before it reaches the receiver before it (one
-    /// FIFO path), while the hole is still open, so its duplicate ACK is a loss signal, not an
-    /// echo of a complete chunk. Only dummies sent after the last retransmission can echo.
-    pub fn on_retransmission(&mut self) {
-        self.echoes = 0;
-    }
-
     /// Whether a pure duplicate ACK of `ack` (= snd_una) is the echo of a dummy, and if so
     /// counts it.
     pub fn take_echo(&mut self, ack: u64) -> bool {
@@ -111,6 +122,53 @@ impl TailLoss {
             self.echoes -= 1;
         }
         echo
+    }
+}
+
+impl SenderHook for TailLoss {
+    fn name(&self) -> &'static str {
+        "rtl"
+    }
+
+    /// A new chunk starts: its trailing phase will compute its own count.
+    fn on_chunk_written(&mut self) {
+        self.quota = None;
+    }
+
+    fn is_echo(&mut self, ack: u64) -> bool {
+        self.take_echo(ack)
+    }
+
+    /// A retransmission went out: a dummy sent before it reaches the receiver before it (one
+    /// FIFO path), while the hole is still open, so its duplicate ACK is a loss signal, not an
+    /// echo of a complete chunk. Only dummies sent after the last retransmission can echo.
+    fn on_retransmission(&mut self) {
+        self.echoes = 0;
+    }
+
+    /// One dummy per ACK in the trailing-ACKs phase, outside loss recovery.
+    fn extra_packet(
+        &mut self,
+        chunk: ChunkView,
+        tp: &CcState,
+        segments_sent: u64,
+    ) -> Option<ExtraPacket> {
+        let trailing = chunk.snd_nxt >= chunk.end
+            && chunk.snd_una < chunk.end
+            && chunk.end > chunk.start
+            && tp.ca_state <= CaState::Disorder;
+        if !trailing {
+            return None;
+        }
+        let (lost, epsilon) = (tp.lost_pkts, self.epsilon);
+        let count = || {
+            let p = (lost + 1) as f64 / (segments_sent + 100) as f64;
+            dummy_count(p, epsilon)
+        };
+        self.take_dummy(chunk.end, count).then_some(ExtraPacket {
+            offset: chunk.end - 1,
+            len: 1,
+        })
     }
 }
 

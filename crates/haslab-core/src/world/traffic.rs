@@ -492,7 +492,7 @@ impl World {
                 Some(w) => w
                     .transfers
                     .iter()
-                    .map(|&(c, _)| self.conns[c as usize].ends[1].stats.bytes_received)
+                    .map(|&(c, _)| self.conns[c as usize].ends[1].stats.transfer.bytes_received)
                     .sum(),
                 None => s.received_bytes,
             })

@@ -37,15 +37,15 @@ impl AckInfo {
 
 impl Endpoint {
     pub(super) fn on_ack(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
-        let ack = from_wire(self.iss, h.ack, self.snd_una);
-        if ack > self.snd_nxt {
+        let ack = from_wire(self.snd.iss, h.ack, self.snd.una);
+        if ack > self.snd.nxt {
             return; // acknowledges data never sent
         }
-        let prev_wnd = self.snd_wnd_bytes;
-        self.snd_wnd_bytes = (h.window as u64) << self.snd_wscale;
+        let prev_wnd = self.snd.wnd_bytes;
+        self.snd.wnd_bytes = (h.window as u64) << self.snd.wscale;
         let prior_in_flight = self.window_pipe();
         // ns-3.17's BytesInFlight at a full ACK: everything sent and not yet acknowledged
-        let prior_packets_out = self.sb.len();
+        let prior_packets_out = self.snd.sb.len();
         let prior_state = self.tp.ca_state;
         let mut info = AckInfo::default();
         let mut rack_newest: Option<(u64, u64, u64)> = None; // (xmit, end, rtt)
@@ -53,26 +53,26 @@ impl Endpoint {
         if self.sack_ok && h.sack_len > 0 {
             self.process_sack_blocks(h, ack, now_ns, &mut info, &mut rack_newest);
         }
-        if ack > self.snd_una {
+        if ack > self.snd.una {
             self.clean_acked(ack, h, now_ns, &mut info, &mut rack_newest);
         }
-        // RTL: the duplicate ACK a dummy draws once its chunk is wholly acknowledged is an echo
-        // (what a D-SACK would report), not a sign of loss in the next chunk
-        let rtl_echo = !info.advanced
-            && ack == self.snd_una
+        // a hook's echo (RTL: the duplicate ACK a dummy draws once its chunk is wholly
+        // acknowledged, what a D-SACK would report) is not a sign of loss in the next chunk
+        let echo = !info.advanced
+            && ack == self.snd.una
             && h.payload_bytes == 0
-            && self.rtl.take_echo(ack);
+            && self.hooks.iter_mut().any(|hook| hook.is_echo(ack));
         // RFC 5681 §2 (same window), or with SACK RFC 6675 §2: only an ACK whose SACK blocks
         // name octets not SACKed before counts (an ACK carrying just a D-SACK of a duplicate,
         // as the go-back-N after an RTO draws, does not; Linux counts SACKed segments, not
         // duplicate ACKs, and ns-3 counts scoreboard updates)
         let duplicate = !info.advanced
-            && !rtl_echo
-            && ack == self.snd_una
+            && !echo
+            && ack == self.snd.una
             && h.payload_bytes == 0
             && !h.has(flags::FIN)
-            && !self.sb.is_empty();
-        let same_window = self.snd_wnd_bytes == prev_wnd;
+            && !self.snd.sb.is_empty();
+        let same_window = self.snd.wnd_bytes == prev_wnd;
         let is_dupack = duplicate
             && if self.sack_ok {
                 info.newly_sacked > 0
@@ -82,17 +82,18 @@ impl Endpoint {
         // nothing new at all (Linux: no FLAG_SND_UNA_ADVANCED, FLAG_NOT_DUP, FLAG_DATA_SACKED)
         let pure_dupack = duplicate && same_window && info.newly_sacked == 0;
         if is_dupack {
-            self.dupacks += 1;
+            self.recovery.dupacks += 1;
             if !self.sack_ok {
                 // Linux tcp_add_reno_sack: a duplicate ACK means a segment left the network
-                self.reno_sacked = (self.reno_sacked + 1).min(self.sb.len().saturating_sub(1));
+                self.recovery.reno_sacked =
+                    (self.recovery.reno_sacked + 1).min(self.snd.sb.len().saturating_sub(1));
             }
         }
         if info.advanced && !self.sack_ok && info.pkts_acked > 0 {
-            self.remove_reno_sacks(&mut info);
+            self.recovery.remove_reno_sacks(&mut info);
         }
         if let Some((xmit, end, rtt)) = rack_newest {
-            self.rack_update(xmit, end, rtt);
+            self.recovery.rack.update(xmit, end, rtt);
         }
         self.process_tlp_ack(ack, pure_dupack);
 
@@ -100,7 +101,7 @@ impl Endpoint {
         let mut newly_lost = 0;
         if self.sack_ok {
             if info.newly_sacked > 0 {
-                newly_lost += self.sb.mark_lost_rfc6675(self.cfg.mss);
+                newly_lost += self.snd.sb.mark_lost_rfc6675(self.cfg.mss);
             }
             if self.cfg.tlp {
                 newly_lost += self.rack_detect_loss(now_ns, out);
@@ -108,26 +109,26 @@ impl Endpoint {
         }
         self.tp.lost_pkts += newly_lost as u64;
 
-        debug_assert_eq!(self.sb.check(), Ok(()));
+        debug_assert_eq!(self.snd.sb.check(), Ok(()));
         let cc_controls = self.cc.has_cong_control();
         let acked_sacked = info.delivered();
         match prior_state {
             CaState::Open | CaState::Disorder => {
                 if info.advanced {
                     // Linux tcp_fastretrans_alert (default state): tcp_reset_reno_sack
-                    self.dupacks = 0;
-                    self.reno_sacked = 0;
+                    self.recovery.dupacks = 0;
+                    self.recovery.reno_sacked = 0;
                 }
-                let loss_seen =
-                    self.dupacks >= DUP_THRESH || (self.sack_ok && self.sb.lost_out > 0);
-                if loss_seen && (ack >= self.recover || !self.cfg.recover_guard) {
+                let loss_seen = self.recovery.dupacks >= DUP_THRESH
+                    || (self.sack_ok && self.snd.sb.lost_out > 0);
+                if loss_seen && (ack >= self.recovery.recover || !self.cfg.recover_guard) {
                     self.enter_recovery(prior_in_flight, None, now_ns, out);
                     if !cc_controls && self.cfg.recovery == RecoveryMode::Prr {
                         self.prr_update(acked_sacked.max(1), false, false);
                     }
                     self.retransmit_first_lost(now_ns, out);
                 } else {
-                    let disorder = self.dupacks > 0 || self.sb.sacked_out > 0;
+                    let disorder = self.recovery.dupacks > 0 || self.snd.sb.sacked_out > 0;
                     self.set_ca_state(if disorder {
                         CaState::Disorder
                     } else {
@@ -139,39 +140,39 @@ impl Endpoint {
                 }
             }
             CaState::Recovery => {
-                if ack >= self.recover {
+                if ack >= self.recovery.recover {
                     self.exit_recovery(prior_packets_out, acked_sacked);
                 } else if !cc_controls {
                     self.recovery_ack(&info, is_dupack, newly_lost, now_ns, out);
                 } else if info.advanced && !self.sack_ok {
-                    self.sb.mark_head_lost();
+                    self.snd.sb.mark_head_lost();
                     self.retransmit_first_lost(now_ns, out);
                 }
             }
             CaState::Loss => {
                 if info.advanced && self.rto_was_spurious(h) {
                     self.undo_rto();
-                } else if ack >= self.recover {
+                } else if ack >= self.recovery.recover {
                     self.set_ca_state(CaState::Open);
-                    self.undo_ts = None;
+                    self.recovery.undo_ts = None;
                 }
                 if self.cfg.recover_guard || info.advanced {
-                    self.dupacks = 0;
-                    self.reno_sacked = 0;
+                    self.recovery.dupacks = 0;
+                    self.recovery.reno_sacked = 0;
                 }
                 if info.advanced {
                     self.grow(acked_sacked);
                 }
                 if !self.cfg.recover_guard
                     && is_dupack
-                    && self.dupacks == DUP_THRESH
+                    && self.recovery.dupacks == DUP_THRESH
                     && self.tp.ca_state == CaState::Loss
                     && !cc_controls
                 {
                     // ns-3.17 TcpNewReno::DupAck: the third duplicate ACK of the go-back-N
                     // starts a fast recovery; ssthresh halves BytesInFlight() = everything
                     // outstanding, and DoRetransmit resends the first unacknowledged segment
-                    let outstanding = self.sb.len();
+                    let outstanding = self.snd.sb.len();
                     self.enter_recovery(prior_in_flight, Some(outstanding), now_ns, out);
                     self.retransmit(0, now_ns, out);
                 }
@@ -185,7 +186,7 @@ impl Endpoint {
         if info.advanced {
             self.cwv.on_ack(&mut self.tp, info.bytes_acked);
         }
-        if self.snd_una > self.chunk_start && self.novel.on_first_packet_acked() {
+        if self.snd.una > self.snd.chunk_start && self.chunk_head_acked() {
             // the first packet of the chunk is acknowledged: the initial burst is over, and the
             // flow's own pacing (if any) applies again
             if !self.cc.has_cong_control() {
@@ -194,52 +195,31 @@ impl Endpoint {
         }
         self.update_pacing_rate();
         self.apply_clamp();
-        if self.cfg.rtl {
-            self.reduce_tail_loss(now_ns, out);
-        }
+        self.send_extra_packets(now_ns, out);
 
         let slow_path = prior_state != CaState::Open || !info.advanced || h.sack_len > 0;
         let fl = if info.advanced { CA_ACK_WIN_UPDATE } else { 0 }
             | if slow_path { CA_ACK_SLOWPATH } else { 0 };
-        self.tp.snd_una_bytes = self.snd_una;
-        self.tp.snd_nxt_bytes = self.snd_nxt;
-        self.tp.in_flight_pkts = self.sb.len();
+        self.tp.snd_una_bytes = self.snd.una;
+        self.tp.snd_nxt_bytes = self.snd.nxt;
+        self.tp.in_flight_pkts = self.snd.sb.len();
         // every ACK that tells something (Linux calls in_ack_event from tcp_ack)
         if info.advanced || (duplicate && (same_window || info.newly_sacked > 0)) {
             self.cc.in_ack_event(&mut self.tp, fl);
         }
 
         if info.advanced {
-            if self.sb.is_empty() {
-                self.rto_timer.cancel();
-                self.tlp_timer.cancel();
+            if self.snd.sb.is_empty() {
+                self.snd.rto_timer.cancel();
+                self.recovery.tlp_timer.cancel();
             } else if self.restarts_rto_on_new_ack(prior_state, info.newly_sacked) {
                 self.arm_rto(now_ns, out);
             }
             self.ack_notices(now_ns, out);
         }
-        if !self.sb.is_empty() {
+        if !self.snd.sb.is_empty() {
             self.schedule_loss_probe(now_ns, out);
         }
-    }
-
-    /// Without SACK, duplicate ACKs stand for segments delivered above snd_una ("reno sacks",
-    /// Linux `tcp_add_reno_sack`). An ACK that advances snd_una over `pkts_acked` segments
-    /// delivered only one of them now, the hole, if duplicate ACKs had already counted the
-    /// others (Linux `tcp_remove_reno_sacks`), so it counts max(pkts_acked − reno_sacked, 1)
-    /// as delivered and the duplicate-ACK count keeps what lies above the new snd_una.
-    ///
-    /// In the Open and Disorder states an advancing ACK then clears the count, as Linux does.
-    /// The count is kept when fast recovery ends, as a SACK scoreboard is (RFC 6675 §5 (A):
-    /// information above the new cumulative ACK "SHOULD NOT be cleared when leaving the loss
-    /// recovery phase"). Linux zeroes it there (`tcp_reset_reno_sack`); after a long recovery
-    /// with thousands of segments held out of order at the receiver above a hole sent during
-    /// it, zeroing counts all of them a second time when the next recovery's partial ACK
-    /// covers them: PRR then releases thousands of packets at once (see docs/tcp.md).
-    pub(super) fn remove_reno_sacks(&mut self, info: &mut AckInfo) {
-        let acked = info.pkts_acked;
-        info.pkts_newly_acked = acked.saturating_sub(self.reno_sacked).max(1);
-        self.reno_sacked -= acked.saturating_sub(1).min(self.reno_sacked);
     }
 
     /// Whether an ACK of new data restarts the RTO timer (RFC 6298 §5.3: yes), with ns-3's
@@ -273,7 +253,7 @@ impl Endpoint {
         if !partial || self.cfg.partial_ack_rto == PartialAckRto::SlowButSteady {
             return true;
         }
-        !std::mem::replace(&mut self.partial_ack_restarted_rto, true)
+        !std::mem::replace(&mut self.recovery.partial_ack_restarted_rto, true)
     }
 
     /// Applies the SACK blocks of an ACK (RFC 2018) and recognises D-SACK (RFC 2883 §4: a
@@ -290,8 +270,8 @@ impl Endpoint {
         let blocks: Vec<(u64, u64)> = h.sack[..n]
             .iter()
             .map(|&(l, r)| {
-                let s = from_wire(self.iss, l, self.snd_una);
-                (s, from_wire(self.iss, r, s))
+                let s = from_wire(self.snd.iss, l, self.snd.una);
+                (s, from_wire(self.snd.iss, r, s))
             })
             .collect();
         for (k, &(s, e)) in blocks.iter().enumerate() {
@@ -301,8 +281,8 @@ impl Endpoint {
             let is_dsack =
                 k == 0 && (e <= ack || blocks.get(1).is_some_and(|&(s1, e1)| s1 <= s && e <= e1));
             if is_dsack {
-                self.stats.dsacks_received += 1;
-                if let Some(ep) = self.tlp.as_mut() {
+                self.stats.loss.dsacks_received += 1;
+                if let Some(ep) = self.recovery.tlp.as_mut() {
                     if ep.retransmitted.is_some_and(|(ps, pe)| s <= ps && pe <= e) {
                         ep.dsacked = true;
                     }
@@ -311,7 +291,7 @@ impl Endpoint {
             }
             let (tp, rate) = (&mut self.tp, &mut self.rate);
             let min_rtt = tp.min_rtt_ns;
-            info.newly_sacked += self.sb.sack(s.max(ack), e.min(self.snd_nxt), |seg| {
+            info.newly_sacked += self.snd.sb.sack(s.max(ack), e.min(self.snd.nxt), |seg| {
                 rate.on_delivered(tp, seg, now_ns);
                 rack_candidate(rack_newest, seg, now_ns, min_rtt);
                 seg.tx.set_counted();
@@ -359,33 +339,33 @@ impl Endpoint {
         info: &mut AckInfo,
         rack_newest: &mut Option<(u64, u64, u64)>,
     ) {
-        let in_flight_before = self.sb.len();
-        let first = self.sb.front().copied();
+        let in_flight_before = self.snd.sb.len();
+        let first = self.snd.sb.front().copied();
         let (tp, rate) = (&mut self.tp, &mut self.rate);
         let min_rtt = tp.min_rtt_ns;
         let mut retrans_acked = false;
-        let acked = self.sb.ack_to(ack, |seg| {
+        let acked = self.snd.sb.ack_to(ack, |seg| {
             retrans_acked |= seg.has(segflags::EVER_RETRANS);
             rate.on_delivered(tp, seg, now_ns);
             rack_candidate(rack_newest, seg, now_ns, min_rtt);
         });
         let pkts_acked = acked.removed;
         let rtt_ns = self.rtt_sample(first, pkts_acked, h, now_ns);
-        let data_end = self.write_end;
-        let bytes_acked = ack.min(data_end) - self.snd_una.clamp(1, data_end);
-        self.snd_una = ack;
-        if self.fin_requested && ack > self.write_end {
+        let data_end = self.snd.write_end;
+        let bytes_acked = ack.min(data_end) - self.snd.una.clamp(1, data_end);
+        self.snd.una = ack;
+        if self.snd.fin_requested && ack > self.snd.write_end {
             // the cumulative ACK covers our FIN
             self.state = self.state.on_fin_acked();
         }
-        self.stats.bytes_acked += bytes_acked;
+        self.stats.transfer.bytes_acked += bytes_acked;
         if let Some(r) = rtt_ns {
             self.take_rtt_sample(r);
         }
         self.tp.delivered_bytes += bytes_acked;
-        self.tp.snd_una_bytes = self.snd_una;
-        self.tp.snd_nxt_bytes = self.snd_nxt;
-        self.tp.in_flight_pkts = self.sb.len();
+        self.tp.snd_una_bytes = self.snd.una;
+        self.tp.snd_nxt_bytes = self.snd.nxt;
+        self.tp.in_flight_pkts = self.snd.sb.len();
         let sample = AckSample {
             pkts_acked,
             bytes_acked,

@@ -1,13 +1,15 @@
-//! One TCP endpoint (a full-duplex socket): the sender half ([`sender`]) and the receiver half
-//! ([`receiver`]); this file holds the state, the handshake, the application calls and the
-//! timers.
+//! One TCP endpoint (a full-duplex socket). Its state is in three parts, each beside the code
+//! that works on it: the send half (`SendHalf`, `sender.rs`), the receive half (`RecvHalf`,
+//! `receiver.rs`) and loss recovery (`LossRecovery`, `recovery.rs` and `rack_tlp.rs`); ACKs
+//! are processed in `ack.rs`, the counters are in [`stats`]. This file holds the connection
+//! states, the handshake, the application calls and the timers.
 //!
 //! Sender (RFC 793, RFC 5681, RFC 6582, RFC 6675, RFC 6298, RFC 7323, RFC 8985):
 //! - Three-way handshake; SYN / SYN-ACK retransmitted on the RTO (initial 1 s, doubled).
 //!   SACK is used when both SYNs carry SACK-permitted (`sack = true` on both ends).
 //! - MSS segmentation of the application's byte stream; no Nagle (as TCP_NODELAY, which HTTP
 //!   servers set); FIN after the last written byte when the application closes.
-//! - Every sent segment stays in the [`Scoreboard`] until cumulatively ACKed, with Linux's
+//! - Every sent segment stays in the [`Scoreboard`](super::scoreboard::Scoreboard) until cumulatively ACKed, with Linux's
 //!   SACKed / lost / retransmitted flags. Window: pipe (RFC 6675, Linux
 //!   `tcp_packets_in_flight`) < cwnd, and bytes outstanding ≤ the peer's receive window.
 //!   Lost segments are retransmitted before new data (RFC 6675 NextSeg rules 1–2).
@@ -51,6 +53,13 @@ mod recovery_tests;
 mod sender;
 #[cfg(test)]
 mod sender_tests;
+pub mod stats;
+
+pub use stats::{EndpointStats, LossCounters, TransferCounters};
+
+use receiver::RecvHalf;
+use recovery::LossRecovery;
+use sender::SendHalf;
 
 use super::cc::{AppData, CaEvent, CcState, CongestionControl};
 use super::config::TcpConfig;
@@ -58,11 +67,11 @@ use super::cwv::{self, CwndValidation};
 use super::rate::RateSampler;
 use super::rcvbuf::LinuxRcvBuf;
 use super::rtt::RttEstimator;
-use super::scoreboard::{segflags, Scoreboard, Seg, TxState};
+use super::scoreboard::{segflags, Seg, TxState};
+use super::sender_hook::{self, SenderHook};
 use super::seq::{from_wire, to_wire};
 use crate::net::packet::{flags, Packet, SynOptions, TcpHeader};
 use crate::sim::events::Timer;
-use std::collections::VecDeque;
 use std::fmt;
 
 /// The timers of an endpoint.
@@ -211,59 +220,10 @@ pub struct Output {
     pub notices: Vec<Notice>,
 }
 
-/// Counters of one endpoint (payload bytes, i.e. without SYN/FIN).
-#[derive(Clone, Debug, Default)]
-pub struct EndpointStats {
-    pub bytes_written: u64,
-    pub bytes_sent: u64,
-    pub bytes_acked: u64,
-    pub bytes_received: u64,
-    /// Tagged messages of the peer received completely, in order.
-    pub messages_received: u64,
-    pub segments_sent: u64,
-    pub retransmitted_segments: u64,
-    pub rto_count: u64,
-    /// RTOs whose head segment had never been retransmitted: a loss that duplicate ACKs or
-    /// SACK never reported (a tail loss, or a flight whose ACKs were all lost). The other RTOs
-    /// follow a lost retransmission, which neither TLP nor RTL can prevent.
-    pub tail_rto_count: u64,
-    pub fast_recovery_count: u64,
-    /// Tail-loss probes sent (RFC 8985 §7).
-    pub tlp_probes: u64,
-    /// TLP episodes that ended with the probe having repaired a loss (a cwnd reduction).
-    pub tlp_recoveries: u64,
-    /// D-SACK blocks received (RFC 2883): the peer got a segment twice.
-    pub dsacks_received: u64,
-    /// Reducing Tail Loss dummy packets sent.
-    pub rtl_dummies: u64,
-    /// Chunks whose first RTT was paced by the novel pacing algorithm.
-    pub novel_paced_chunks: u64,
-    /// RTOs found spurious by their timestamps and undone (RFC 3522 detection, Linux
-    /// `tcp_try_undo_loss`).
-    pub spurious_rtos: u64,
-    pub established_ns: Option<u64>,
-    /// Time the last written byte was acknowledged (updated at each idle point).
-    pub completed_ns: Option<u64>,
-}
-
-/// RACK state (RFC 8985 §6.1): the most recently sent segment among those delivered.
-#[derive(Clone, Copy, Debug, Default)]
-struct Rack {
-    xmit_ns: u64,
-    end: u64,
-    rtt_ns: u64,
-    valid: bool,
-}
-
-/// A tail-loss-probe episode (RFC 8985 §7.3: TLP.end_seq, TLP.is_retrans).
-#[derive(Clone, Copy, Debug)]
-struct TlpEpisode {
-    end_seq: u64,
-    /// the probe retransmitted this range (None: the probe was new data)
-    retransmitted: Option<(u64, u64)>,
-    dsacked: bool,
-}
-
+/// One TCP endpoint: the connection's identity and negotiated options, the congestion state
+/// shared by both directions' machinery, and the three parts smoltcp and the RFCs name apart:
+/// the send half (`SendHalf`, RFC 793 §3.2 send sequence variables), the receive half
+/// (`RecvHalf`, the receive sequence variables) and loss recovery (`LossRecovery`).
 pub struct Endpoint {
     pub cfg: TcpConfig,
     pub state: State,
@@ -275,95 +235,20 @@ pub struct Endpoint {
     peer_port: u16,
     /// both SYNs carried SACK-permitted
     sack_ok: bool,
-
-    // ---- send half ----
-    iss: u32,
-    snd_una: u64,
-    /// next new byte to send; retransmissions never move it (so it is also snd_max)
-    snd_nxt: u64,
-    /// offset just past the last written byte (1 + bytes written)
-    write_end: u64,
-    fin_requested: bool,
-    sb: Scoreboard,
-    snd_wnd_bytes: u64,
-    /// shift applied to windows received from the peer
-    snd_wscale: u8,
     pub tp: CcState,
     cc: Box<dyn CongestionControl>,
     cwv: Box<dyn CwndValidation>,
     rate: RateSampler,
     pub rtt: RttEstimator,
-    rto_timer: Timer,
-    dupacks: u32,
-    /// Linux's `sacked_out` without SACK ("reno sacks"): duplicate ACKs counted as segments
-    /// that have left the network (PRR's pipe without SACK)
-    reno_sacked: u32,
-    /// PRR state (RFC 6937): delivered and sent since recovery began, RecoverFS
-    prr_delivered: u32,
-    prr_out: u32,
-    recover_fs: u32,
-    /// segments retransmitted during the current recovery (newCWV's R)
-    recovery_retrans: u32,
-    /// a partial ACK of the current fast recovery has already restarted the RTO timer
-    partial_ack_restarted_rto: bool,
-    recover: u64,
-    has_sent_data: bool,
-    pacing_next_ns: u64,
-    pace_timer: Timer,
-    cwnd_usage_seq: u64,
-    /// application-set cwnd clamp rate (Trickle), bits per second
-    clamp_rate_bps: Option<u64>,
-    rack: Rack,
-    reorder_timer: Timer,
-    tlp: Option<TlpEpisode>,
-    tlp_timer: Timer,
-    /// the current chunk (Enhancing-TCP): [chunk_start, chunk_end) of the stream, a chunk
-    /// being the data written while the sender was idle, plus what was appended before it
-    /// was all acknowledged
-    chunk_start: u64,
-    chunk_end: u64,
-    /// a chunk was written while idle and its first segment is not sent yet
-    chunk_pending: bool,
-    /// TSval of the first retransmission of the current RTO episode (Linux `retrans_stamp`):
-    /// an ACK echoing an older TSval was sent for an original transmission (Eifel, RFC 3522)
-    undo_ts: Option<u32>,
-    /// Novel pacing of each chunk's first round trip (Enhancing-TCP §3.1)
-    novel: crate::tcp::novel_pacing::NovelPacing,
-    /// Reducing Tail Loss: the trailing phase's dummies and their echoes
-    rtl: crate::tcp::rtl::TailLoss,
-    /// marks (end offset, tag) of writes, for Acked notices
-    send_marks: VecDeque<(u64, u64)>,
-    idle_notified: bool,
-
-    // ---- receive half ----
-    irs: u32,
-    rcv_nxt: u64,
-    /// out-of-order ranges above rcv_nxt, sorted, disjoint
-    ooo: Vec<(u64, u64)>,
-    /// SACK blocks to report, most recent first (RFC 2018 §4)
-    sack_recent: Vec<(u64, u64)>,
-    /// the peer's SYN carried timestamps and so do we
-    peer_ts_ok: bool,
-    /// a duplicate segment to report as D-SACK in the next ACK (RFC 2883)
-    dsack: Option<(u64, u64)>,
-    peer_fin_at: Option<u64>,
-    pub peer_closed: bool,
-    /// shift we apply to the windows we advertise
-    rcv_wscale: u8,
-    /// Linux's receive-buffer autotuning (`rcvbuf = "linux"`); None: the window is `rwnd`
-    rcvbuf: Option<LinuxRcvBuf>,
-    /// TS.Recent: the TSval we echo (RFC 7323 §4.3)
-    ts_recent: u32,
-    /// Last.ACK.sent (RFC 7323 §4.3; Linux `rcv_wup`): rcv_nxt when we last sent an ACK
-    last_ack_sent: u64,
-    delack_timer: Timer,
-    unacked_bytes: u64,
-    /// marks of the peer's writes, for FirstByte / Progress / Received notices
-    recv_marks: VecDeque<RecvMark>,
-    /// Progress notices: at most one per this interval (None: none)
-    progress_every_ns: Option<u64>,
-    last_progress_ns: Option<u64>,
-
+    /// The per-chunk mechanisms of Enhancing-TCP §3 (novel pacing, Reducing Tail Loss) that
+    /// the configuration turns on, called at the chunk's events ([`sender_hook`])
+    hooks: Vec<Box<dyn SenderHook>>,
+    /// what we send: the stream, the retransmission queue, the RTO timer, pacing, the chunk
+    snd: SendHalf,
+    /// what the peer sends: reassembly, SACK blocks, delayed ACKs, the advertised window
+    rcv: RecvHalf,
+    /// dupacks, the recovery point, PRR, RACK, TLP, the RTO's undo
+    recovery: LossRecovery,
     pub stats: EndpointStats,
 }
 
@@ -435,62 +320,15 @@ impl Endpoint {
             local_port,
             peer_port,
             sack_ok: false,
-            iss,
-            snd_una: 0,
-            snd_nxt: 0,
-            write_end: 1,
-            fin_requested: false,
-            sb: Scoreboard::default(),
-            snd_wnd_bytes: 65_535,
-            snd_wscale: 0,
             tp,
             cc,
             cwv,
             rate: RateSampler::default(),
             rtt,
-            rto_timer: Timer::default(),
-            dupacks: 0,
-            reno_sacked: 0,
-            prr_delivered: 0,
-            prr_out: 0,
-            recover_fs: 0,
-            recovery_retrans: 0,
-            partial_ack_restarted_rto: false,
-            recover: 0,
-            has_sent_data: false,
-            pacing_next_ns: 0,
-            pace_timer: Timer::default(),
-            cwnd_usage_seq: 0,
-            clamp_rate_bps: cfg.cwnd_clamp_rate.map(|r| r.0),
-            rack: Rack::default(),
-            reorder_timer: Timer::default(),
-            tlp: None,
-            tlp_timer: Timer::default(),
-            chunk_start: 1,
-            chunk_end: 1,
-            chunk_pending: false,
-            novel: Default::default(),
-            rtl: Default::default(),
-            undo_ts: None,
-            send_marks: VecDeque::new(),
-            idle_notified: true,
-            irs: 0,
-            rcv_nxt: 0,
-            ooo: Vec::new(),
-            sack_recent: Vec::new(),
-            peer_ts_ok: false,
-            dsack: None,
-            peer_fin_at: None,
-            peer_closed: false,
-            rcv_wscale,
-            rcvbuf,
-            ts_recent: 0,
-            last_ack_sent: 0,
-            delack_timer: Timer::default(),
-            unacked_bytes: 0,
-            recv_marks: VecDeque::new(),
-            progress_every_ns: None,
-            last_progress_ns: None,
+            hooks: sender_hook::from_config(&cfg),
+            snd: SendHalf::new(iss, cfg.cwnd_clamp_rate.map(|r| r.0)),
+            rcv: RecvHalf::new(rcv_wscale, rcvbuf),
+            recovery: LossRecovery::default(),
             stats: EndpointStats::default(),
             cfg,
         };
@@ -520,7 +358,7 @@ impl Endpoint {
     /// Sets (or removes) the cwnd clamp: cwnd ≤ rate × SRTT / MSS (Trickle). Applied at once
     /// and on every ACK.
     pub fn set_cwnd_clamp_rate(&mut self, rate_bps: Option<u64>) {
-        self.clamp_rate_bps = rate_bps;
+        self.snd.clamp_rate_bps = rate_bps;
         if rate_bps.is_none() {
             self.tp.cwnd_clamp_pkts = CcState::new(1, 1).cwnd_clamp_pkts;
         }
@@ -528,7 +366,7 @@ impl Endpoint {
     }
     /// Packets sent and not cumulatively acknowledged (Linux `packets_out`).
     pub fn in_flight_pkts(&self) -> u32 {
-        self.sb.len()
+        self.snd.sb.len()
     }
     /// Whether SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
@@ -536,7 +374,7 @@ impl Endpoint {
     }
     /// Bytes written by the application and not yet acknowledged.
     pub fn unacked_written_bytes(&self) -> u64 {
-        self.write_end - self.snd_una.clamp(1, self.write_end)
+        self.snd.unacked_written_bytes()
     }
     /// The handshake completed (whether or not either side has closed since).
     pub fn is_established(&self) -> bool {
@@ -546,7 +384,11 @@ impl Endpoint {
         self.node
     }
     pub fn rcv_nxt(&self) -> u64 {
-        self.rcv_nxt
+        self.rcv.nxt
+    }
+    /// The peer's FIN was received in order.
+    pub fn peer_closed(&self) -> bool {
+        self.rcv.peer_closed
     }
 
     // ------------------------------------------------------------------ application calls
@@ -564,38 +406,40 @@ impl Endpoint {
     /// Returns the stream offset just past the written bytes (None if nothing was written:
     /// zero bytes, or the direction is closed).
     pub fn write(&mut self, bytes: u64, tag: u64, now_ns: u64, out: &mut Output) -> Option<u64> {
-        if self.fin_requested || bytes == 0 {
+        if self.snd.fin_requested || bytes == 0 {
             return None;
         }
-        if self.snd_una >= self.write_end {
+        if self.snd.una >= self.snd.write_end {
             // written while idle: a new chunk (an HTTP response) starts here
-            self.chunk_start = self.write_end;
-            self.chunk_pending = true;
-            self.rtl.on_new_chunk();
+            self.snd.chunk_start = self.snd.write_end;
+            self.snd.chunk_pending = true;
+            for hook in &mut self.hooks {
+                hook.on_chunk_written();
+            }
         }
-        self.write_end += bytes;
-        self.chunk_end = self.write_end;
-        self.stats.bytes_written += bytes;
-        self.send_marks.push_back((self.write_end, tag));
-        self.idle_notified = false;
+        self.snd.write_end += bytes;
+        self.snd.chunk_end = self.snd.write_end;
+        self.stats.transfer.bytes_written += bytes;
+        self.snd.marks.push_back((self.snd.write_end, tag));
+        self.snd.idle_notified = false;
         self.try_send(now_ns, out);
-        Some(self.write_end)
+        Some(self.snd.write_end)
     }
 
     /// Withdraws written bytes that have not been transmitted yet (a bulk sender stopping).
     pub fn withdraw_unsent(&mut self) {
-        let keep = self.snd_nxt.max(1).max(self.snd_una);
-        if keep < self.write_end && !self.fin_requested {
-            self.stats.bytes_written -= self.write_end - keep;
-            self.write_end = keep;
-            self.send_marks.retain(|&(end, _)| end <= keep);
+        let keep = self.snd.nxt.max(1).max(self.snd.una);
+        if keep < self.snd.write_end && !self.snd.fin_requested {
+            self.stats.transfer.bytes_written -= self.snd.write_end - keep;
+            self.snd.write_end = keep;
+            self.snd.marks.retain(|&(end, _)| end <= keep);
         }
     }
 
     /// Closes the send direction: a FIN follows the written data.
     pub fn close(&mut self, now_ns: u64, out: &mut Output) {
-        if !self.fin_requested {
-            self.fin_requested = true;
+        if !self.snd.fin_requested {
+            self.snd.fin_requested = true;
             self.state = self.state.on_close();
             self.try_send(now_ns, out);
         }
@@ -604,7 +448,7 @@ impl Endpoint {
     /// The peer wrote a message spanning stream offsets `start..end` (Connection keeps both
     /// ends' marks in step).
     pub(crate) fn expect_message(&mut self, start: u64, end: u64, tag: u64) {
-        self.recv_marks.push_back(RecvMark {
+        self.rcv.marks.push_back(RecvMark {
             start,
             end,
             tag,
@@ -614,8 +458,8 @@ impl Endpoint {
 
     /// Asks for [`NoticeKind::Progress`] notices, at most one per `every_ns` (None: none).
     pub fn set_progress_every(&mut self, every_ns: Option<u64>) {
-        self.progress_every_ns = every_ns;
-        self.last_progress_ns = None;
+        self.rcv.progress_every_ns = every_ns;
+        self.rcv.last_progress_ns = None;
     }
 
     // ------------------------------------------------------------------ packets out
@@ -629,7 +473,7 @@ impl Endpoint {
     fn arm_rto(&mut self, now_ns: u64, out: &mut Output) {
         self.tp.rto_ns = self.rtt.rto_ns();
         Self::arm(
-            &mut self.rto_timer,
+            &mut self.snd.rto_timer,
             now_ns + self.tp.rto_ns,
             self.conn,
             self.side,
@@ -642,14 +486,14 @@ impl Endpoint {
         let window = if fl & flags::SYN != 0 {
             self.cfg.rwnd.0.min(65_535) as u16
         } else {
-            (self.cfg.rwnd.0 >> self.rcv_wscale).min(65_535) as u16
+            (self.cfg.rwnd.0 >> self.rcv.wscale).min(65_535) as u16
         };
         TcpHeader {
             src_port: self.local_port,
             dst_port: self.peer_port,
-            seq: to_wire(self.iss, seq_off),
+            seq: to_wire(self.snd.iss, seq_off),
             ack: if fl & flags::ACK != 0 {
-                to_wire(self.irs, self.rcv_nxt)
+                to_wire(self.rcv.irs, self.rcv.nxt)
             } else {
                 0
             },
@@ -658,7 +502,7 @@ impl Endpoint {
             ts: self
                 .cfg
                 .timestamps
-                .then(|| (ts_now(now_ns), self.ts_recent)),
+                .then(|| (ts_now(now_ns), self.rcv.ts_recent)),
             syn: None,
             sack: [(0, 0); 3],
             sack_len: 0,
@@ -667,17 +511,17 @@ impl Endpoint {
     }
 
     fn emit(&mut self, mut h: TcpHeader, out: &mut Output) {
-        if h.flags & flags::SYN == 0 && self.rcvbuf.is_some() {
-            let (held, rcv_nxt) = (self.ooo_held(), self.rcv_nxt);
-            if let Some(b) = self.rcvbuf.as_mut() {
+        if h.flags & flags::SYN == 0 && self.rcv.rcvbuf.is_some() {
+            let (held, rcv_nxt) = (self.rcv.ooo_held(), self.rcv.nxt);
+            if let Some(b) = self.rcv.rcvbuf.as_mut() {
                 h.window = b.select_window(rcv_nxt, held);
             }
         }
         if h.flags & flags::ACK != 0 {
-            self.last_ack_sent = self.rcv_nxt;
+            self.rcv.last_ack_sent = self.rcv.nxt;
         }
         if self.sack_ok && h.flags & flags::ACK != 0 && h.flags & flags::SYN == 0 {
-            self.fill_sack_blocks(&mut h);
+            self.rcv.fill_sack_blocks(&mut h);
         }
         out.packets.push(Packet::tcp(
             self.node,
@@ -696,11 +540,11 @@ impl Endpoint {
         };
         let mut h = self.header(now_ns, 0, fl, 0);
         let ts_bytes = if self.cfg.timestamps { 12 } else { 0 };
-        if let Some(b) = self.rcvbuf.as_mut() {
+        if let Some(b) = self.rcv.rcvbuf.as_mut() {
             // tcp_connect_init rounds to the MSS it announces; tcp_openreq_init_rwin to that
             // MSS less the timestamp option when the SYN carried one
             let syn_mss = (self.cfg.mss + ts_bytes) as u64;
-            let round = if self.side == 1 && self.peer_ts_ok {
+            let round = if self.side == 1 && self.rcv.peer_ts_ok {
                 syn_mss - 12
             } else {
                 syn_mss
@@ -710,23 +554,23 @@ impl Endpoint {
         h.syn = Some(SynOptions {
             // advertised MSS: the MTU's payload (Linux advertises 1460 and sends 1448 + 12 of TS)
             mss: (self.cfg.mss + ts_bytes).min(65_535) as u16,
-            wscale: Some(self.rcv_wscale),
+            wscale: Some(self.rcv.wscale),
             // the server answers SACK-permitted only if the client offered it
             sack_permitted: self.cfg.sack && (self.side == 0 || self.sack_ok),
         });
         self.emit(h, out);
         if !retransmission {
-            self.snd_nxt = 1;
-            self.snd_una = 0;
-            self.sb.clear();
-            self.sb.push(Seg {
+            self.snd.nxt = 1;
+            self.snd.una = 0;
+            self.snd.sb.clear();
+            self.snd.sb.push(Seg {
                 start: 0,
                 end: 1,
                 sent_ns: now_ns,
                 flags: 0,
                 tx: TxState::default(),
             });
-        } else if let Some(s) = self.sb.front_mut() {
+        } else if let Some(s) = self.snd.sb.front_mut() {
             s.flags |= segflags::EVER_RETRANS;
             s.sent_ns = now_ns;
         }
@@ -735,10 +579,10 @@ impl Endpoint {
 
     /// A pure ACK.
     fn send_ack(&mut self, now_ns: u64, out: &mut Output) {
-        let h = self.header(now_ns, self.snd_nxt, flags::ACK, 0);
+        let h = self.header(now_ns, self.snd.nxt, flags::ACK, 0);
         self.emit(h, out);
-        self.delack_timer.cancel();
-        self.unacked_bytes = 0;
+        self.rcv.delack_timer.cancel();
+        self.rcv.unacked_bytes = 0;
     }
 
     // ------------------------------------------------------------------ packets in
@@ -757,7 +601,8 @@ impl Endpoint {
                 }
             }
             State::SynSent => {
-                if h.has(flags::SYN) && h.has(flags::ACK) && from_wire(self.iss, h.ack, 1) == 1 {
+                if h.has(flags::SYN) && h.has(flags::ACK) && from_wire(self.snd.iss, h.ack, 1) == 1
+                {
                     self.accept_syn(h);
                     self.handshake_acked(h, now_ns, out);
                     self.send_ack(now_ns, out);
@@ -768,7 +613,7 @@ impl Endpoint {
                 if h.has(flags::SYN) && !h.has(flags::ACK) {
                     // our SYN-ACK was lost: the client retransmitted its SYN
                     self.send_syn(now_ns, out, true);
-                } else if h.has(flags::ACK) && from_wire(self.iss, h.ack, 1) >= 1 {
+                } else if h.has(flags::ACK) && from_wire(self.snd.iss, h.ack, 1) >= 1 {
                     self.handshake_acked(h, now_ns, out);
                     self.on_established_segment(h, now_ns, out);
                 }
@@ -785,32 +630,32 @@ impl Endpoint {
     }
 
     fn accept_syn(&mut self, h: &TcpHeader) {
-        self.irs = h.seq;
-        self.rcv_nxt = 1;
+        self.rcv.irs = h.seq;
+        self.rcv.nxt = 1;
         if let Some(syn) = h.syn {
-            self.snd_wscale = syn.wscale.unwrap_or(0);
+            self.snd.wscale = syn.wscale.unwrap_or(0);
             // the peer's MSS bounds ours
             let peer_mss = syn.mss as u32 - if self.cfg.timestamps { 12 } else { 0 };
             self.cfg.mss = self.cfg.mss.min(peer_mss.max(64));
             self.tp.mss_bytes = self.cfg.mss;
             self.sack_ok = self.cfg.sack && syn.sack_permitted;
         }
-        self.snd_wnd_bytes = h.window as u64;
+        self.snd.wnd_bytes = h.window as u64;
         if let Some((val, _)) = h.ts {
-            self.ts_recent = val;
+            self.rcv.ts_recent = val;
         }
-        self.peer_ts_ok = self.cfg.timestamps && h.ts.is_some();
+        self.rcv.peer_ts_ok = self.cfg.timestamps && h.ts.is_some();
         let sack_ok = self.sack_ok;
-        if let Some(b) = self.rcvbuf.as_mut() {
+        if let Some(b) = self.rcv.rcvbuf.as_mut() {
             b.set_sack(sack_ok);
         }
     }
 
     /// Our SYN (or SYN-ACK) was acknowledged.
     fn handshake_acked(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
-        let syn = self.sb.front().copied();
-        self.sb.clear();
-        self.snd_una = 1;
+        let syn = self.snd.sb.front().copied();
+        self.snd.sb.clear();
+        self.snd.una = 1;
         self.tp.snd_una_bytes = 1;
         self.tp.snd_nxt_bytes = 1;
         match syn {
@@ -820,15 +665,15 @@ impl Endpoint {
                 _ => self.rtt.syn_was_retransmitted(),
             },
         }
-        self.rto_timer.cancel();
+        self.snd.rto_timer.cancel();
         self.state = State::Established;
-        if self.fin_requested {
+        if self.snd.fin_requested {
             // the application closed during the handshake: the FIN follows its data
             self.state = self.state.on_close();
         }
         self.stats.established_ns = Some(now_ns);
-        let (mss, rcv_nxt) = (self.cfg.mss as u64, self.rcv_nxt);
-        if let Some(b) = self.rcvbuf.as_mut() {
+        let (mss, rcv_nxt) = (self.cfg.mss as u64, self.rcv.nxt);
+        if let Some(b) = self.rcv.rcvbuf.as_mut() {
             b.established(mss, now_ns, rcv_nxt, rcv_nxt);
         }
         self.tp.rto_ns = self.rtt.rto_ns();
@@ -855,9 +700,9 @@ impl Endpoint {
             self.on_ack(h, now_ns, out);
         }
         let ack_now = self.on_data(h, now_ns, out);
-        let sent_before = self.stats.segments_sent;
+        let sent_before = self.stats.transfer.segments_sent;
         self.try_send(now_ns, out);
-        if ack_now && self.stats.segments_sent == sent_before {
+        if ack_now && self.stats.transfer.segments_sent == sent_before {
             self.send_ack(now_ns, out);
         }
     }
@@ -868,11 +713,11 @@ impl Endpoint {
     pub fn on_timer_entry(&mut self, kind: TimerKind, now_ns: u64, out: &mut Output) {
         use crate::sim::events::TimerPop;
         let timer = match kind {
-            TimerKind::Rto => &mut self.rto_timer,
-            TimerKind::DelAck => &mut self.delack_timer,
-            TimerKind::Pacing => &mut self.pace_timer,
-            TimerKind::LossProbe => &mut self.tlp_timer,
-            TimerKind::Reorder => &mut self.reorder_timer,
+            TimerKind::Rto => &mut self.snd.rto_timer,
+            TimerKind::DelAck => &mut self.rcv.delack_timer,
+            TimerKind::Pacing => &mut self.snd.pace_timer,
+            TimerKind::LossProbe => &mut self.recovery.tlp_timer,
+            TimerKind::Reorder => &mut self.recovery.reorder_timer,
         };
         match timer.on_pop(now_ns) {
             TimerPop::Fire => {}
@@ -886,7 +731,7 @@ impl Endpoint {
         match kind {
             TimerKind::Rto => self.on_rto(now_ns, out),
             TimerKind::DelAck => {
-                if self.unacked_bytes > 0 && self.state.is_synchronized() {
+                if self.rcv.unacked_bytes > 0 && self.state.is_synchronized() {
                     self.send_ack(now_ns, out);
                 }
             }

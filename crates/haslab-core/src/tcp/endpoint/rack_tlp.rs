@@ -1,7 +1,7 @@
 //! RACK loss detection and the tail loss probe (RFC 8985; Linux `tcp_rack_*`,
 //! `tcp_schedule_loss_probe`).
 
-use super::{Endpoint, Output, Rack, TimerKind, TlpEpisode};
+use super::{Endpoint, Output, TimerKind};
 use crate::tcp::cc::CaState;
 use crate::tcp::config::RecoveryMode;
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
@@ -12,12 +12,20 @@ const TLP_MIN_EXTRA_NS: u64 = 2_000_000;
 /// PTO without an RTT sample (RFC 8985 §7.2, Linux `TCP_TIMEOUT_INIT`).
 const TLP_NO_RTT_NS: u64 = 1_000_000_000;
 
-impl Endpoint {
+/// RACK state (RFC 8985 §6.1): the most recently sent segment among those delivered.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Rack {
+    pub(super) xmit_ns: u64,
+    pub(super) end: u64,
+    pub(super) rtt_ns: u64,
+    pub(super) valid: bool,
+}
+
+impl Rack {
     /// RFC 8985 §6.2 step 2 (RACK_update) with the newest delivered segment of this ACK.
-    pub(super) fn rack_update(&mut self, xmit_ns: u64, end: u64, rtt_ns: u64) {
-        let r = &mut self.rack;
-        if !r.valid || xmit_ns > r.xmit_ns || (xmit_ns == r.xmit_ns && end > r.end) {
-            *r = Rack {
+    pub(super) fn update(&mut self, xmit_ns: u64, end: u64, rtt_ns: u64) {
+        if !self.valid || xmit_ns > self.xmit_ns || (xmit_ns == self.xmit_ns && end > self.end) {
+            *self = Rack {
                 xmit_ns,
                 end,
                 rtt_ns,
@@ -25,42 +33,61 @@ impl Endpoint {
             };
         }
     }
+}
 
+/// A tail-loss-probe episode (RFC 8985 §7.3: TLP.end_seq, TLP.is_retrans).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TlpEpisode {
+    pub(super) end_seq: u64,
+    /// the probe retransmitted this range (None: the probe was new data)
+    pub(super) retransmitted: Option<(u64, u64)>,
+    pub(super) dsacked: bool,
+}
+
+impl Endpoint {
     /// RFC 8985 §6.2 step 4–5: marks lost what RACK says is lost, arms the reordering timer for
     /// the rest. reo_wnd = min(min_RTT/4, SRTT), or 0 in recovery or once DupThresh segments are
     /// SACKed, since a simulated FIFO path never reorders (§6.2 step 4 with
     /// RACK.reordering_seen = false).
     pub(super) fn rack_detect_loss(&mut self, now_ns: u64, out: &mut Output) -> u32 {
-        if !self.rack.valid {
+        if !self.recovery.rack.valid {
             return 0;
         }
-        let reo_wnd = if self.tp.ca_state >= CaState::Recovery || self.sb.sacked_out >= DUP_THRESH {
-            0
-        } else {
-            (self.tp.min_rtt_ns / 4).min(self.tp.srtt_ns)
-        };
-        let (lost, next) = self.sb.mark_lost_rack(
+        let reo_wnd =
+            if self.tp.ca_state >= CaState::Recovery || self.snd.sb.sacked_out >= DUP_THRESH {
+                0
+            } else {
+                (self.tp.min_rtt_ns / 4).min(self.tp.srtt_ns)
+            };
+        let (lost, next) = self.snd.sb.mark_lost_rack(
             now_ns,
-            self.rack.xmit_ns,
-            self.rack.end,
-            self.rack.rtt_ns + reo_wnd,
+            self.recovery.rack.xmit_ns,
+            self.recovery.rack.end,
+            self.recovery.rack.rtt_ns + reo_wnd,
         );
         if let Some(t) = next {
             let (c, s) = (self.conn, self.side);
-            Self::arm(&mut self.reorder_timer, t, c, s, TimerKind::Reorder, out);
+            Self::arm(
+                &mut self.recovery.reorder_timer,
+                t,
+                c,
+                s,
+                TimerKind::Reorder,
+                out,
+            );
         }
         lost
     }
 
     /// The RACK reordering timer expired (Linux `tcp_rack_reo_timeout`).
     pub(super) fn on_reorder_timeout(&mut self, now_ns: u64, out: &mut Output) {
-        if !self.state.is_synchronized() || self.sb.is_empty() {
+        if !self.state.is_synchronized() || self.snd.sb.is_empty() {
             return;
         }
         let lost = self.rack_detect_loss(now_ns, out);
         if lost > 0 {
             self.tp.lost_pkts += lost as u64;
-            if self.tp.ca_state < CaState::Recovery && self.snd_una >= self.recover {
+            if self.tp.ca_state < CaState::Recovery && self.snd.una >= self.recovery.recover {
                 self.enter_recovery(self.window_pipe(), None, now_ns, out);
                 if !self.cc.has_cong_control() && self.cfg.recovery == RecoveryMode::Prr {
                     self.prr_update(1, false, false);
@@ -77,16 +104,16 @@ impl Endpoint {
     pub(super) fn schedule_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
         if !self.cfg.tlp
             || !self.sack_ok
-            || self.tlp.is_some()
+            || self.recovery.tlp.is_some()
             || self.tp.ca_state != CaState::Open
-            || self.sb.is_empty()
+            || self.snd.sb.is_empty()
             || !self.state.is_synchronized()
         {
             return;
         }
         let mut pto = if self.tp.srtt_ns > 0 {
             2 * self.tp.srtt_ns
-                + if self.sb.len() == 1 {
+                + if self.snd.sb.len() == 1 {
                     self.cfg.min_rto.0
                 } else {
                     TLP_MIN_EXTRA_NS
@@ -94,7 +121,7 @@ impl Endpoint {
         } else {
             TLP_NO_RTT_NS
         };
-        if let Some(rto_at) = self.rto_timer.deadline_ns() {
+        if let Some(rto_at) = self.snd.rto_timer.deadline_ns() {
             pto = pto.min(rto_at.saturating_sub(now_ns));
         }
         // a probe due at the same time as the RTO is pointless: let the RTO fire
@@ -103,7 +130,7 @@ impl Endpoint {
         }
         let (c, s) = (self.conn, self.side);
         Self::arm(
-            &mut self.tlp_timer,
+            &mut self.recovery.tlp_timer,
             now_ns + pto,
             c,
             s,
@@ -116,54 +143,54 @@ impl Endpoint {
     /// retransmission of the last outstanding segment; cwnd is not changed.
     pub(super) fn on_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
         if !self.state.is_synchronized()
-            || self.sb.is_empty()
-            || self.tlp.is_some()
+            || self.snd.sb.is_empty()
+            || self.recovery.tlp.is_some()
             || self.tp.ca_state != CaState::Open
         {
             return;
         }
-        let len = (self.write_end.saturating_sub(self.snd_nxt)).min(self.cfg.mss as u64) as u32;
-        let new_data = self.snd_nxt < self.stream_end()
-            && self.snd_nxt + len as u64 - self.snd_una <= self.snd_wnd_bytes;
+        let len = (self.snd.write_end.saturating_sub(self.snd.nxt)).min(self.cfg.mss as u64) as u32;
+        let new_data = self.snd.nxt < self.snd.stream_end()
+            && self.snd.nxt + len as u64 - self.snd.una <= self.snd.wnd_bytes;
         let retransmitted = if new_data {
             self.send_new(len, now_ns, out);
             None
         } else {
             // the highest segment not SACKed
-            let Some(i) = (0..self.sb.len() as usize)
+            let Some(i) = (0..self.snd.sb.len() as usize)
                 .rev()
-                .find(|&i| !self.sb.get(i).has(segflags::SACKED))
+                .find(|&i| !self.snd.sb.get(i).has(segflags::SACKED))
             else {
                 return;
             };
-            let seg = *self.sb.get(i);
+            let seg = *self.snd.sb.get(i);
             self.retransmit(i, now_ns, out);
             Some((seg.start, seg.end))
         };
-        self.stats.tlp_probes += 1;
-        self.tlp = Some(TlpEpisode {
-            end_seq: self.snd_nxt,
+        self.stats.loss.tlp_probes += 1;
+        self.recovery.tlp = Some(TlpEpisode {
+            end_seq: self.snd.nxt,
             retransmitted,
             dsacked: false,
         });
-        self.rto_timer.cancel();
+        self.snd.rto_timer.cancel();
         self.arm_rto(now_ns, out);
     }
 
     /// RFC 8985 §7.4 (Linux `tcp_process_tlp_ack`): ends the episode, and if the probe repaired
     /// a loss (its ACK went beyond the probe without a D-SACK for it), reduces cwnd once.
     pub(super) fn process_tlp_ack(&mut self, ack: u64, pure_dupack: bool) {
-        let Some(ep) = self.tlp else {
+        let Some(ep) = self.recovery.tlp else {
             return;
         };
         if ack < ep.end_seq {
             return;
         }
         if ep.retransmitted.is_none() || ep.dsacked {
-            self.tlp = None;
+            self.recovery.tlp = None;
         } else if ack > ep.end_seq {
-            self.tlp = None;
-            self.stats.tlp_recoveries += 1;
+            self.recovery.tlp = None;
+            self.stats.loss.tlp_recoveries += 1;
             // a reduction as on entering and leaving recovery at once (Linux: CWR)
             if !self.cc.has_cong_control() {
                 self.tp.pipe_pkts = self.window_pipe();
@@ -175,7 +202,7 @@ impl Endpoint {
             }
         } else if pure_dupack {
             // original and probe both arrived
-            self.tlp = None;
+            self.recovery.tlp = None;
         }
     }
 }

@@ -1,137 +1,74 @@
-//! The receive half: reassembly, delayed ACKs, SACK and D-SACK blocks.
+//! The receive half: its state ([`RecvHalf`]), reassembly, delayed ACKs, SACK and D-SACK
+//! blocks.
 
-use super::{Endpoint, Notice, NoticeKind, Output, TimerKind};
+use super::{Endpoint, Notice, NoticeKind, Output, RecvMark, TimerKind};
 use crate::net::packet::{flags, TcpHeader};
+use crate::sim::events::Timer;
 use crate::tcp::config::DelayedAckMode;
+use crate::tcp::rcvbuf::LinuxRcvBuf;
 use crate::tcp::seq::{from_wire, to_wire};
+use std::collections::VecDeque;
 
 /// SACK blocks that fit beside the timestamps option (40 option bytes: 12 for TS, 2 + 8·n for
 /// SACK; Linux `TCP_NUM_SACKS` = 4 without timestamps, our header holds at most 3).
 const MAX_SACK_BLOCKS: usize = 3;
 
-impl Endpoint {
-    /// Processes the data / FIN part of a segment; returns whether an ACK must go out now.
-    pub(super) fn on_data(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) -> bool {
-        let fin = h.has(flags::FIN);
-        if h.payload_bytes == 0 && !fin {
-            return false;
-        }
-        let start = from_wire(self.irs, h.seq, self.rcv_nxt);
-        let end = start + h.payload_bytes as u64;
-        if fin {
-            self.peer_fin_at = Some(end);
-        }
-        if h.payload_bytes > 0 {
-            if let Some(b) = self.rcvbuf.as_mut() {
-                // tcp_rcv_rtt_measure_ts runs for every data segment before it is queued
-                b.on_segment_ts(
-                    h.payload_bytes as u64,
-                    h.ts.map(|(_, ecr)| ecr),
-                    super::ts_now(now_ns),
-                );
-            }
-        }
-        let occupied_end = end + fin as u64;
-        if occupied_end <= self.rcv_nxt {
-            // entirely old: a duplicate, ACK at once (with a D-SACK block, RFC 2883 §4)
-            if end > start {
-                self.dsack = Some((start, end));
-            }
-            return true;
-        }
-        if start > self.rcv_nxt {
-            // out of order: keep it, duplicate ACK at once
-            if self
-                .ooo
-                .iter()
-                .any(|&(s, e)| s <= start && end <= e && end > start)
-            {
-                self.dsack = Some((start, end));
-            }
-            let held_before = self.ooo_held();
-            insert_range(&mut self.ooo, start, end);
-            self.note_sack_block(start);
-            let span = self.ooo_span();
-            if let Some(b) = self.rcvbuf.as_mut() {
-                b.on_data_out_of_order(end - start, held_before, span);
-            }
-            return true;
-        }
-        let filled_hole = !self.ooo.is_empty();
-        let before = self.rcv_nxt;
-        self.rcv_nxt = self.rcv_nxt.max(end);
-        while let Some(&(s, e)) = self.ooo.first() {
-            if s > self.rcv_nxt {
-                break;
-            }
-            self.rcv_nxt = self.rcv_nxt.max(e);
-            self.ooo.remove(0);
-        }
-        // RFC 7323 §4.3 (1): TS.Recent takes the TSval of a segment that starts at or before
-        // Last.ACK.sent, so that a delayed ACK echoes the earliest segment it acknowledges and
-        // the sender's RTT sample covers the delay (Linux `tcp_replace_ts_recent`, rcv_wup;
-        // ns-3 `TcpSocketBase::ProcessOptionTimestamp`, m_highTxAck)
-        if let Some((val, _)) = h.ts {
-            if start <= self.last_ack_sent && !super::ts_before(val, self.ts_recent) {
-                self.ts_recent = val;
-            }
-        }
-        let mut ack_now = filled_hole;
-        if let Some(f) = self.peer_fin_at {
-            if self.rcv_nxt == f && !self.peer_closed {
-                self.rcv_nxt += 1;
-                self.peer_closed = true;
-                self.state = self.state.on_peer_fin();
-                ack_now = true;
-            }
-        }
-        let delivered_end = self
-            .peer_fin_at
-            .map_or(self.rcv_nxt, |f| self.rcv_nxt.min(f));
-        let new_bytes = delivered_end.saturating_sub(before);
-        self.stats.bytes_received += new_bytes;
-        let (held, span, rcv_nxt) = (self.ooo_held(), self.ooo_span(), self.rcv_nxt);
-        if let Some(b) = self.rcvbuf.as_mut().filter(|_| h.payload_bytes > 0) {
-            // tcp_event_data_recv, then the application reads at once (tcp_rcv_space_adjust)
-            b.on_data_in_order(h.payload_bytes as u64, rcv_nxt, now_ns, held);
-            if new_bytes > 0 {
-                b.on_read(delivered_end, now_ns, span);
-            }
-        }
-        if new_bytes > 0 {
-            self.notify_messages(delivered_end, now_ns, out);
-        }
-        if self.peer_closed && ack_now {
-            out.notices.push(Notice {
-                conn: self.conn,
-                side: self.side,
-                kind: NoticeKind::PeerClosed,
-            });
-        }
-        if ack_now {
-            return true;
-        }
-        self.unacked_bytes += new_bytes;
-        match self.cfg.delayed_ack {
-            DelayedAckMode::Off => true,
-            DelayedAckMode::On => {
-                if self.unacked_bytes >= 2 * self.cfg.mss as u64 {
-                    true
-                } else {
-                    let at = now_ns + self.cfg.delayed_ack_timeout.0;
-                    if !self.delack_timer.is_armed() {
-                        Self::arm(
-                            &mut self.delack_timer,
-                            at,
-                            self.conn,
-                            self.side,
-                            TimerKind::DelAck,
-                            out,
-                        );
-                    }
-                    false
-                }
-            }
+/// The receive half (RFC 793 §3.2's receive sequence variables IRS and RCV.NXT, with RFC 7323
+/// §2.3's window scale and §4.3's TS.Recent): reassembly of out-of-order data, the SACK and
+/// D-SACK blocks to report (RFC 2018, RFC 2883), delayed ACKs (RFC 5681 §4.2), the advertised
+/// window, and the marks that turn the peer's writes into notices.
+pub(super) struct RecvHalf {
+    pub(super) irs: u32,
+    pub(super) nxt: u64,
+    /// out-of-order ranges above rcv_nxt, sorted, disjoint
+    pub(super) ooo: Vec<(u64, u64)>,
+    /// SACK blocks to report, most recent first (RFC 2018 §4)
+    pub(super) sack_recent: Vec<(u64, u64)>,
+    /// the peer's SYN carried timestamps and so do we
+    pub(super) peer_ts_ok: bool,
+    /// a duplicate segment to report as D-SACK in the next ACK (RFC 2883)
+    pub(super) dsack: Option<(u64, u64)>,
+    pub(super) peer_fin_at: Option<u64>,
+    pub(super) peer_closed: bool,
+    /// shift we apply to the windows we advertise
+    pub(super) wscale: u8,
+    /// Linux's receive-buffer autotuning (`rcvbuf = "linux"`); None: the window is `rwnd`
+    pub(super) rcvbuf: Option<LinuxRcvBuf>,
+    /// TS.Recent: the TSval we echo (RFC 7323 §4.3)
+    pub(super) ts_recent: u32,
+    /// Last.ACK.sent (RFC 7323 §4.3; Linux `rcv_wup`): rcv_nxt when we last sent an ACK
+    pub(super) last_ack_sent: u64,
+    pub(super) delack_timer: Timer,
+    /// bytes received in order since the last ACK we sent (RFC 5681 §4.2's every second
+    /// full-sized segment)
+    pub(super) unacked_bytes: u64,
+    /// marks of the peer's writes, for FirstByte / Progress / Received notices
+    pub(super) marks: VecDeque<RecvMark>,
+    /// Progress notices: at most one per this interval (None: none)
+    pub(super) progress_every_ns: Option<u64>,
+    pub(super) last_progress_ns: Option<u64>,
+}
+
+impl RecvHalf {
+    pub(super) fn new(wscale: u8, rcvbuf: Option<LinuxRcvBuf>) -> RecvHalf {
+        RecvHalf {
+            irs: 0,
+            nxt: 0,
+            ooo: Vec::new(),
+            sack_recent: Vec::new(),
+            peer_ts_ok: false,
+            dsack: None,
+            peer_fin_at: None,
+            peer_closed: false,
+            wscale,
+            rcvbuf,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            delack_timer: Timer::default(),
+            unacked_bytes: 0,
+            marks: VecDeque::new(),
+            progress_every_ns: None,
+            last_progress_ns: None,
         }
     }
 
@@ -141,59 +78,13 @@ impl Endpoint {
     }
 
     /// From rcv_nxt to the end of the out-of-order data (0 without any).
-    fn ooo_span(&self) -> u64 {
-        self.ooo.last().map_or(0, |&(_, e)| e - self.rcv_nxt)
-    }
-
-    /// FirstByte, Progress and Received notices for the peer's messages, now that the stream is
-    /// delivered in order up to `delivered_end`.
-    fn notify_messages(&mut self, delivered_end: u64, now_ns: u64, out: &mut Output) {
-        let (conn, side) = (self.conn, self.side);
-        while let Some(m) = self.recv_marks.front_mut() {
-            if m.start >= delivered_end {
-                break;
-            }
-            if !m.first_byte {
-                m.first_byte = true;
-                out.notices.push(Notice {
-                    conn,
-                    side,
-                    kind: NoticeKind::FirstByte { tag: m.tag },
-                });
-            }
-            if m.end > delivered_end {
-                if let Some(every) = self.progress_every_ns {
-                    if self
-                        .last_progress_ns
-                        .is_none_or(|t| now_ns >= t.saturating_add(every))
-                    {
-                        self.last_progress_ns = Some(now_ns);
-                        out.notices.push(Notice {
-                            conn,
-                            side,
-                            kind: NoticeKind::Progress {
-                                tag: m.tag,
-                                bytes: delivered_end - m.start,
-                            },
-                        });
-                    }
-                }
-                break;
-            }
-            let tag = m.tag;
-            self.recv_marks.pop_front();
-            self.stats.messages_received += 1;
-            out.notices.push(Notice {
-                conn,
-                side,
-                kind: NoticeKind::Received { tag },
-            });
-        }
+    pub(super) fn ooo_span(&self) -> u64 {
+        self.ooo.last().map_or(0, |&(_, e)| e - self.nxt)
     }
 
     /// RFC 2018 §4: the block holding the segment just received goes first, then the blocks
     /// reported most recently.
-    fn note_sack_block(&mut self, seg_start: u64) {
+    pub(super) fn note_sack_block(&mut self, seg_start: u64) {
         if self.sack_recent.first().map(|b| b.0) != Some(seg_start) {
             self.sack_recent.insert(0, (seg_start, seg_start));
             self.sack_recent.truncate(MAX_SACK_BLOCKS + 1);
@@ -229,6 +120,182 @@ impl Endpoint {
             h.sack[i] = (to_wire(self.irs, s), to_wire(self.irs, e));
         }
         h.sack_len = blocks.len() as u8;
+    }
+}
+
+impl Endpoint {
+    /// Processes the data / FIN part of a segment; returns whether an ACK must go out now.
+    pub(super) fn on_data(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) -> bool {
+        let fin = h.has(flags::FIN);
+        if h.payload_bytes == 0 && !fin {
+            return false;
+        }
+        let start = from_wire(self.rcv.irs, h.seq, self.rcv.nxt);
+        let end = start + h.payload_bytes as u64;
+        if fin {
+            self.rcv.peer_fin_at = Some(end);
+        }
+        if h.payload_bytes > 0 {
+            if let Some(b) = self.rcv.rcvbuf.as_mut() {
+                // tcp_rcv_rtt_measure_ts runs for every data segment before it is queued
+                b.on_segment_ts(
+                    h.payload_bytes as u64,
+                    h.ts.map(|(_, ecr)| ecr),
+                    super::ts_now(now_ns),
+                );
+            }
+        }
+        let occupied_end = end + fin as u64;
+        if occupied_end <= self.rcv.nxt {
+            // entirely old: a duplicate, ACK at once (with a D-SACK block, RFC 2883 §4)
+            if end > start {
+                self.rcv.dsack = Some((start, end));
+            }
+            return true;
+        }
+        if start > self.rcv.nxt {
+            // out of order: keep it, duplicate ACK at once
+            if self
+                .rcv
+                .ooo
+                .iter()
+                .any(|&(s, e)| s <= start && end <= e && end > start)
+            {
+                self.rcv.dsack = Some((start, end));
+            }
+            let held_before = self.rcv.ooo_held();
+            insert_range(&mut self.rcv.ooo, start, end);
+            self.rcv.note_sack_block(start);
+            let span = self.rcv.ooo_span();
+            if let Some(b) = self.rcv.rcvbuf.as_mut() {
+                b.on_data_out_of_order(end - start, held_before, span);
+            }
+            return true;
+        }
+        let filled_hole = !self.rcv.ooo.is_empty();
+        let before = self.rcv.nxt;
+        self.rcv.nxt = self.rcv.nxt.max(end);
+        while let Some(&(s, e)) = self.rcv.ooo.first() {
+            if s > self.rcv.nxt {
+                break;
+            }
+            self.rcv.nxt = self.rcv.nxt.max(e);
+            self.rcv.ooo.remove(0);
+        }
+        // RFC 7323 §4.3 (1): TS.Recent takes the TSval of a segment that starts at or before
+        // Last.ACK.sent, so that a delayed ACK echoes the earliest segment it acknowledges and
+        // the sender's RTT sample covers the delay (Linux `tcp_replace_ts_recent`, rcv_wup;
+        // ns-3 `TcpSocketBase::ProcessOptionTimestamp`, m_highTxAck)
+        if let Some((val, _)) = h.ts {
+            if start <= self.rcv.last_ack_sent && !super::ts_before(val, self.rcv.ts_recent) {
+                self.rcv.ts_recent = val;
+            }
+        }
+        let mut ack_now = filled_hole;
+        if let Some(f) = self.rcv.peer_fin_at {
+            if self.rcv.nxt == f && !self.rcv.peer_closed {
+                self.rcv.nxt += 1;
+                self.rcv.peer_closed = true;
+                self.state = self.state.on_peer_fin();
+                ack_now = true;
+            }
+        }
+        let delivered_end = self
+            .rcv
+            .peer_fin_at
+            .map_or(self.rcv.nxt, |f| self.rcv.nxt.min(f));
+        let new_bytes = delivered_end.saturating_sub(before);
+        self.stats.transfer.bytes_received += new_bytes;
+        let (held, span, rcv_nxt) = (self.rcv.ooo_held(), self.rcv.ooo_span(), self.rcv.nxt);
+        if let Some(b) = self.rcv.rcvbuf.as_mut().filter(|_| h.payload_bytes > 0) {
+            // tcp_event_data_recv, then the application reads at once (tcp_rcv_space_adjust)
+            b.on_data_in_order(h.payload_bytes as u64, rcv_nxt, now_ns, held);
+            if new_bytes > 0 {
+                b.on_read(delivered_end, now_ns, span);
+            }
+        }
+        if new_bytes > 0 {
+            self.notify_messages(delivered_end, now_ns, out);
+        }
+        if self.rcv.peer_closed && ack_now {
+            out.notices.push(Notice {
+                conn: self.conn,
+                side: self.side,
+                kind: NoticeKind::PeerClosed,
+            });
+        }
+        if ack_now {
+            return true;
+        }
+        self.rcv.unacked_bytes += new_bytes;
+        match self.cfg.delayed_ack {
+            DelayedAckMode::Off => true,
+            DelayedAckMode::On => {
+                if self.rcv.unacked_bytes >= 2 * self.cfg.mss as u64 {
+                    true
+                } else {
+                    let at = now_ns + self.cfg.delayed_ack_timeout.0;
+                    if !self.rcv.delack_timer.is_armed() {
+                        Self::arm(
+                            &mut self.rcv.delack_timer,
+                            at,
+                            self.conn,
+                            self.side,
+                            TimerKind::DelAck,
+                            out,
+                        );
+                    }
+                    false
+                }
+            }
+        }
+    }
+
+    /// FirstByte, Progress and Received notices for the peer's messages, now that the stream is
+    /// delivered in order up to `delivered_end`.
+    fn notify_messages(&mut self, delivered_end: u64, now_ns: u64, out: &mut Output) {
+        let (conn, side) = (self.conn, self.side);
+        while let Some(m) = self.rcv.marks.front_mut() {
+            if m.start >= delivered_end {
+                break;
+            }
+            if !m.first_byte {
+                m.first_byte = true;
+                out.notices.push(Notice {
+                    conn,
+                    side,
+                    kind: NoticeKind::FirstByte { tag: m.tag },
+                });
+            }
+            if m.end > delivered_end {
+                if let Some(every) = self.rcv.progress_every_ns {
+                    if self
+                        .rcv
+                        .last_progress_ns
+                        .is_none_or(|t| now_ns >= t.saturating_add(every))
+                    {
+                        self.rcv.last_progress_ns = Some(now_ns);
+                        out.notices.push(Notice {
+                            conn,
+                            side,
+                            kind: NoticeKind::Progress {
+                                tag: m.tag,
+                                bytes: delivered_end - m.start,
+                            },
+                        });
+                    }
+                }
+                break;
+            }
+            let tag = m.tag;
+            self.rcv.marks.pop_front();
+            self.stats.transfer.messages_received += 1;
+            out.notices.push(Notice {
+                conn,
+                side,
+                kind: NoticeKind::Received { tag },
+            });
+        }
     }
 }
 

@@ -3,14 +3,65 @@
 //! RFC 3522 / Linux `tcp_try_undo_loss`).
 
 use super::ack::AckInfo;
+use super::rack_tlp::{Rack, TlpEpisode};
 use super::{Endpoint, Output, State};
 use crate::net::packet::TcpHeader;
+use crate::sim::events::Timer;
 use crate::tcp::cc::{CaEvent, CaState};
 use crate::tcp::config::{
     FullAckExit, PartialAckRetransmit, PrrVariant, RecoveryMode, RtoSsthresh,
 };
 use crate::tcp::cwv::Congestion;
 use crate::tcp::scoreboard::segflags;
+
+/// Loss-recovery state: the duplicate-ACK count (RFC 5681 §3.2) and, without SACK, Linux's
+/// "reno sacks"; the recovery point `recover` (RFC 6582 §3.2, RFC 6675 RecoveryPoint); PRR's
+/// counters (RFC 6937 §3); RACK and the tail loss probe with their timers (RFC 8985); and the
+/// Eifel undo stamp of an RTO episode (RFC 3522).
+#[derive(Default)]
+pub(super) struct LossRecovery {
+    pub(super) dupacks: u32,
+    /// Linux's `sacked_out` without SACK ("reno sacks"): duplicate ACKs counted as segments
+    /// that have left the network (PRR's pipe without SACK)
+    pub(super) reno_sacked: u32,
+    /// PRR state (RFC 6937): delivered and sent since recovery began, RecoverFS
+    pub(super) prr_delivered: u32,
+    pub(super) prr_out: u32,
+    pub(super) recover_fs: u32,
+    /// segments retransmitted during the current recovery (newCWV's R)
+    pub(super) retrans: u32,
+    /// a partial ACK of the current fast recovery has already restarted the RTO timer
+    pub(super) partial_ack_restarted_rto: bool,
+    pub(super) recover: u64,
+    pub(super) rack: Rack,
+    pub(super) reorder_timer: Timer,
+    pub(super) tlp: Option<TlpEpisode>,
+    pub(super) tlp_timer: Timer,
+    /// TSval of the first retransmission of the current RTO episode (Linux `retrans_stamp`):
+    /// an ACK echoing an older TSval was sent for an original transmission (Eifel, RFC 3522)
+    pub(super) undo_ts: Option<u32>,
+}
+
+impl LossRecovery {
+    /// Without SACK, duplicate ACKs stand for segments delivered above snd_una ("reno sacks",
+    /// Linux `tcp_add_reno_sack`). An ACK that advances snd_una over `pkts_acked` segments
+    /// delivered only one of them now, the hole, if duplicate ACKs had already counted the
+    /// others (Linux `tcp_remove_reno_sacks`), so it counts max(pkts_acked − reno_sacked, 1)
+    /// as delivered and the duplicate-ACK count keeps what lies above the new snd_una.
+    ///
+    /// In the Open and Disorder states an advancing ACK then clears the count, as Linux does.
+    /// The count is kept when fast recovery ends, as a SACK scoreboard is (RFC 6675 §5 (A):
+    /// information above the new cumulative ACK "SHOULD NOT be cleared when leaving the loss
+    /// recovery phase"). Linux zeroes it there (`tcp_reset_reno_sack`); after a long recovery
+    /// with thousands of segments held out of order at the receiver above a hole sent during
+    /// it, zeroing counts all of them a second time when the next recovery's partial ACK
+    /// covers them: PRR then releases thousands of packets at once (see docs/tcp.md).
+    pub(super) fn remove_reno_sacks(&mut self, info: &mut AckInfo) {
+        let acked = info.pkts_acked;
+        info.pkts_newly_acked = acked.saturating_sub(self.reno_sacked).max(1);
+        self.reno_sacked -= acked.saturating_sub(1).min(self.reno_sacked);
+    }
+}
 
 impl Endpoint {
     /// RFC 6937 §3: on each ACK in recovery that delivered `delivered` packets, cwnd = pipe +
@@ -29,11 +80,14 @@ impl Endpoint {
         }
         let pipe = self.window_pipe() as i64;
         let ssthresh = self.tp.ssthresh_pkts as i64;
-        self.prr_delivered += delivered;
-        let (prr_delivered, prr_out) = (self.prr_delivered as i64, self.prr_out as i64);
+        self.recovery.prr_delivered += delivered;
+        let (prr_delivered, prr_out) = (
+            self.recovery.prr_delivered as i64,
+            self.recovery.prr_out as i64,
+        );
         let catch_up = (prr_delivered - prr_out).max(delivered as i64);
         let mut sndcnt = if pipe > ssthresh {
-            let fs = self.recover_fs.max(1) as i64;
+            let fs = self.recovery.recover_fs.max(1) as i64;
             (ssthresh * prr_delivered + fs - 1) / fs - prr_out
         } else {
             match self.cfg.prr_variant {
@@ -59,23 +113,23 @@ impl Endpoint {
         _now_ns: u64,
         _out: &mut Output,
     ) {
-        self.stats.fast_recovery_count += 1;
-        if self.sb.lost_out == 0 {
+        self.stats.loss.fast_recovery_count += 1;
+        if self.snd.sb.lost_out == 0 {
             // entered on the duplicate-ACK count: the hole at snd_una is lost
-            self.sb.mark_head_lost();
+            self.snd.sb.mark_head_lost();
         }
         // the flight an ssthresh rule may halve: pipe with the head marked lost (without SACK
         // this equals ns-3's BytesInFlight() + 1 segment in TcpSocketBase::EnterRecovery,
         // where one duplicate ACK counts as SACKed)
-        self.tp.pipe_pkts = ssthresh_flight_pkts.unwrap_or_else(|| self.sb.pipe());
+        self.tp.pipe_pkts = ssthresh_flight_pkts.unwrap_or_else(|| self.snd.sb.pipe());
         self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
         self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
         self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
-        self.recover = self.snd_nxt;
-        self.recovery_retrans = 0;
-        self.partial_ack_restarted_rto = false;
-        self.tlp = None; // Linux tcp_init_cwnd_reduction ends a TLP episode
-        self.tlp_timer.cancel();
+        self.recovery.recover = self.snd.nxt;
+        self.recovery.retrans = 0;
+        self.recovery.partial_ack_restarted_rto = false;
+        self.recovery.tlp = None; // Linux tcp_init_cwnd_reduction ends a TLP episode
+        self.recovery.tlp_timer.cancel();
         self.set_ca_state(CaState::Recovery);
         self.tp.cwnd_cnt = 0;
         if !self.cc.has_cong_control() {
@@ -84,12 +138,12 @@ impl Endpoint {
                 (RecoveryMode::Classic, true) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts,
                 (RecoveryMode::Prr, _) => {
                     // Linux tcp_init_cwnd_reduction
-                    self.prr_delivered = 0;
-                    self.prr_out = 0;
-                    self.recover_fs = match self.cfg.prr_variant {
+                    self.recovery.prr_delivered = 0;
+                    self.recovery.prr_out = 0;
+                    self.recovery.recover_fs = match self.cfg.prr_variant {
                         PrrVariant::Linux | PrrVariant::Linux3 => self.tp.prior_cwnd_pkts,
                         // ns-3's UnAckDataCount: everything outstanding, SACKed included
-                        PrrVariant::Ns3 => self.sb.len(),
+                        PrrVariant::Ns3 => self.snd.sb.len(),
                     };
                 }
             }
@@ -135,7 +189,7 @@ impl Endpoint {
                         self.prr_update(info.delivered(), false, info.retrans_acked)
                     }
                 }
-                self.sb.mark_head_lost();
+                self.snd.sb.mark_head_lost();
                 if self.cfg.recover_guard {
                     // RFC 6582 §3.2 step 4: retransmit the first unacknowledged segment
                     self.retransmit_first_lost(now_ns, out);
@@ -215,10 +269,10 @@ impl Endpoint {
             .max(1);
         }
         self.tp.cwnd_cnt = 0;
-        self.dupacks = 0;
+        self.recovery.dupacks = 0;
         self.set_ca_state(CaState::Open);
         self.cwv
-            .on_recovery_end(&mut self.tp, self.recovery_retrans);
+            .on_recovery_end(&mut self.tp, self.recovery.retrans);
         if self.cfg.full_ack_exit == FullAckExit::Flight && !cc_controls {
             self.grow(acked_pkts);
         }
@@ -234,28 +288,21 @@ impl Endpoint {
             s if s.is_synchronized() => {}
             _ => return,
         }
-        if self.sb.is_empty() {
+        if self.snd.sb.is_empty() {
             return;
         }
-        self.stats.rto_count += 1;
-        if !self.sb.get(0).has(segflags::EVER_RETRANS) {
-            self.stats.tail_rto_count += 1;
+        self.stats.loss.rto_count += 1;
+        if !self.snd.sb.get(0).has(segflags::EVER_RETRANS) {
+            self.stats.loss.tail_rto_count += 1;
         }
-        if self.snd_nxt >= self.chunk_end {
-            // an RTO in the trailing-ACKs phase (the whole chunk was sent): remembered for
-            // the novel pacing of the next chunk. In fast recovery the window is ssthresh: a
-            // cwnd inflated by duplicate ACKs (RFC 6582) is not a window to restore
-            let tp = &self.tp;
-            self.novel.on_trailing_rto(|| {
-                if tp.ca_state == CaState::Recovery {
-                    tp.cwnd_pkts.min(tp.ssthresh_pkts)
-                } else {
-                    tp.cwnd_pkts
-                }
-            });
+        if self.snd.nxt >= self.snd.chunk_end {
+            // an RTO in the trailing-ACKs phase (the whole chunk was sent)
+            for hook in &mut self.hooks {
+                hook.on_trailing_rto(&self.tp);
+            }
         }
         // a new loss episode reduces ssthresh (see RtoSsthresh for Linux's and ns-3's rules)
-        let episode_over = self.recover <= self.snd_una;
+        let episode_over = self.recovery.recover <= self.snd.una;
         let reduce = match self.cfg.rto_ssthresh {
             RtoSsthresh::OncePerEpisode => self.tp.ca_state <= CaState::Disorder || episode_over,
             RtoSsthresh::UnlessRepeated => self.tp.ca_state != CaState::Loss || episode_over,
@@ -266,7 +313,7 @@ impl Endpoint {
             self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
             self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
             // the first retransmission of this episode goes out now, stamped with this TSval
-            self.undo_ts =
+            self.recovery.undo_ts =
                 (self.cfg.timestamps && self.cfg.rto_undo).then(|| super::ts_now(now_ns));
         }
         self.tp.cwnd_pkts = 1;
@@ -274,21 +321,21 @@ impl Endpoint {
         self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         self.set_ca_state(CaState::Loss);
         self.cwv.on_congestion(&mut self.tp, Congestion::Rto);
-        self.recover = self.snd_nxt;
-        self.dupacks = 0;
-        self.reno_sacked = 0;
-        self.tlp = None;
-        self.tlp_timer.cancel();
-        self.reorder_timer.cancel();
-        let lost_before = self.sb.lost_out;
-        self.sb.mark_all_lost();
-        self.tp.lost_pkts += self.sb.lost_out.saturating_sub(lost_before) as u64;
-        self.tp.in_flight_pkts = self.sb.len();
+        self.recovery.recover = self.snd.nxt;
+        self.recovery.dupacks = 0;
+        self.recovery.reno_sacked = 0;
+        self.recovery.tlp = None;
+        self.recovery.tlp_timer.cancel();
+        self.recovery.reorder_timer.cancel();
+        let lost_before = self.snd.sb.lost_out;
+        self.snd.sb.mark_all_lost();
+        self.tp.lost_pkts += self.snd.sb.lost_out.saturating_sub(lost_before) as u64;
+        self.tp.in_flight_pkts = self.snd.sb.len();
         self.rtt.back_off();
         self.tp.rto_ns = self.rtt.rto_ns();
-        self.pacing_next_ns = 0;
+        self.snd.pacing_next_ns = 0;
         self.try_send(now_ns, out);
-        if !self.rto_timer.is_armed() {
+        if !self.snd.rto_timer.is_armed() {
             self.arm_rto(now_ns, out);
         }
     }
@@ -297,7 +344,7 @@ impl Endpoint {
     /// snd_una during an RTO episode and echoes a TSval older than the first retransmission's
     /// acknowledges an original transmission: the data was delayed, not lost.
     pub(super) fn rto_was_spurious(&self, h: &TcpHeader) -> bool {
-        match (self.undo_ts, h.ts) {
+        match (self.recovery.undo_ts, h.ts) {
             (Some(retrans_ts), Some((_, ecr))) => super::ts_before(ecr, retrans_ts),
             _ => false,
         }
@@ -309,13 +356,13 @@ impl Endpoint {
     /// originals are not resent), and the Open state. The backed-off RTO stays until the next
     /// RTT sample, as in Linux.
     pub(super) fn undo_rto(&mut self) {
-        self.undo_ts = None;
-        self.stats.spurious_rtos += 1;
+        self.recovery.undo_ts = None;
+        self.stats.loss.spurious_rtos += 1;
         self.tp.cwnd_pkts = self.cc.undo_cwnd(&self.tp).max(1);
         self.tp.cwnd_cnt = 0;
         self.tp.ssthresh_pkts = self.tp.ssthresh_pkts.max(self.tp.prior_ssthresh_pkts);
-        self.sb.unmark_lost();
-        self.recover = self.snd_una;
+        self.snd.sb.unmark_lost();
+        self.recovery.recover = self.snd.una;
         self.set_ca_state(CaState::Open);
     }
 

@@ -32,8 +32,8 @@ fn three_losses_in_a_window_are_repaired_in_one_round_trip_with_sack() {
     let resent: Vec<u32> = headers(&mut out).iter().map(|h| h.seq).collect();
     // all three holes go out in this round trip (RFC 6675 IsLost + pipe)
     assert_eq!(resent, vec![data[1].seq, data[4].seq, data[6].seq]);
-    assert_eq!(c.stats.fast_recovery_count, 1);
-    c.sb.check().unwrap();
+    assert_eq!(c.stats.loss.fast_recovery_count, 1);
+    c.snd.sb.check().unwrap();
 }
 
 /// RFC 8985 §6.2 (Linux `tcp_mark_skb_lost`): RACK also detects a lost retransmission —
@@ -71,7 +71,7 @@ fn rack_detects_a_lost_retransmission() {
         .collect();
     assert!(!later.is_empty());
     let acks = deliver(&mut s, &later, 175 * MS);
-    let before = c.stats.retransmitted_segments;
+    let before = c.stats.transfer.retransmitted_segments;
     let mut again = Vec::new();
     for a in &acks {
         t += MS;
@@ -82,7 +82,7 @@ fn rack_detects_a_lost_retransmission() {
         ));
     }
     // the reordering window is 0 in recovery: RACK marks it at once, or its timer fires
-    if let Some(at) = c.reorder_timer.deadline_ns() {
+    if let Some(at) = c.recovery.reorder_timer.deadline_ns() {
         c.on_timer_entry(TimerKind::Reorder, at, &mut out);
         again.extend(headers(&mut out));
     }
@@ -90,9 +90,9 @@ fn rack_detects_a_lost_retransmission() {
         again.iter().any(|h| h.seq == data[1].seq),
         "the lost retransmission is sent again"
     );
-    assert!(c.stats.retransmitted_segments > before);
-    assert_eq!(c.stats.rto_count, 0);
-    c.sb.check().unwrap();
+    assert!(c.stats.transfer.retransmitted_segments > before);
+    assert_eq!(c.stats.loss.rto_count, 0);
+    c.snd.sb.check().unwrap();
 }
 
 #[test]
@@ -136,8 +136,8 @@ fn without_sack_newreno_repairs_one_hole_per_round_trip() {
         rounds += !sent.is_empty() as u32;
     }
     assert_eq!(rounds, 3, "three holes, three round trips");
-    assert_eq!(c.stats.rto_count, 0);
-    assert_eq!(s.stats.bytes_received, 10 * MSS);
+    assert_eq!(c.stats.loss.rto_count, 0);
+    assert_eq!(s.stats.transfer.bytes_received, 10 * MSS);
 }
 
 /// `full_ack_exit`, worked by hand: IW 40, five segments written (application-limited), the
@@ -200,9 +200,9 @@ fn prr_ssrb_follows_linux_or_ns3() {
         assert_eq!(c.window_pipe(), 0);
         c.tp.ca_state = CaState::Recovery;
         c.tp.ssthresh_pkts = 10;
-        c.recover_fs = 20;
-        c.prr_delivered = 5;
-        c.prr_out = 4;
+        c.recovery.recover_fs = 20;
+        c.recovery.prr_delivered = 5;
+        c.recovery.prr_out = 4;
         c.prr_update(2, advanced_no_loss, retrans_acked);
         assert_eq!(
             c.tp.cwnd_pkts, cwnd,
@@ -237,13 +237,13 @@ fn prr_recover_fs_is_cwnd_in_linux_and_the_outstanding_data_in_ns3() {
             sent.extend(deliver(&mut c, &dup, 200 * MS + k as u64 * MS));
         }
         assert_eq!(c.tp.ca_state, CaState::Recovery);
-        let outstanding = c.sb.len();
+        let outstanding = c.snd.sb.len();
         assert!(outstanding > iw, "limited transmit sent new segments");
         let expected = match variant {
             PrrVariant::Linux | PrrVariant::Linux3 => iw,
             PrrVariant::Ns3 => outstanding,
         };
-        assert_eq!(c.recover_fs, expected, "{variant:?}");
+        assert_eq!(c.recovery.recover_fs, expected, "{variant:?}");
     }
 }
 
@@ -282,9 +282,9 @@ fn after_an_rto_three_duplicate_acks_start_fast_recovery_only_without_the_recove
         headers(&mut out);
         let ack = deliver(&mut s, &[resent], rto_at + 20 * MS);
         deliver(&mut c, &ack, rto_at + 40 * MS);
-        let before = c.stats.fast_recovery_count;
-        let retrans_before = c.stats.retransmitted_segments;
-        let outstanding = c.sb.len();
+        let before = c.stats.loss.fast_recovery_count;
+        let retrans_before = c.stats.transfer.retransmitted_segments;
+        let outstanding = c.snd.sb.len();
         let dup = deliver(&mut s, &data[4..7], rto_at + 45 * MS);
         assert_eq!(dup.len(), 3);
         assert!(
@@ -293,14 +293,14 @@ fn after_an_rto_three_duplicate_acks_start_fast_recovery_only_without_the_recove
         );
         let sent = deliver(&mut c, &dup, rto_at + 60 * MS);
         if guard {
-            assert_eq!(c.stats.fast_recovery_count, before);
+            assert_eq!(c.stats.loss.fast_recovery_count, before);
             assert_eq!(c.tp.ca_state, CaState::Loss);
         } else {
-            assert_eq!(c.stats.fast_recovery_count, before + 1);
+            assert_eq!(c.stats.loss.fast_recovery_count, before + 1);
             assert_eq!(c.tp.ca_state, CaState::Recovery);
             let ssthresh = (outstanding / 2).max(2);
             assert_eq!(c.tp.ssthresh_pkts, ssthresh);
-            assert!(c.stats.retransmitted_segments > retrans_before);
+            assert!(c.stats.transfer.retransmitted_segments > retrans_before);
             assert_eq!(
                 sent.iter().find(|h| h.payload_bytes > 0).map(|h| h.seq),
                 Some(data[1].seq),
@@ -379,7 +379,7 @@ fn prr_counts_a_sacked_segment_once_when_the_cumulative_ack_covers_it() {
         rounds += 1;
         t += 25 * MS;
         for h in headers(&mut out) {
-            let sacked_before = c.sb.sacked_out;
+            let sacked_before = c.snd.sb.sacked_out;
             c.on_segment(&h, t, &mut out);
             if !in_recovery && c.tp.ca_state == crate::tcp::cc::CaState::Recovery {
                 in_recovery = true;
@@ -389,16 +389,21 @@ fn prr_counts_a_sacked_segment_once_when_the_cumulative_ack_covers_it() {
                 // RFC 6937: what recovery sends is bounded by ssthresh/RecoverFS of what
                 // was delivered (proportional part) or by what was delivered plus one
                 // segment (slow-start reduction bound), plus the fast retransmission
-                let fs = c.recover_fs.max(1) as u64;
-                let prop = (c.tp.ssthresh_pkts as u64 * c.prr_delivered as u64).div_ceil(fs);
-                let bound = prop.max(c.prr_delivered as u64) + 1;
+                let fs = c.recovery.recover_fs.max(1) as u64;
+                let prop =
+                    (c.tp.ssthresh_pkts as u64 * c.recovery.prr_delivered as u64).div_ceil(fs);
+                let bound = prop.max(c.recovery.prr_delivered as u64) + 1;
                 assert!(
-                    c.prr_out as u64 <= bound,
+                    c.recovery.prr_out as u64 <= bound,
                     "prr_out {} > bound {bound} (delivered {})",
-                    c.prr_out,
-                    c.prr_delivered
+                    c.recovery.prr_out,
+                    c.recovery.prr_delivered
                 );
-                assert!(c.prr_delivered <= 20, "delivered {}", c.prr_delivered);
+                assert!(
+                    c.recovery.prr_delivered <= 20,
+                    "delivered {}",
+                    c.recovery.prr_delivered
+                );
             }
         }
         t += 25 * MS;
@@ -408,11 +413,11 @@ fn prr_counts_a_sacked_segment_once_when_the_cumulative_ack_covers_it() {
     }
     assert!(in_recovery);
     assert_eq!(c.unacked_written_bytes(), 0);
-    assert_eq!(c.stats.rto_count, 0);
+    assert_eq!(c.stats.loss.rto_count, 0);
     // every segment delivered after recovery began is counted exactly once, except the
     // second hole, whose ACK ends the recovery (it is not passed to PRR)
-    assert_eq!(c.prr_delivered, 20 - sacked_before_recovery - 1);
-    c.sb.check().unwrap();
+    assert_eq!(c.recovery.prr_delivered, 20 - sacked_before_recovery - 1);
+    c.snd.sb.check().unwrap();
 }
 
 /// RFC 6675 §2: with SACK, a duplicate ACK counts toward DupThresh only if its SACK blocks
@@ -444,12 +449,12 @@ fn with_sack_only_acks_that_sack_new_data_are_duplicate_acks() {
     for h in &dsack_acks {
         c.on_segment(h, 185 * MS, &mut out);
     }
-    assert_eq!(c.stats.dsacks_received, 3);
+    assert_eq!(c.stats.loss.dsacks_received, 3);
     assert_eq!(
-        c.stats.fast_recovery_count, 0,
+        c.stats.loss.fast_recovery_count, 0,
         "D-SACKs are not duplicate ACKs"
     );
-    assert_eq!(c.dupacks, 0);
+    assert_eq!(c.recovery.dupacks, 0);
     // segment 5 is lost; 6, 7 and 8 arrive: three ACKs that SACK new data
     for h in &data[6..9] {
         s.on_segment(h, 190 * MS, &mut out);
@@ -457,7 +462,7 @@ fn with_sack_only_acks_that_sack_new_data_are_duplicate_acks() {
     for h in headers(&mut out) {
         c.on_segment(&h, 215 * MS, &mut out);
     }
-    assert_eq!(c.stats.fast_recovery_count, 1);
+    assert_eq!(c.stats.loss.fast_recovery_count, 1);
     let resent = headers(&mut out);
     assert_eq!(resent[0].seq, data[5].seq, "the hole is retransmitted");
 }
@@ -507,8 +512,8 @@ fn nextseg_rule3_resends_the_unsacked_tail_in_recovery_when_no_data_is_left() {
         } else {
             assert_eq!(seqs, vec![data[1].seq], "only what SACK marked lost");
         }
-        assert_eq!(c.stats.retransmitted_segments, seqs.len() as u64);
-        c.sb.check().unwrap();
+        assert_eq!(c.stats.transfer.retransmitted_segments, seqs.len() as u64);
+        c.snd.sb.check().unwrap();
     }
 }
 

@@ -1,38 +1,117 @@
-//! The send half: the transmission loop (window, pacing, new data and retransmissions), cwnd
-//! growth, the cwnd clamp, and the hooks of novel pacing and Reducing Tail Loss. ACK
-//! processing is in [`super::ack`], loss recovery and the RTO in [`super::recovery`], RACK and
-//! the tail loss probe in [`super::rack_tlp`].
+//! The send half: its state ([`SendHalf`]), the transmission loop (window, pacing, new data
+//! and retransmissions), cwnd growth, the cwnd clamp, and the calls of the sender hooks
+//! ([`crate::tcp::sender_hook`]). ACK processing is in [`super::ack`], loss recovery and the
+//! RTO in [`super::recovery`], RACK and the tail loss probe in [`super::rack_tlp`].
 
 use super::{Endpoint, Notice, NoticeKind, Output, TimerKind};
 use crate::net::packet::flags;
+use crate::sim::events::Timer;
 use crate::tcp::cc::{CaEvent, CaState};
 use crate::tcp::config::{CwndGrowth, RecoveryMode};
 use crate::tcp::pacing;
+use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::scoreboard::Seg;
+use crate::tcp::sender_hook::ChunkView;
+use std::collections::VecDeque;
 
-impl Endpoint {
+/// The send half (RFC 793 §3.2's send sequence variables SND.UNA, SND.NXT, SND.WND, ISS, with
+/// RFC 7323 §2.3's window scale): the byte stream the application wrote, the retransmission
+/// queue ([`Scoreboard`]) and the RFC 6298 retransmission timer, pacing, the current chunk the
+/// sender hooks see, and the marks that turn acknowledged writes into notices. Offsets count
+/// from the ISS: the SYN is offset 0, the first data byte 1.
+pub(super) struct SendHalf {
+    pub(super) iss: u32,
+    pub(super) una: u64,
+    /// next new byte to send; retransmissions never move it (so it is also SND.MAX)
+    pub(super) nxt: u64,
+    /// offset just past the last written byte (1 + bytes written)
+    pub(super) write_end: u64,
+    pub(super) fin_requested: bool,
+    pub(super) sb: Scoreboard,
+    /// the peer's advertised window, scaled
+    pub(super) wnd_bytes: u64,
+    /// shift applied to windows received from the peer
+    pub(super) wscale: u8,
+    pub(super) rto_timer: Timer,
+    pub(super) has_sent_data: bool,
+    pub(super) pacing_next_ns: u64,
+    pub(super) pace_timer: Timer,
+    /// Linux `cwnd_usage_seq` (`tcp_cwnd_validate`)
+    pub(super) cwnd_usage_seq: u64,
+    /// application-set cwnd clamp rate (Trickle), bits per second
+    pub(super) clamp_rate_bps: Option<u64>,
+    /// the current chunk (Enhancing-TCP): [chunk_start, chunk_end) of the stream, a chunk
+    /// being the data written while the sender was idle, plus what was appended before it
+    /// was all acknowledged
+    pub(super) chunk_start: u64,
+    pub(super) chunk_end: u64,
+    /// a chunk was written while idle and its first segment is not sent yet
+    pub(super) chunk_pending: bool,
+    /// marks (end offset, tag) of writes, for Acked notices
+    pub(super) marks: VecDeque<(u64, u64)>,
+    pub(super) idle_notified: bool,
+}
+
+impl SendHalf {
+    pub(super) fn new(iss: u32, clamp_rate_bps: Option<u64>) -> SendHalf {
+        SendHalf {
+            iss,
+            una: 0,
+            nxt: 0,
+            write_end: 1,
+            fin_requested: false,
+            sb: Scoreboard::default(),
+            wnd_bytes: 65_535,
+            wscale: 0,
+            rto_timer: Timer::default(),
+            has_sent_data: false,
+            pacing_next_ns: 0,
+            pace_timer: Timer::default(),
+            cwnd_usage_seq: 0,
+            clamp_rate_bps,
+            chunk_start: 1,
+            chunk_end: 1,
+            chunk_pending: false,
+            marks: VecDeque::new(),
+            idle_notified: true,
+        }
+    }
+
     /// End of the sendable stream: written data, plus the FIN when the app closed.
     #[inline]
     pub(super) fn stream_end(&self) -> u64 {
         self.write_end + self.fin_requested as u64
     }
 
+    /// Payload bytes of a queued segment (without the FIN's sequence number).
+    pub(super) fn seg_payload(&self, seg: &Seg) -> u32 {
+        let fin = self.fin_requested && seg.end == self.write_end + 1;
+        (seg.end - seg.start - fin as u64) as u32
+    }
+
+    /// Bytes written by the application and not yet acknowledged.
+    pub(super) fn unacked_written_bytes(&self) -> u64 {
+        self.write_end - self.una.clamp(1, self.write_end)
+    }
+}
+
+impl Endpoint {
     /// What cwnd is compared with before sending: RFC 6675 pipe (Linux
     /// `tcp_packets_in_flight`). Without SACK: `classic` recovery counts every outstanding
     /// packet (cwnd is inflated instead), less up to two during the first duplicate ACKs
     /// (limited transmit, RFC 3042); `prr` counts duplicate ACKs as packets that left the
     /// network, as Linux's "reno sacks" do.
     pub(super) fn window_pipe(&self) -> u32 {
-        let pipe = self.sb.pipe();
+        let pipe = self.snd.sb.pipe();
         if self.sack_ok {
             return pipe;
         }
         match self.cfg.recovery {
-            RecoveryMode::Prr => pipe.saturating_sub(self.reno_sacked),
+            RecoveryMode::Prr => pipe.saturating_sub(self.recovery.reno_sacked),
             RecoveryMode::Classic
                 if self.tp.ca_state == CaState::Disorder && self.cfg.limited_transmit =>
             {
-                pipe.saturating_sub(self.dupacks.min(2))
+                pipe.saturating_sub(self.recovery.dupacks.min(2))
             }
             RecoveryMode::Classic => pipe,
         }
@@ -47,23 +126,23 @@ impl Endpoint {
         let mut cwnd_limited = false;
         let mut sent_new = false;
         loop {
-            let mut lost = self.sb.next_lost();
-            if lost.is_none() && self.snd_nxt >= self.stream_end() {
+            let mut lost = self.snd.sb.next_lost();
+            if lost.is_none() && self.snd.nxt >= self.snd.stream_end() {
                 // RFC 6675 NextSeg rule (3), with `nextseg_rule3` (ns-3 3.37): in recovery and
                 // with nothing lost nor new to send, resend the first segment not SACKed
                 lost = (self.cfg.nextseg_rule3
                     && self.sack_ok
                     && self.tp.ca_state == CaState::Recovery)
-                    .then(|| self.sb.next_unsacked_not_retransmitted())
+                    .then(|| self.snd.sb.next_unsacked_not_retransmitted())
                     .flatten();
                 if lost.is_none() {
                     break;
                 }
             }
-            if lost.is_none() && self.sb.is_empty() {
+            if lost.is_none() && self.snd.sb.is_empty() {
                 // sending new data with nothing in flight: restart after idle, TX start
                 let cwnd_before = self.tp.cwnd_pkts;
-                if self.has_sent_data && !self.cc.has_cong_control() {
+                if self.snd.has_sent_data && !self.cc.has_cong_control() {
                     let idle_ns = now_ns.saturating_sub(self.tp.last_send_ns);
                     self.tp.now_ns = now_ns;
                     self.tp.rto_ns = self.rtt.rto_ns();
@@ -71,9 +150,9 @@ impl Endpoint {
                         .on_restart_after_idle(&mut self.tp, self.cc.as_mut(), idle_ns);
                 }
                 self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
-                if self.chunk_pending {
-                    self.chunk_pending = false;
-                    self.start_novel_pacing(self.tp.cwnd_pkts < cwnd_before);
+                if self.snd.chunk_pending {
+                    self.snd.chunk_pending = false;
+                    self.chunk_first_send(self.tp.cwnd_pkts < cwnd_before);
                 }
             }
             if self.window_pipe() >= self.tp.cwnd_pkts {
@@ -81,12 +160,12 @@ impl Endpoint {
                 break;
             }
             let len = match lost {
-                Some(i) => self.seg_payload(self.sb.get(i)),
+                Some(i) => self.snd.seg_payload(self.snd.sb.get(i)),
                 None => {
-                    let len = (self.write_end.saturating_sub(self.snd_nxt)).min(self.cfg.mss as u64)
-                        as u32;
-                    if self.snd_nxt + len as u64 - self.snd_una > self.snd_wnd_bytes
-                        && !self.sb.is_empty()
+                    let len = (self.snd.write_end.saturating_sub(self.snd.nxt))
+                        .min(self.cfg.mss as u64) as u32;
+                    if self.snd.nxt + len as u64 - self.snd.una > self.snd.wnd_bytes
+                        && !self.snd.sb.is_empty()
                     {
                         break; // receive window full (zero-window probing is not modelled)
                     }
@@ -104,8 +183,8 @@ impl Endpoint {
                 }
             }
         }
-        if self.snd_nxt >= self.stream_end()
-            && self.sb.lost_out <= self.sb.retrans_out
+        if self.snd.nxt >= self.snd.stream_end()
+            && self.snd.sb.lost_out <= self.snd.sb.retrans_out
             && self.window_pipe() < self.tp.cwnd_pkts
         {
             self.rate.mark_app_limited(&self.tp, self.window_pipe());
@@ -116,23 +195,17 @@ impl Endpoint {
         }
     }
 
-    /// Payload bytes of a queued segment (without the FIN's sequence number).
-    pub(super) fn seg_payload(&self, seg: &Seg) -> u32 {
-        let fin = self.fin_requested && seg.end == self.write_end + 1;
-        (seg.end - seg.start - fin as u64) as u32
-    }
-
     /// Whether pacing lets a packet of `len` payload bytes leave now; if so, books its slot,
     /// otherwise arms the pacing timer.
     pub(super) fn pacing_allows(&mut self, len: u32, now_ns: u64, out: &mut Output) -> bool {
         let Some(rate) = self.tp.pacing_rate_bps else {
             return true;
         };
-        if now_ns < self.pacing_next_ns {
+        if now_ns < self.snd.pacing_next_ns {
             let (c, s) = (self.conn, self.side);
             Self::arm(
-                &mut self.pace_timer,
-                self.pacing_next_ns,
+                &mut self.snd.pace_timer,
+                self.snd.pacing_next_ns,
                 c,
                 s,
                 TimerKind::Pacing,
@@ -141,40 +214,40 @@ impl Endpoint {
             return false;
         }
         let wire = len as u64 + 40 + if self.cfg.timestamps { 12 } else { 0 };
-        self.pacing_next_ns = now_ns + crate::sim::time::tx_time_ns(wire, rate.max(1));
+        self.snd.pacing_next_ns = now_ns + crate::sim::time::tx_time_ns(wire, rate.max(1));
         true
     }
 
     /// Sends `len` new bytes at snd_nxt (+ the FIN if they end the stream).
     pub(super) fn send_new(&mut self, len: u32, now_ns: u64, out: &mut Output) {
-        let off = self.snd_nxt;
-        let fin = self.fin_requested && off + len as u64 == self.write_end;
+        let off = self.snd.nxt;
+        let fin = self.snd.fin_requested && off + len as u64 == self.snd.write_end;
         let mut fl = flags::ACK;
         if fin {
             fl |= flags::FIN;
         }
-        if len > 0 && off + len as u64 == self.write_end {
+        if len > 0 && off + len as u64 == self.snd.write_end {
             fl |= flags::PSH;
         }
         let h = self.header(now_ns, off, fl, len);
         self.emit(h, out);
-        let tx = self.rate.on_send(&mut self.tp, self.sb.len(), now_ns);
-        self.sb.push(Seg {
+        let tx = self.rate.on_send(&mut self.tp, self.snd.sb.len(), now_ns);
+        self.snd.sb.push(Seg {
             start: off,
             end: off + len as u64 + fin as u64,
             sent_ns: now_ns,
             flags: 0,
             tx,
         });
-        self.snd_nxt += len as u64 + fin as u64;
-        self.tp.snd_nxt_bytes = self.snd_nxt;
+        self.snd.nxt += len as u64 + fin as u64;
+        self.tp.snd_nxt_bytes = self.snd.nxt;
         self.on_segment_sent(len, false, now_ns, out);
     }
 
     /// Retransmits queued segment `i`.
     pub(super) fn retransmit(&mut self, i: usize, now_ns: u64, out: &mut Output) {
-        let seg = *self.sb.get(i);
-        let len = self.seg_payload(&seg);
+        let seg = *self.snd.sb.get(i);
+        let len = self.snd.seg_payload(&seg);
         let fin = seg.end - seg.start > len as u64;
         let mut fl = flags::ACK;
         if fin {
@@ -182,14 +255,16 @@ impl Endpoint {
         }
         let h = self.header(now_ns, seg.start, fl, len);
         self.emit(h, out);
-        let tx = self.rate.on_send(&mut self.tp, self.sb.len(), now_ns);
-        self.sb.on_retransmit(i, now_ns, tx);
-        self.rtl.on_retransmission();
+        let tx = self.rate.on_send(&mut self.tp, self.snd.sb.len(), now_ns);
+        self.snd.sb.on_retransmit(i, now_ns, tx);
+        for hook in &mut self.hooks {
+            hook.on_retransmission();
+        }
         if self.tp.ca_state == CaState::Recovery {
-            self.recovery_retrans += 1;
+            self.recovery.retrans += 1;
         }
         self.on_segment_sent(len, true, now_ns, out);
-        if i == 0 && self.cfg.rto_restart_on_retransmit && self.rto_timer.is_armed() {
+        if i == 0 && self.cfg.rto_restart_on_retransmit && self.snd.rto_timer.is_armed() {
             // Linux tcp_xmit_retransmit_queue rearms the RTO when it resends the head of the
             // retransmission queue, so that the fast retransmission gets a whole RTO to be
             // acknowledged (net/ipv4/tcp_output.c); ns-3 keeps the running timer
@@ -200,7 +275,7 @@ impl Endpoint {
     /// Retransmits the first lost segment now, whatever the window (the fast retransmit,
     /// RFC 5681 §3.2 step 2 / RFC 6675 §5 step 4.3, and NewReno's partial-ACK retransmission).
     pub(super) fn retransmit_first_lost(&mut self, now_ns: u64, out: &mut Output) {
-        if let Some(i) = self.sb.next_lost() {
+        if let Some(i) = self.snd.sb.next_lost() {
             self.retransmit(i, now_ns, out);
         }
     }
@@ -212,37 +287,37 @@ impl Endpoint {
         now_ns: u64,
         out: &mut Output,
     ) {
-        self.stats.segments_sent += 1;
+        self.stats.transfer.segments_sent += 1;
         if self.tp.ca_state == CaState::Recovery {
-            self.prr_out += 1;
+            self.recovery.prr_out += 1;
         }
-        self.stats.bytes_sent += len as u64;
+        self.stats.transfer.bytes_sent += len as u64;
         if retransmission {
-            self.stats.retransmitted_segments += 1;
+            self.stats.transfer.retransmitted_segments += 1;
         }
-        self.has_sent_data = true;
+        self.snd.has_sent_data = true;
         self.tp.last_send_ns = now_ns;
-        self.tp.in_flight_pkts = self.sb.len();
+        self.tp.in_flight_pkts = self.snd.sb.len();
         self.cwv.on_data_sent(&mut self.tp, len);
         // the ACK rides on this segment
-        self.delack_timer.cancel();
-        self.unacked_bytes = 0;
-        if !self.rto_timer.is_armed() {
+        self.rcv.delack_timer.cancel();
+        self.rcv.unacked_bytes = 0;
+        if !self.snd.rto_timer.is_armed() {
             self.arm_rto(now_ns, out);
         }
     }
 
     /// Linux `tcp_cwnd_validate`: tracks whether the window was fully used in this flight.
     pub(super) fn cwnd_validate(&mut self, cwnd_limited: bool) {
-        let out_pkts = self.sb.len();
+        let out_pkts = self.snd.sb.len();
         self.tp.in_flight_pkts = out_pkts;
-        if self.snd_una >= self.cwnd_usage_seq
+        if self.snd.una >= self.snd.cwnd_usage_seq
             || cwnd_limited
             || (!self.tp.is_cwnd_limited && out_pkts > self.tp.max_packets_out)
         {
             self.tp.is_cwnd_limited = cwnd_limited;
             self.tp.max_packets_out = out_pkts;
-            self.cwnd_usage_seq = self.snd_nxt;
+            self.snd.cwnd_usage_seq = self.snd.nxt;
         }
     }
 
@@ -267,19 +342,19 @@ impl Endpoint {
 
     /// Acked-tag and idle notices after snd_una moved.
     pub(super) fn ack_notices(&mut self, now_ns: u64, out: &mut Output) {
-        while let Some(&(end, tag)) = self.send_marks.front() {
-            if end > self.snd_una {
+        while let Some(&(end, tag)) = self.snd.marks.front() {
+            if end > self.snd.una {
                 break;
             }
-            self.send_marks.pop_front();
+            self.snd.marks.pop_front();
             out.notices.push(Notice {
                 conn: self.conn,
                 side: self.side,
                 kind: NoticeKind::Acked { tag },
             });
         }
-        if !self.idle_notified && self.snd_una >= self.write_end {
-            self.idle_notified = true;
+        if !self.snd.idle_notified && self.snd.una >= self.snd.write_end {
+            self.snd.idle_notified = true;
             self.stats.completed_ns = Some(now_ns);
             out.notices.push(Notice {
                 conn: self.conn,
@@ -293,7 +368,7 @@ impl Endpoint {
     /// which the maximum still caps).
     pub(super) fn update_pacing_rate(&mut self) {
         let max = self.cfg.max_pacing_rate.map(|r| r.0);
-        if let Some(r) = self.novel.rate_bps() {
+        if let Some(r) = self.hooks.iter().find_map(|hook| hook.pacing_rate_bps()) {
             self.tp.pacing_rate_bps = Some(max.map_or(r, |m| r.min(m)));
             return;
         }
@@ -306,12 +381,12 @@ impl Endpoint {
             return;
         }
         self.tp.pacing_rate_bps =
-            pacing::pacing_rate_bps(self.cfg.pacing, max, &self.tp, self.sb.len());
+            pacing::pacing_rate_bps(self.cfg.pacing, max, &self.tp, self.snd.sb.len());
     }
 
     /// cwnd ≤ clamp rate × SRTT / MSS (Trickle; nothing before the first RTT sample).
     pub(super) fn apply_clamp(&mut self) {
-        let Some(rate) = self.clamp_rate_bps else {
+        let Some(rate) = self.snd.clamp_rate_bps else {
             return;
         };
         if self.tp.srtt_ns == 0 {
@@ -323,62 +398,53 @@ impl Endpoint {
         self.tp.cwnd_pkts = self.tp.cwnd_pkts.min(clamp);
     }
 
-    // ------------------------------------------------------------------ Enhancing-TCP (§3)
+    // ------------------------------------------------------------------ sender hooks
 
-    /// Novel pacing (Enhancing-TCP §3.1, Fig. 2; see [`crate::tcp::novel_pacing`]), decided
-    /// when a chunk's first segment goes out.
-    pub(super) fn start_novel_pacing(&mut self, decayed: bool) {
-        let first_chunk = self.chunk_start <= 1;
-        let paced = self.novel.on_chunk_start(
-            self.cfg.novel_pacing,
-            decayed,
-            first_chunk,
-            self.tp.srtt_ns,
-            self.cfg.mss,
-            &mut self.tp.cwnd_pkts,
-        );
+    /// The current chunk's first segment goes out (Enhancing-TCP §3.1's decision point);
+    /// `decayed`: restart after idle just reduced cwnd.
+    pub(super) fn chunk_first_send(&mut self, decayed: bool) {
+        let first_chunk = self.snd.chunk_start <= 1;
+        let mut paced = false;
+        for hook in &mut self.hooks {
+            paced |= hook.on_chunk_first_send(&mut self.tp, first_chunk, decayed, self.cfg.mss);
+        }
         if paced {
-            self.stats.novel_paced_chunks += 1;
+            self.stats.loss.novel_paced_chunks += 1;
             self.update_pacing_rate();
         }
     }
 
-    /// Reducing Tail Loss (Enhancing-TCP §3.2): in the trailing-ACKs phase (the chunk is all
-    /// sent, not all acknowledged), one dummy packet per ACK until m are sent. The dummy is a
-    /// 1-byte retransmission of the chunk's last byte: any receiver answers it with a
-    /// duplicate ACK (out of order if that byte is missing, a duplicate otherwise), so it
-    /// needs no receiver change and costs 53 bytes on the wire. The loss rate in m's equations
-    /// is estimated as (packets marked lost + 1) / (segments sent + 100): a 1 % prior that
-    /// the connection's own losses take over.
-    pub(super) fn reduce_tail_loss(&mut self, now_ns: u64, out: &mut Output) {
-        let trailing = self.snd_nxt >= self.chunk_end
-            && self.snd_una < self.chunk_end
-            && self.chunk_end > self.chunk_start
-            && self.tp.ca_state <= CaState::Disorder;
-        if !trailing {
-            return;
+    /// snd_una is beyond the chunk's first byte; whether that ends a hook's pacing.
+    pub(super) fn chunk_head_acked(&mut self) -> bool {
+        let mut ended = false;
+        for hook in &mut self.hooks {
+            ended |= hook.on_chunk_head_acked();
         }
-        let (lost, sent, epsilon) = (
-            self.tp.lost_pkts,
-            self.stats.segments_sent,
-            self.cfg.rtl_epsilon,
-        );
-        let count = || {
-            let p = (lost + 1) as f64 / (sent + 100) as f64;
-            crate::tcp::rtl::dummy_count(p, epsilon)
-        };
-        if !self.rtl.take_dummy(self.chunk_end, count) {
-            return;
-        }
-        let last = self.chunk_end - 1;
-        let h = self.header(now_ns, last, flags::ACK | flags::PSH, 1);
-        self.emit(h, out);
-        self.stats.rtl_dummies += 1;
-        self.stats.segments_sent += 1;
-        self.stats.bytes_sent += 1;
-        self.delack_timer.cancel();
-        self.unacked_bytes = 0;
+        ended
     }
 
-    // ------------------------------------------------------------------ RTO
+    /// After an ACK: the packets the hooks ask for (Reducing Tail Loss's dummies, Enhancing-TCP
+    /// §3.2, counted in `rtl_dummies`), sent at once, outside the window, and never queued for
+    /// retransmission.
+    pub(super) fn send_extra_packets(&mut self, now_ns: u64, out: &mut Output) {
+        let chunk = ChunkView {
+            start: self.snd.chunk_start,
+            end: self.snd.chunk_end,
+            snd_una: self.snd.una,
+            snd_nxt: self.snd.nxt,
+        };
+        for k in 0..self.hooks.len() {
+            let sent = self.stats.transfer.segments_sent;
+            let Some(p) = self.hooks[k].extra_packet(chunk, &self.tp, sent) else {
+                continue;
+            };
+            let h = self.header(now_ns, p.offset, flags::ACK | flags::PSH, p.len);
+            self.emit(h, out);
+            self.stats.loss.rtl_dummies += 1;
+            self.stats.transfer.segments_sent += 1;
+            self.stats.transfer.bytes_sent += p.len as u64;
+            self.rcv.delack_timer.cancel();
+            self.rcv.unacked_bytes = 0;
+        }
+    }
 }

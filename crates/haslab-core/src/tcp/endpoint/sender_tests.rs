@@ -66,7 +66,7 @@ fn an_ack_that_advances_and_sacks_restarts_the_rto_unless_ns3_rules_ask() {
         c.write(4 * MSS, 1, 100 * MS, &mut out);
         let data = headers(&mut out);
         assert_eq!(data.len(), 4);
-        let armed_at_send = c.rto_timer.deadline_ns().expect("RTO armed");
+        let armed_at_send = c.snd.rto_timer.deadline_ns().expect("RTO armed");
         // the first segment arrives (its ACK is delayed), the second is lost, the third
         // arrives out of order: one ACK that acknowledges the first and SACKs the third
         let ack = deliver(&mut s, &[data[0], data[2]], 125 * MS);
@@ -74,8 +74,8 @@ fn an_ack_that_advances_and_sacks_restarts_the_rto_unless_ns3_rules_ask() {
         assert_eq!(ack[0].ack, data[1].seq);
         assert_eq!(ack[0].sack_len, 1);
         deliver(&mut c, &ack, 150 * MS);
-        assert_eq!(c.stats.fast_recovery_count, 0);
-        let after = c.rto_timer.deadline_ns().expect("RTO armed");
+        assert_eq!(c.stats.loss.fast_recovery_count, 0);
+        let after = c.snd.rto_timer.deadline_ns().expect("RTO armed");
         if restart {
             assert_eq!(
                 after,
@@ -227,12 +227,18 @@ fn rtl_dummies_sent_before_a_fast_retransmission_leave_no_echoes_to_swallow() {
         !dummies.is_empty(),
         "RTL sends dummies in the trailing-ACKs phase"
     );
-    assert_eq!(c.stats.fast_recovery_count, 0, "two duplicate ACKs only");
+    assert_eq!(
+        c.stats.loss.fast_recovery_count, 0,
+        "two duplicate ACKs only"
+    );
     // the dummies reach the receiver before any retransmission: duplicate ACKs of the hole
     let dup = deliver(&mut s, &dummies, 175 * MS);
     assert!(dup.iter().all(|h| h.ack == a[7].seq));
     let from_c = deliver(&mut c, &dup, 200 * MS);
-    assert_eq!(c.stats.fast_recovery_count, 1, "the third duplicate ACK");
+    assert_eq!(
+        c.stats.loss.fast_recovery_count, 1,
+        "the third duplicate ACK"
+    );
     let retx: Vec<_> = from_c
         .iter()
         .filter(|h| h.seq == a[7].seq && h.payload_bytes > 1)
@@ -242,7 +248,7 @@ fn rtl_dummies_sent_before_a_fast_retransmission_leave_no_echoes_to_swallow() {
     // the retransmission completes chunk A
     let full = deliver(&mut s, &retx, 225 * MS);
     deliver(&mut c, &full, 250 * MS);
-    assert_eq!(c.stats.bytes_acked, 10 * MSS);
+    assert_eq!(c.stats.transfer.bytes_acked, 10 * MSS);
     // chunk B: four segments, the first lost; the other three draw three duplicate ACKs of
     // chunk A's end, which none of A's dummies can have produced
     c.write(4 * MSS, 2, 300 * MS, &mut out);
@@ -253,7 +259,7 @@ fn rtl_dummies_sent_before_a_fast_retransmission_leave_no_echoes_to_swallow() {
     assert!(dup.iter().all(|h| h.ack == b[0].seq));
     let from_c = deliver(&mut c, &dup, 350 * MS);
     assert_eq!(
-        c.stats.fast_recovery_count, 2,
+        c.stats.loss.fast_recovery_count, 2,
         "the third duplicate ACK of chunk B must start a fast recovery"
     );
     assert!(from_c
@@ -288,11 +294,15 @@ fn a_tail_loss_is_probed_at_the_pto_and_repaired_by_fast_recovery() {
     }
     assert!(headers(&mut out).is_empty(), "nothing more to send");
     // RFC 8985 §7.2 / Linux: PTO = 2·SRTT + 2 ms with more than one packet out
-    let pto_at = c.tlp_timer.deadline_ns().expect("probe timer armed");
+    let pto_at = c
+        .recovery
+        .tlp_timer
+        .deadline_ns()
+        .expect("probe timer armed");
     assert_eq!(c.tp.srtt_ns, 50 * MS);
     assert_eq!(pto_at, 150 * MS + 2 * 50 * MS + 2 * MS);
     assert!(
-        c.rto_timer.deadline_ns().unwrap() > pto_at,
+        c.snd.rto_timer.deadline_ns().unwrap() > pto_at,
         "PTO fires before the RTO"
     );
     // the probe retransmits the last segment
@@ -303,7 +313,7 @@ fn a_tail_loss_is_probed_at_the_pto_and_repaired_by_fast_recovery() {
         probe[0].seq, data[9].seq,
         "the probe is the highest segment"
     );
-    assert_eq!(c.stats.tlp_probes, 1);
+    assert_eq!(c.stats.loss.tlp_probes, 1);
     // the receiver SACKs it; RACK marks segment 8 lost and fast recovery resends it
     s.on_segment(&probe[0], pto_at + 25 * MS, &mut out);
     let sack = headers(&mut out);
@@ -312,13 +322,16 @@ fn a_tail_loss_is_probed_at_the_pto_and_repaired_by_fast_recovery() {
     let resent = headers(&mut out);
     assert_eq!(resent.len(), 1);
     assert_eq!(resent[0].seq, data[8].seq);
-    assert_eq!((c.stats.fast_recovery_count, c.stats.rto_count), (1, 0));
+    assert_eq!(
+        (c.stats.loss.fast_recovery_count, c.stats.loss.rto_count),
+        (1, 0)
+    );
     s.on_segment(&resent[0], pto_at + 75 * MS, &mut out);
     for h in headers(&mut out) {
         c.on_segment(&h, pto_at + 100 * MS, &mut out);
     }
     assert_eq!(c.unacked_written_bytes(), 0);
-    assert_eq!(s.stats.bytes_received, 10 * MSS);
+    assert_eq!(s.stats.transfer.bytes_received, 10 * MSS);
 }
 
 /// Ten segments go out at 100 ms; their ACKs are held past the RTO. Returns the pair, the
@@ -331,7 +344,7 @@ pub(super) fn rto_with_everything_outstanding(
     c.write(10 * MSS, 1, 100 * MS, &mut out);
     let data = headers(&mut out);
     assert_eq!(data.len(), 10);
-    let rto_at = c.rto_timer.deadline_ns().expect("RTO armed");
+    let rto_at = c.snd.rto_timer.deadline_ns().expect("RTO armed");
     let cwnd_before = c.tp.cwnd_pkts;
     c.on_timer_entry(TimerKind::Rto, rto_at, &mut out);
     let resent = headers(&mut out);
@@ -362,24 +375,24 @@ fn a_spurious_rto_is_detected_by_its_timestamp_and_undone() {
     let acks = headers(&mut out);
     assert!(acks.iter().all(|a| a.ts.unwrap().1 < (rto_at / MS) as u32));
     c.on_segment(&acks[0], rto_at + 30 * MS, &mut out);
-    assert_eq!(c.stats.spurious_rtos, 1);
+    assert_eq!(c.stats.loss.spurious_rtos, 1);
     assert!(
         c.tp.cwnd_pkts >= prior_cwnd,
         "cwnd restored: {}",
         c.tp.cwnd_pkts
     );
     assert_eq!(c.tp.ssthresh_pkts, c.tp.ssthresh_pkts.max(prior_ssthresh));
-    assert_eq!(c.sb.lost_out, 0);
-    let before = c.stats.retransmitted_segments;
+    assert_eq!(c.snd.sb.lost_out, 0);
+    let before = c.stats.transfer.retransmitted_segments;
     for h in &acks[1..] {
         c.on_segment(h, rto_at + 30 * MS, &mut out);
     }
     assert_eq!(
-        c.stats.retransmitted_segments, before,
+        c.stats.transfer.retransmitted_segments, before,
         "the delayed originals are not resent"
     );
     assert_eq!(c.unacked_written_bytes(), 0);
-    c.sb.check().unwrap();
+    c.snd.sb.check().unwrap();
 }
 
 /// The same RTO with the head segment really lost: the ACK that the retransmission
@@ -401,7 +414,7 @@ fn a_genuine_rto_is_not_undone() {
     let acks = headers(&mut out);
     let last = acks.last().unwrap();
     c.on_segment(last, rto_at + 50 * MS, &mut out);
-    assert_eq!(c.stats.spurious_rtos, 0);
+    assert_eq!(c.stats.loss.spurious_rtos, 0);
     assert!(
         c.tp.ssthresh_pkts < prior_cwnd && c.tp.cwnd_pkts < prior_cwnd,
         "the reduction stays: cwnd {} ssthresh {} (before the RTO {prior_cwnd})",
@@ -419,7 +432,7 @@ fn a_genuine_rto_is_not_undone() {
     for h in headers(&mut out) {
         c.on_segment(&h, rto_at + 30 * MS, &mut out);
     }
-    assert_eq!(c.stats.spurious_rtos, 0);
+    assert_eq!(c.stats.loss.spurious_rtos, 0);
 }
 
 #[test]
@@ -441,7 +454,7 @@ fn a_duplicate_segment_is_reported_as_dsack() {
         "D-SACK names the duplicate"
     );
     c.on_segment(&dup_ack[0], 155 * MS, &mut out);
-    assert_eq!(c.stats.dsacks_received, 1);
+    assert_eq!(c.stats.loss.dsacks_received, 1);
 }
 
 /// RFC 793 §3.5 (Figure 13, normal close): the side that closes first goes through
@@ -463,8 +476,8 @@ fn a_normal_close_walks_the_rfc_793_states_on_both_sides() {
     // the data and the FIN reach the server; its ACKs reach the client
     let to_client = deliver(&mut s, &headers(&mut out), 125 * MS);
     assert_eq!(s.state, State::CloseWait);
-    assert_eq!(s.stats.bytes_received, 3000);
-    assert!(s.peer_closed);
+    assert_eq!(s.stats.transfer.bytes_received, 3000);
+    assert!(s.rcv.peer_closed);
     let back = deliver(&mut c, &to_client, 150 * MS);
     assert!(back.is_empty(), "an ACK of everything needs no answer");
     assert_eq!(c.state, State::FinWait2);
