@@ -179,7 +179,7 @@ impl Endpoint {
                         // +1); `tcp_xmit_retransmit_queue` resends it only if the window
                         // allows. In PRR's proportional phase that can be nothing: the head
                         // then waits for the next ACK, or for the RTO if none comes
-                        self.sb.mark_head_lost();
+                        self.snd.sb.mark_head_lost();
                         self.prr_update(info.delivered(), false, info.retrans_acked);
                         return;
                     }
@@ -230,24 +230,25 @@ impl Endpoint {
     /// the receive window allows it (`NextSeg` rules (1) and (2), its rule (3) off), else the
     /// head again.
     fn forced_partial_ack_send(&mut self, now_ns: u64, out: &mut Output) {
-        let Some(head) = self.sb.front().copied() else {
+        let Some(head) = self.snd.sb.front().copied() else {
             return;
         };
         if head.has(segflags::RETRANS)
             && !head.has(segflags::SACKED)
-            && self.seg_payload(&head) == self.cfg.mss
+            && self.snd.seg_payload(&head) == self.cfg.mss
         {
             return;
         }
-        if let Some(i) = self.sb.next_lost() {
+        if let Some(i) = self.snd.sb.next_lost() {
             self.retransmit(i, now_ns, out);
             return;
         }
-        let len = self
+        let snd = &self.snd;
+        let len = snd
             .write_end
-            .saturating_sub(self.snd_nxt)
+            .saturating_sub(snd.nxt)
             .min(self.cfg.mss as u64) as u32;
-        if len > 0 && self.snd_nxt + len as u64 - self.snd_una <= self.snd_wnd_bytes {
+        if len > 0 && snd.nxt + len as u64 - snd.una <= snd.wnd_bytes {
             self.send_new(len, now_ns, out);
         } else {
             self.retransmit(0, now_ns, out);

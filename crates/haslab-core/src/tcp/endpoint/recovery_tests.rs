@@ -568,11 +568,11 @@ fn a_partial_ack_resends_the_head_only_within_prr_window_unless_forced() {
                 // ceil(ssthresh × prr_delivered / RecoverFS) − prr_out = 0: nothing goes out;
                 // the head is marked lost and is the next segment any window sends
                 assert!(seqs.is_empty(), "{seqs:?}");
-                assert_eq!(c.sb.next_lost(), Some(0));
+                assert_eq!(c.snd.sb.next_lost(), Some(0));
             }
             PartialAckRetransmit::Forced => assert_eq!(seqs, vec![data[2].seq]),
         }
-        c.sb.check().unwrap();
+        c.snd.sb.check().unwrap();
     }
 }
 
@@ -619,6 +619,6 @@ fn with_sack_a_forced_partial_ack_send_resends_a_head_not_yet_retransmitted() {
             PartialAckRetransmit::Window => assert!(resent.is_empty(), "{resent:?}"),
             PartialAckRetransmit::Forced => assert_eq!(resent, vec![data[8].seq]),
         }
-        c.sb.check().unwrap();
+        c.snd.sb.check().unwrap();
     }
 }
