@@ -5,17 +5,23 @@
 //! `tcp_register_congestion_control` adds it to one list) and quinn-proto's
 //! `ControllerFactory` (each algorithm's config builds its controller). An algorithm's file
 //! implements its family's trait (name, aliases, source, range check, constructor) on a type
-//! of its own; the family's registry names that type on one line:
+//! of its own; the family's registry names the file and that type on one line, which also
+//! declares the file's module (`pub mod newreno;`):
 //!
 //! ```text
 //! registry! {
 //!     /// The `[flow.cc]` table of a scenario.
 //!     pub enum CcConfig: CcAlgorithm, visit CcVisit, what "congestion control" {
-//!         NewReno(newreno::NewRenoConfig),
-//!         Cubic(cubic::CubicConfig),
+//!         mod newreno { NewReno(NewRenoConfig) }
+//!         mod cubic { Cubic(CubicConfig) }
 //!     }
 //! }
 //! ```
+//!
+//! A file that serves several algorithms (one player type with a strategy per algorithm) lists
+//! them in its line, in registry order: `mod mpc { RobustMpc(RobustMpc), FastMpc(FastMpc) }`.
+//! Modules that hold no algorithm of their own (shared helpers) are ordinary `pub mod` items
+//! beside the registry.
 //!
 //! A config is written in a scenario as a table whose `algorithm` key names the algorithm and
 //! whose other keys are its parameters (`{ algorithm = "cubic", beta = 0.7 }`), or as a bare
@@ -299,19 +305,37 @@ fn capitalised(s: &str) -> String {
     }
 }
 
-/// Generates a family's config enum from one list of `Variant(AlgorithmType)` lines: the enum
-/// (each variant holding `<AlgorithmType as Family>::Config`), `NAMES`, `name`, `source`,
-/// `by_name` (names and aliases), `with_params`, `check`, `catalog`, `visit` (a generic
-/// dispatch to the algorithm's type, through which the family builds its instances), serde
-/// (the `algorithm`-tagged table) and the JSON Schema.
+/// Generates a family from one list of `mod file { Variant(AlgorithmType), ... }` lines: the
+/// algorithms' modules (`pub mod file;`), the config enum (each variant holding
+/// `<file::AlgorithmType as Family>::Config`), `NAMES`, `name`, `source`, `by_name` (names and
+/// aliases), `with_params`, `check`, `catalog`, `visit` (a generic dispatch to the algorithm's
+/// type, through which the family builds its instances), serde (the `algorithm`-tagged table)
+/// and the JSON Schema.
 macro_rules! registry {
     (
-        $(#[$meta:meta])*
+        $(#[doc = $doc:literal])*
+        $vis:vis enum $Enum:ident: $Family:ident, visit $Visit:ident, what $what:literal {
+            $( mod $module:ident { $( $Variant:ident($T:ident) ),+ $(,)? } )+
+        }
+    ) => {
+        $( pub mod $module; )+
+
+        $crate::sim::registry::registry! {
+            @family
+            $(#[doc = $doc])*
+            $vis enum $Enum: $Family, visit $Visit, what $what {
+                $( $( $Variant($module::$T), )+ )+
+            }
+        }
+    };
+    (
+        @family
+        $(#[doc = $doc:literal])*
         $vis:vis enum $Enum:ident: $Family:ident, visit $Visit:ident, what $what:literal {
             $( $Variant:ident($T:ty), )+
         }
     ) => {
-        $(#[$meta])*
+        $(#[doc = $doc])*
         #[derive(Clone, Debug, PartialEq)]
         $vis enum $Enum {
             $( $Variant(<$T as $crate::sim::registry::Algorithm>::Config), )+
