@@ -171,6 +171,8 @@ pub trait Registry: Sized {
     const WHAT: &'static str;
     /// Every canonical name, in registry order.
     fn names() -> &'static [&'static str];
+    /// Every algorithm's one-line summary ([`Algorithm::SUMMARY`]), in registry order.
+    fn summaries() -> &'static [&'static str];
     /// The default config of the algorithm called `name` or one of its aliases.
     fn by_name(name: &str) -> Option<Self>;
     /// The algorithm `name` (canonical) with the parameters in `params` (a JSON object without
@@ -281,7 +283,12 @@ impl<R: Registry + JsonSchema> JsonSchema for NameOrTable<R> {
     }
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let table = generator.subschema_for::<R>();
-        let names: Vec<&str> = R::names().to_vec();
+        // each name with its summary, so that the bare-name form documents every value
+        let names: Vec<Value> = R::names()
+            .iter()
+            .zip(R::summaries())
+            .map(|(name, summary)| serde_json::json!({"const": name, "description": summary}))
+            .collect();
         let description = format!(
             "{}: a name, or a table whose `algorithm` key names it and whose other keys are its \
              parameters.",
@@ -290,11 +297,22 @@ impl<R: Registry + JsonSchema> JsonSchema for NameOrTable<R> {
         schemars::json_schema!({
             "description": description,
             "anyOf": [
-                {"type": "string", "enum": names},
+                {"type": "string", "oneOf": names},
                 table
             ]
         })
     }
+}
+
+/// The first paragraph of a doc comment given line by line (as `#[doc]` attributes hold it),
+/// its lines trimmed and joined with newlines as schemars joins a type's doc comment.
+pub fn first_paragraph(lines: &[&str]) -> String {
+    lines
+        .iter()
+        .map(|l| l.trim())
+        .take_while(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn capitalised(s: &str) -> String {
@@ -424,6 +442,9 @@ macro_rules! registry {
             fn names() -> &'static [&'static str] {
                 Self::NAMES
             }
+            fn summaries() -> &'static [&'static str] {
+                &[ $( <$T as $crate::sim::registry::Algorithm>::SUMMARY, )+ ]
+            }
             fn by_name(name: &str) -> Option<Self> {
                 Self::by_name(name)
             }
@@ -466,7 +487,10 @@ macro_rules! registry {
                 let one_of = vec![
                     $( $crate::sim::registry::tagged_schema::<$T>(generator), )+
                 ];
-                schemars::json_schema!({ "oneOf": one_of })
+                schemars::json_schema!({
+                    "description": $crate::sim::registry::first_paragraph(&[ $( $doc ),* ]),
+                    "oneOf": one_of
+                })
             }
         }
     };
