@@ -359,7 +359,11 @@ macro_rules! registry {
             $( $Variant(<$T as $crate::sim::registry::Algorithm>::Config), )+
         }
 
-        /// A generic operation over the registered algorithms ([`$Enum::visit`]).
+        #[doc = concat!(
+            "A generic operation over the registered algorithms ([`",
+            stringify!($Enum),
+            "::visit`])."
+        )]
         $vis trait $Visit {
             type Out;
             fn visit<A: $Family>(self, config: &A::Config) -> Self::Out;
