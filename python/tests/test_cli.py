@@ -181,7 +181,7 @@ def _cc_names_from_schema() -> list[str]:
     """The algorithm names the scenario schema accepts (built from CcConfig::NAMES)."""
     schema = json.loads(haslab.schema())
     spec = schema["$defs"]["CcSpec"]
-    names = [alt["enum"] for alt in spec["anyOf"] if alt.get("type") == "string"]
+    names = [[c["const"] for c in alt["oneOf"]] for alt in spec["anyOf"] if alt.get("type") == "string"]
     assert len(names) == 1
     return names[0]
 

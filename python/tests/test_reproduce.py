@@ -15,7 +15,7 @@ from conftest import cli
 
 def test_registry_names_are_planned_and_complete():
     exps = experiments()
-    # every registered experiment is one issue 7 asks for (a typo would make it "extra")
+    # every registered experiment is a planned one (a typo would make it "extra")
     assert set(exps) <= set(PLANNED), sorted(set(exps) - set(PLANNED))
     # the missing list is exactly the planned names not registered
     assert missing() == [n for n in PLANNED if n not in exps]
@@ -109,7 +109,7 @@ def test_cli_list():
 
 @pytest.mark.parametrize("name", ["enhancing-fig6", "newcwv-fig5"])
 def test_smoke_enhancing_and_newcwv_experiments_write_outputs_and_claims(tmp_path, monkeypatch, name):
-    # the named transports of issue 6 reach the runs, and every claim is evaluated
+    # the papers' named transports reach the runs, and every claim is evaluated
     monkeypatch.setenv(ENV_DURATION, "20s")
     monkeypatch.setenv(ENV_SEEDS, "1")
     exp = get(name)

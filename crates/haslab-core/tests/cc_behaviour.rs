@@ -1,4 +1,4 @@
-//! Behaviour of the congestion-control algorithms in simulation (issue 3): each runs a bulk
+//! Behaviour of the congestion-control algorithms in simulation: each runs a bulk
 //! flow over a dumbbell with a 1-BDP buffer at high utilisation and without RTO storms;
 //! Westwood+ keeps more goodput than NewReno under random loss; CUBIC shares a bottleneck
 //! between a short- and a long-RTT flow more evenly than NewReno. Runs are seeded and

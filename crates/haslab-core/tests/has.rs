@@ -1,5 +1,5 @@
 //! HTTP adaptive streaming end to end: players over the simulated TCP on dumbbells. Each test
-//! states the property it checks (issue 4, "How it will be checked").
+//! states the property it checks.
 
 use haslab_core::has::players::AbrConfig;
 use haslab_core::metrics::qoe::PlayerSummary;

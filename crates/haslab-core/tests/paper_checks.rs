@@ -1,6 +1,6 @@
-//! The seed papers' own claims about their server-side transports (issue 6, "How it will be
-//! checked"), each asserted as a property on the paper's preset network with the named
-//! transports, and printed with its numbers (`cargo test --test paper_checks -- --nocapture`).
+//! The papers' own claims about their server-side transports, each asserted as a property on
+//! the paper's preset network with the named transports, and printed with its numbers
+//! (`cargo test --test paper_checks -- --nocapture`).
 //!
 //! - TcpHas paper §IV-C/D (Figs. 2–3): 8 RBB players on `tcphas-home`;
 //! - Enhancing-TCP paper §4.1 (Fig. 5): one player on `enhancing-dumbbell`, standard CUBIC vs

@@ -1,4 +1,4 @@
-//! Sender options in simulation (issue 3): SACK, RACK-TLP, pacing, newCWV and the cwnd clamp,
+//! Sender options in simulation: SACK, RACK-TLP, pacing, newCWV and the cwnd clamp,
 //! each compared with the sender without it on the same seeded scenario.
 
 use haslab_core::metrics::{ColumnData, SimResult};

@@ -527,6 +527,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LivePlayers>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MODEL_ID", haslab_core::MODEL_ID)?;
+    // every registered congestion control and player algorithm, in registry order
+    m.add("CC_NAMES", haslab_core::tcp::cc::CcConfig::NAMES.to_vec())?;
+    m.add(
+        "ABR_NAMES",
+        haslab_core::has::players::AbrConfig::NAMES.to_vec(),
+    )?;
     m.add(
         "PROGRESS_EVERY_NS",
         haslab_core::has::driver::PROGRESS_EVERY_NS,

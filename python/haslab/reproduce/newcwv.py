@@ -6,7 +6,7 @@ drop-tail queue (`newcwv-single`, `newcwv-shared` presets). The DASH client is t
 four persistent TCP connections, a 30 s buffer refilled once it has drained by a third
 (`refill = "20s"`), the paper's Big Buck Bunny ladder (200–700 kbps, 2 s segments; video
 `newcwv`). Our player's rate choice is RBB's (the paper's VLC adaptation logic is not described).
-The server's transport is the method, one of the named transports of issue 6 (`haslab cc
+The server's transport is the method, one of the papers' named transports (`haslab cc
 list`): `newreno-linux` ("NewReno": the test bed's default Linux New Reno, with Linux's restart
 after idle), `newcwv` (NewReno + RFC 7661, no pacing) and `newcwv-paced` (NewReno + newCWV +
 pacing at cwnd/RTT, the transport the paper evaluates). The FTP competitor runs NewReno.

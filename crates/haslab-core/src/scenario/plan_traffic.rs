@@ -50,7 +50,7 @@ pub struct PresetPlan {
     /// The preset's parameters, resolved (defaults applied), as (key, shown value).
     pub params: Vec<(String, String)>,
     /// Where the paper's video players go: one slot per client, to be filled by the HAS
-    /// players (issue 4). Nothing runs in a slot until players exist.
+    /// players (the preset's `player` template). Nothing runs in a slot until players exist.
     pub player_slots: Vec<PlayerSlot>,
 }
 

@@ -551,6 +551,105 @@ fn json_schema_is_json_and_names_the_top_level_keys() {
     assert!(s.contains("newreno"));
 }
 
+/// Every string constant of the schema's `oneOf` / `anyOf` lists, with its description (None
+/// when it has none), and every `enum` list of strings (which cannot describe its values), by
+/// the schema path where it was found.
+fn schema_values(
+    v: &serde_json::Value,
+    path: &str,
+    consts: &mut Vec<(String, String, Option<String>)>,
+    enums: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    match v {
+        Value::Object(o) => {
+            if o.get("enum")
+                .and_then(Value::as_array)
+                .is_some_and(|e| e.iter().any(Value::is_string))
+            {
+                enums.push(path.to_string());
+            }
+            for key in ["oneOf", "anyOf"] {
+                for alt in o.get(key).and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(c) = alt.get("const").and_then(Value::as_str) {
+                        let d = alt.get("description").and_then(Value::as_str);
+                        consts.push((path.to_string(), c.to_string(), d.map(str::to_string)));
+                    }
+                }
+            }
+            for (k, x) in o {
+                schema_values(x, &format!("{path}/{k}"), consts, enums);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                schema_values(x, &format!("{path}/{i}"), consts, enums);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn every_enum_value_has_its_description_in_the_schema() {
+    let v: serde_json::Value = serde_json::from_str(&json_schema()).unwrap();
+    let (mut consts, mut enums) = (Vec::new(), Vec::new());
+    schema_values(&v, "", &mut consts, &mut enums);
+    assert!(
+        enums.is_empty(),
+        "values listed without descriptions (an enum variant without a doc comment?): {enums:?}"
+    );
+    let undocumented: Vec<_> = consts
+        .iter()
+        .filter(|(_, _, d)| d.as_deref().is_none_or(|d| d.trim().is_empty()))
+        .map(|(p, c, _)| format!("{p}: {c:?}"))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "values without a description: {undocumented:?}"
+    );
+    let described = |def: &str, value: &str| -> String {
+        let path = format!("/$defs/{def}");
+        consts
+            .iter()
+            .find(|(p, c, _)| p.starts_with(&path) && c == value)
+            .and_then(|(_, _, d)| d.clone())
+            .unwrap_or_else(|| panic!("{def} has no value {value:?}"))
+    };
+    // the doc comments of the variants, in the `[flow.tcp]` options, players and queues
+    assert!(described("RecoveryMode", "prr").contains("RFC 6937"));
+    assert!(described("PrrVariant", "linux-3").contains("Linux 3.2"));
+    assert!(described("CwndGrowth", "per-ack").contains("TcpNewReno::SlowStart"));
+    assert!(described("RtoSsthresh", "unless-repeated").contains("ReTxTimeout"));
+    assert!(described("RtoFormula", "linux").contains("__tcp_set_rto"));
+    assert!(described("ConnectionKind", "rotate").contains("in turn"));
+    // a bare algorithm name is described by its algorithm's summary
+    use crate::has::players::AbrConfig;
+    use crate::sim::registry::Registry;
+    for (def, names, summaries) in [
+        (
+            "CcSpec",
+            CcConfig::NAMES,
+            <CcConfig as Registry>::summaries(),
+        ),
+        (
+            "AbrSpec",
+            AbrConfig::NAMES,
+            <AbrConfig as Registry>::summaries(),
+        ),
+    ] {
+        assert_eq!(names.len(), summaries.len());
+        for (name, summary) in names.iter().zip(summaries) {
+            assert_eq!(&described(def, name), summary, "{def} {name}");
+        }
+    }
+    // and each family's table by its type's doc comment
+    for def in ["CcConfig", "AbrConfig"] {
+        let d = v["$defs"][def]["description"].as_str().unwrap_or("");
+        assert!(d.contains("algorithm and its parameters"), "{def}: {d:?}");
+    }
+}
+
 #[test]
 fn cc_accepts_a_name_a_table_or_an_alias() {
     let base = "duration = \"1s\"\n[dumbbell]\npairs = 1\nbottleneck_rate = \"1Mbps\"\n[[flow]]\nsrc = \"left0\"\ndst = \"right0\"\napp = \"bulk\"\n";

@@ -5,17 +5,23 @@
 //! `tcp_register_congestion_control` adds it to one list) and quinn-proto's
 //! `ControllerFactory` (each algorithm's config builds its controller). An algorithm's file
 //! implements its family's trait (name, aliases, source, range check, constructor) on a type
-//! of its own; the family's registry names that type on one line:
+//! of its own; the family's registry names the file and that type on one line, which also
+//! declares the file's module (`pub mod newreno;`):
 //!
 //! ```text
 //! registry! {
 //!     /// The `[flow.cc]` table of a scenario.
 //!     pub enum CcConfig: CcAlgorithm, visit CcVisit, what "congestion control" {
-//!         NewReno(newreno::NewRenoConfig),
-//!         Cubic(cubic::CubicConfig),
+//!         mod newreno { NewReno(NewRenoConfig) }
+//!         mod cubic { Cubic(CubicConfig) }
 //!     }
 //! }
 //! ```
+//!
+//! A file that serves several algorithms (one player type with a strategy per algorithm) lists
+//! them in its line, in registry order: `mod mpc { RobustMpc(RobustMpc), FastMpc(FastMpc) }`.
+//! Modules that hold no algorithm of their own (shared helpers) are ordinary `pub mod` items
+//! beside the registry.
 //!
 //! A config is written in a scenario as a table whose `algorithm` key names the algorithm and
 //! whose other keys are its parameters (`{ algorithm = "cubic", beta = 0.7 }`), or as a bare
@@ -165,6 +171,8 @@ pub trait Registry: Sized {
     const WHAT: &'static str;
     /// Every canonical name, in registry order.
     fn names() -> &'static [&'static str];
+    /// Every algorithm's one-line summary ([`Algorithm::SUMMARY`]), in registry order.
+    fn summaries() -> &'static [&'static str];
     /// The default config of the algorithm called `name` or one of its aliases.
     fn by_name(name: &str) -> Option<Self>;
     /// The algorithm `name` (canonical) with the parameters in `params` (a JSON object without
@@ -275,7 +283,12 @@ impl<R: Registry + JsonSchema> JsonSchema for NameOrTable<R> {
     }
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
         let table = generator.subschema_for::<R>();
-        let names: Vec<&str> = R::names().to_vec();
+        // each name with its summary, so that the bare-name form documents every value
+        let names: Vec<Value> = R::names()
+            .iter()
+            .zip(R::summaries())
+            .map(|(name, summary)| serde_json::json!({"const": name, "description": summary}))
+            .collect();
         let description = format!(
             "{}: a name, or a table whose `algorithm` key names it and whose other keys are its \
              parameters.",
@@ -284,11 +297,22 @@ impl<R: Registry + JsonSchema> JsonSchema for NameOrTable<R> {
         schemars::json_schema!({
             "description": description,
             "anyOf": [
-                {"type": "string", "enum": names},
+                {"type": "string", "oneOf": names},
                 table
             ]
         })
     }
+}
+
+/// The first paragraph of a doc comment given line by line (as `#[doc]` attributes hold it),
+/// its lines trimmed and joined with newlines as schemars joins a type's doc comment.
+pub fn first_paragraph(lines: &[&str]) -> String {
+    lines
+        .iter()
+        .map(|l| l.trim())
+        .take_while(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn capitalised(s: &str) -> String {
@@ -299,25 +323,47 @@ fn capitalised(s: &str) -> String {
     }
 }
 
-/// Generates a family's config enum from one list of `Variant(AlgorithmType)` lines: the enum
-/// (each variant holding `<AlgorithmType as Family>::Config`), `NAMES`, `name`, `source`,
-/// `by_name` (names and aliases), `with_params`, `check`, `catalog`, `visit` (a generic
-/// dispatch to the algorithm's type, through which the family builds its instances), serde
-/// (the `algorithm`-tagged table) and the JSON Schema.
+/// Generates a family from one list of `mod file { Variant(AlgorithmType), ... }` lines: the
+/// algorithms' modules (`pub mod file;`), the config enum (each variant holding
+/// `<file::AlgorithmType as Family>::Config`), `NAMES`, `name`, `source`, `by_name` (names and
+/// aliases), `with_params`, `check`, `catalog`, `visit` (a generic dispatch to the algorithm's
+/// type, through which the family builds its instances), serde (the `algorithm`-tagged table)
+/// and the JSON Schema.
 macro_rules! registry {
     (
-        $(#[$meta:meta])*
+        $(#[doc = $doc:literal])*
+        $vis:vis enum $Enum:ident: $Family:ident, visit $Visit:ident, what $what:literal {
+            $( mod $module:ident { $( $Variant:ident($T:ident) ),+ $(,)? } )+
+        }
+    ) => {
+        $( pub mod $module; )+
+
+        $crate::sim::registry::registry! {
+            @family
+            $(#[doc = $doc])*
+            $vis enum $Enum: $Family, visit $Visit, what $what {
+                $( $( $Variant($module::$T), )+ )+
+            }
+        }
+    };
+    (
+        @family
+        $(#[doc = $doc:literal])*
         $vis:vis enum $Enum:ident: $Family:ident, visit $Visit:ident, what $what:literal {
             $( $Variant:ident($T:ty), )+
         }
     ) => {
-        $(#[$meta])*
+        $(#[doc = $doc])*
         #[derive(Clone, Debug, PartialEq)]
         $vis enum $Enum {
             $( $Variant(<$T as $crate::sim::registry::Algorithm>::Config), )+
         }
 
-        /// A generic operation over the registered algorithms ([`$Enum::visit`]).
+        #[doc = concat!(
+            "A generic operation over the registered algorithms ([`",
+            stringify!($Enum),
+            "::visit`])."
+        )]
         $vis trait $Visit {
             type Out;
             fn visit<A: $Family>(self, config: &A::Config) -> Self::Out;
@@ -400,6 +446,9 @@ macro_rules! registry {
             fn names() -> &'static [&'static str] {
                 Self::NAMES
             }
+            fn summaries() -> &'static [&'static str] {
+                &[ $( <$T as $crate::sim::registry::Algorithm>::SUMMARY, )+ ]
+            }
             fn by_name(name: &str) -> Option<Self> {
                 Self::by_name(name)
             }
@@ -442,7 +491,10 @@ macro_rules! registry {
                 let one_of = vec![
                     $( $crate::sim::registry::tagged_schema::<$T>(generator), )+
                 ];
-                schemars::json_schema!({ "oneOf": one_of })
+                schemars::json_schema!({
+                    "description": $crate::sim::registry::first_paragraph(&[ $( $doc ),* ]),
+                    "oneOf": one_of
+                })
             }
         }
     };

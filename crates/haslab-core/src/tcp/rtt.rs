@@ -27,7 +27,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RtoFormula {
+    /// RFC 6298 §2 as ns-3 computes it: RTO = max(min_rto, SRTT + max(G, 4·RTTVAR)), G = 1 ms.
     Rfc6298,
+    /// Linux `__tcp_set_rto` (include/net/tcp.h): RTO = SRTT + max(4·RTTVAR, min_rto), the
+    /// floor inside the sum.
     Linux,
     /// ns-3.17's `RttMeanDeviation` estimator and RTO (see the module docs).
     #[serde(rename = "ns3.17")]

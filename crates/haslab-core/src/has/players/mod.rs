@@ -14,18 +14,9 @@
 //! [`bola_e`], [`dashjs`] (with [`dashjs_bola`], [`dashjs_abandon`]), [`mpc`]; the dash.js
 //! throughput estimate shared by several is [`throughput_history`].
 
-pub mod bba;
-pub mod bola;
-pub mod bola_e;
-pub mod conventional;
-pub mod dashjs;
+// Each player's module is declared by its line in `registry!` below; these are its helpers.
 pub mod dashjs_abandon;
 pub mod dashjs_bola;
-pub mod elastic;
-pub mod festive;
-pub mod mpc;
-pub mod panda;
-pub mod rbb;
 pub mod throughput_history;
 
 use super::playback::Phase;
@@ -184,22 +175,22 @@ pub trait AbrAlgorithm: Algorithm {
 }
 
 registry! {
-    /// The `abr` of a `[[player]]`: the algorithm and its parameters. A new player is a file in
-    /// this folder implementing [`AbrAlgorithm`], and a line here.
+    /// The `abr` of a `[[player]]`: the algorithm and its parameters.
+    ///
+    /// A new player is a file in this folder implementing [`AbrAlgorithm`], and a line here
+    /// (which also declares the file's module). A file serving several strategies lists one
+    /// marker type per strategy.
     pub enum AbrConfig: AbrAlgorithm, visit AbrVisit, what "player algorithm" {
-        Rbb(rbb::Rbb),
-        Conventional(conventional::Conventional),
-        Panda(panda::Panda),
-        Elastic(elastic::Elastic),
-        Festive(festive::Festive),
-        Bba(bba::Bba),
-        Bola(bola::Bola),
-        BolaE(bola_e::BolaE),
-        DashjsThroughput(dashjs::DashjsThroughput),
-        DashjsBola(dashjs::DashjsBola),
-        DashjsDynamic(dashjs::DashjsDynamic),
-        RobustMpc(mpc::RobustMpc),
-        FastMpc(mpc::FastMpc),
+        mod rbb { Rbb(Rbb) }
+        mod conventional { Conventional(Conventional) }
+        mod panda { Panda(Panda) }
+        mod elastic { Elastic(Elastic) }
+        mod festive { Festive(Festive) }
+        mod bba { Bba(Bba) }
+        mod bola { Bola(Bola) }
+        mod bola_e { BolaE(BolaE) }
+        mod dashjs { DashjsThroughput(DashjsThroughput), DashjsBola(DashjsBola), DashjsDynamic(DashjsDynamic) }
+        mod mpc { RobustMpc(RobustMpc), FastMpc(FastMpc) }
     }
 }
 

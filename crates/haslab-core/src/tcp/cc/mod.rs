@@ -22,16 +22,8 @@
 //! subset). An algorithm may set `pacing_rate_bps`, which the sender honours by spacing its
 //! transmissions.
 
-pub mod bbr;
-pub mod cubic;
-pub mod illinois;
+// Each algorithm's module is declared by its line in `registry!` below; this one is a helper.
 pub mod minmax;
-pub mod newreno;
-pub mod tcphas;
-pub mod tibet;
-pub mod trickle;
-pub mod westwood;
-pub mod yeah;
 
 use crate::sim::registry::{registry, Algorithm};
 use crate::sim::rng::Stream;
@@ -314,18 +306,20 @@ pub trait CcAlgorithm: Algorithm {
 }
 
 registry! {
-    /// The `[flow.cc]` table of a scenario: the algorithm and its parameters. A new algorithm
-    /// is a file in this folder implementing [`CcAlgorithm`] for its config, and a line here.
+    /// The `[flow.cc]` table of a scenario: the algorithm and its parameters.
+    ///
+    /// A new algorithm is a file in this folder implementing [`CcAlgorithm`] for its config,
+    /// and a line here (which also declares the file's module).
     pub enum CcConfig: CcAlgorithm, visit CcVisit, what "congestion control" {
-        NewReno(newreno::NewRenoConfig),
-        Cubic(cubic::CubicConfig),
-        WestwoodPlus(westwood::WestwoodConfig),
-        Tibet(tibet::TibetConfig),
-        Yeah(yeah::YeahConfig),
-        Illinois(illinois::IllinoisConfig),
-        Bbr(bbr::BbrConfig),
-        TcpHas(tcphas::TcpHasConfig),
-        Trickle(trickle::TrickleConfig),
+        mod newreno { NewReno(NewRenoConfig) }
+        mod cubic { Cubic(CubicConfig) }
+        mod westwood { WestwoodPlus(WestwoodConfig) }
+        mod tibet { Tibet(TibetConfig) }
+        mod yeah { Yeah(YeahConfig) }
+        mod illinois { Illinois(IllinoisConfig) }
+        mod bbr { Bbr(BbrConfig) }
+        mod tcphas { TcpHas(TcpHasConfig) }
+        mod trickle { Trickle(TrickleConfig) }
     }
 }
 
