@@ -175,7 +175,18 @@ def write_report(results: list[xc.CellResult], known, path, quick: bool = False)
     cmd = "haslab crosscheck linux --report" + (" --quick" if quick else "")
     if len(seeds) > 1:
         cmd += f" --seeds {len(seeds)}"
-    seeds_text = "one seed" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]} (the seed draws the flows' start times)"
+    per_group: dict[str, int] = {}
+    for r in results:
+        per_group[r.cell.group] = per_group.get(r.cell.group, 0) + 1
+    counts = sorted(set(per_group.values()))
+    if counts == [1]:
+        seeds_text = "one seed"
+    elif len(counts) == 1:
+        seeds_text = f"{counts[0]} seeds per group (a seed draws the flows' start times)"
+    else:
+        many = [g for g, n in per_group.items() if n > 1]
+        seeds_text = (f"{max(counts)} seeds (a seed draws the flows' start times) in "
+                      + ", ".join(f"`{g}`" for g in many) + "; one seed in the other groups")
     intro = [
         "# Fidelity: haslab's TCP against the Linux kernel (live mode)",
         "",
