@@ -144,8 +144,9 @@ def run(
 
     OUT must be empty or missing; with --force, the files an earlier haslab run wrote there are removed first (other files stay).
     """
-    # the run without pandas: tables from the summary, Parquet with pyarrow alone (pandas and
-    # matplotlib only for a run with players, for players.png)
+    # the run without NumPy, pyarrow and pandas: tables from the summary, the Parquet traces
+    # written by the simulator (NumPy, pandas and matplotlib only for a run with players, for
+    # players.png)
     from .api import run_raw as run_scenario
     from .cli_run import RUN_MANIFEST, clear_out_dir, scenario_with_overrides
 
@@ -154,7 +155,8 @@ def run(
         removed = clear_out_dir(Path(out_dir), force)
         if removed and not quiet:
             err.print(f"--force: removed {len(removed)} file(s) of the previous run in {out_dir}/", soft_wrap=True)
-        result = run_scenario(what, out_dir=out_dir, progress=not quiet, pcap=pcap, base_dir=base_dir)
+        result = run_scenario(what, out_dir=out_dir, progress=not quiet, pcap=pcap, base_dir=base_dir,
+                              traces_to=out_dir, tables="players")
         if changed:
             result.summary["overrides"] = changed  # what --set changed in the file, by dotted path
         written = result.save(out_dir)
