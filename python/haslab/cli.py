@@ -10,8 +10,10 @@ from typing import Optional
 
 import typer
 
-from .console import stderr_console, stdout_console
-from .tables import (
+from .console import deferred, stderr_console, stdout_console
+
+# the tables (and rich) load when a command prints one
+(
     abr_table,
     bench_table,
     bench_vs_ns3_table,
@@ -24,6 +26,20 @@ from .tables import (
     flow_table,
     link_table,
     player_table,
+) = deferred(
+    "haslab.tables",
+    "abr_table",
+    "bench_table",
+    "bench_vs_ns3_table",
+    "cc_tables",
+    "compare_table",
+    "demo_table",
+    "describe_line",
+    "describe_tables",
+    "flow_delay_table",
+    "flow_table",
+    "link_table",
+    "player_table",
 )
 
 app = typer.Typer(

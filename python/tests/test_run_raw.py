@@ -1,7 +1,7 @@
 """`haslab run` without NumPy, pyarrow and pandas: the Parquet traces the simulator writes hold
 what the DataFrame path (`Result.save`) writes (same columns, types, name columns as
 dictionaries of every name, rows), and a run without players imports none of NumPy, pyarrow,
-pandas or matplotlib."""
+pandas or matplotlib (nor rich when it prints nothing)."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def test_run_raw_tables(tmp_path):
 
 
 def test_haslab_run_without_players_imports_neither_numpy_pyarrow_pandas_nor_matplotlib(tmp_path):
+    # (nor rich, with -q: nothing is printed)
     scenario = tmp_path / "bulk.toml"
     scenario.write_text(demo_toml("2s"))
     code = (
@@ -71,7 +72,7 @@ def test_haslab_run_without_players_imports_neither_numpy_pyarrow_pandas_nor_mat
         "from haslab.cli import app\n"
         f"try: app(['run', {str(scenario)!r}, '-o', {str(tmp_path / 'out')!r}, '-q'])\n"
         "except SystemExit as e: assert not e.code, e.code\n"
-        "print(sorted(m for m in ('numpy', 'pyarrow', 'pandas', 'matplotlib') if m in sys.modules))\n"
+        "print(sorted(m for m in ('numpy', 'pyarrow', 'pandas', 'matplotlib', 'rich') if m in sys.modules))\n"
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
