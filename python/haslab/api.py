@@ -287,7 +287,7 @@ def run(
     return _run(scenario, out_dir=out_dir, progress=progress, pcap=pcap, base_dir=base_dir, raw=False)
 
 
-def _run(scenario, *, out_dir, progress, pcap, base_dir, raw):
+def _run(scenario, *, out_dir, progress, pcap, base_dir, raw, traces_to=None, tables=True):
     text, fmt, base_dir = _source(scenario, base_dir)
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -297,9 +297,13 @@ def _run(scenario, *, out_dir, progress, pcap, base_dir, raw):
         raise ScenarioError(str(e)) from None
     _simulate(sim, progress)
     plan = sim.plan
-    done = sim.finish()
+    if traces_to is not None:
+        Path(traces_to).mkdir(parents=True, exist_ok=True)
+    keep = tables is True or (tables == "players" and bool(plan.get("players")))
+    done = sim.finish(None if traces_to is None else str(traces_to), keep)
     if raw:
-        return RawResult(json.loads(done["summary"]), done["tables"], plan)
+        written = [Path(traces_to) / n for n in done["written"]]
+        return RawResult(json.loads(done["summary"]), done["tables"] if keep else None, plan, written)
     return Result(json.loads(done["summary"]), done["tables"], plan)
 
 
@@ -310,43 +314,54 @@ def run_raw(
     progress: bool | str = False,
     pcap: bool = True,
     base_dir: str | os.PathLike | None = None,
+    traces_to: str | os.PathLike | None = None,
+    tables: bool | str = True,
 ) -> "RawResult":
-    """:func:`run` without pandas: the summary dict, the traces as NumPy arrays and the plan.
+    """:func:`run` without pandas: the summary dict, the traces and the plan.
 
-    This is what ``haslab run`` uses (it prints tables from the summary and writes the traces
-    with :meth:`RawResult.save`, byte for byte the files :meth:`Result.save` writes), so that a
-    run that has no players never imports pandas or matplotlib. :meth:`RawResult.result` gives
-    the DataFrame form."""
-    return _run(scenario, out_dir=out_dir, progress=progress, pcap=pcap, base_dir=base_dir, raw=True)
+    This is what ``haslab run`` uses: it prints tables from the summary, and the simulator
+    writes the Parquet traces itself into ``traces_to`` (the files :meth:`Result.save` writes,
+    equal in content), so that a run that has no players imports neither NumPy, pyarrow, pandas
+    nor matplotlib. ``tables``: whether the result also keeps the traces as NumPy arrays
+    (``True``; needed by :meth:`RawResult.save` without ``traces_to`` and by
+    :meth:`RawResult.result`), ``False``, or ``"players"``: only for a run with players.
+    :meth:`RawResult.result` gives the DataFrame form."""
+    if tables not in (True, False, "players"):
+        raise ValueError(f"tables: expected True, False or 'players', got {tables!r}")
+    return _run(scenario, out_dir=out_dir, progress=progress, pcap=pcap, base_dir=base_dir, raw=True,
+                traces_to=traces_to, tables=tables)
 
 
 class RawResult:
     """The outcome of a run before pandas: ``summary`` (the dict ``summary.json`` holds),
     ``tables`` (each trace as a mapping of column name to NumPy array, as the simulator hands
-    it over) and ``plan``."""
+    it over; None when they were not kept), ``plan`` and ``written`` (the Parquet traces the
+    simulator wrote)."""
 
-    def __init__(self, summary: dict, tables: Mapping[str, Mapping[str, "np.ndarray"]], plan: dict | None = None):
+    def __init__(self, summary: dict, tables: Mapping[str, Mapping[str, "np.ndarray"]] | None,
+                 plan: dict | None = None, written: list[Path] | None = None):
         self.summary = summary
         self.tables = tables
         self.plan = plan or {}
+        self.written = list(written or [])
 
     def result(self) -> "Result":
         """The same run as a :class:`Result` (DataFrames; imports pandas)."""
+        if self.tables is None:
+            raise ValueError("this run did not keep its traces (run_raw(..., tables=False))")
         return Result(self.summary, self.tables, self.plan)
 
     def save(self, out_dir: str | os.PathLike) -> list[Path]:
-        """Writes ``summary.json`` and the Parquet traces, the same bytes as
-        :meth:`Result.save`, with pyarrow alone."""
+        """Writes ``summary.json`` and the Parquet traces (the files :meth:`Result.save` writes,
+        equal in content) and returns their paths. Traces the simulator already wrote into
+        ``out_dir`` (``run_raw(..., traces_to=out_dir)``) are not written again."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         path = out / "summary.json"
         path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
-        written = [path]
-        for name in sorted(self.tables):
-            path = out / f"{name}.parquet"
-            _write_columns(trace_columns(name, self.tables[name], self.summary), path)
-            written.append(path)
-        return written
+        if self.written and all(p.parent.resolve() == out.resolve() for p in self.written):
+            return [path, *self.written]
+        return [path, *self.result().save_traces(out)]
 
 
 def trace_columns(name: str, table: Mapping[str, "np.ndarray"], summary: dict) -> list[tuple[str, Any]]:
@@ -500,10 +515,15 @@ class Result:
         """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        written = []
         path = out / "summary.json"
         path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
-        written.append(path)
+        return [path, *self.save_traces(out)]
+
+    def save_traces(self, out_dir: str | os.PathLike) -> list[Path]:
+        """Writes one Parquet file per trace (``cwnd.parquet``, …) and returns their paths."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
         for name, df in self.traces.items():
             path = out / f"{name}.parquet"
             write_parquet(df, path)

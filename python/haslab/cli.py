@@ -10,8 +10,10 @@ from typing import Optional
 
 import typer
 
-from .console import stderr_console, stdout_console
-from .tables import (
+from .console import deferred, stderr_console, stdout_console
+
+# the tables (and rich) load when a command prints one
+(
     abr_table,
     bench_table,
     bench_vs_ns3_table,
@@ -24,6 +26,20 @@ from .tables import (
     flow_table,
     link_table,
     player_table,
+) = deferred(
+    "haslab.tables",
+    "abr_table",
+    "bench_table",
+    "bench_vs_ns3_table",
+    "cc_tables",
+    "compare_table",
+    "demo_table",
+    "describe_line",
+    "describe_tables",
+    "flow_delay_table",
+    "flow_table",
+    "link_table",
+    "player_table",
 )
 
 app = typer.Typer(
@@ -144,8 +160,9 @@ def run(
 
     OUT must be empty or missing; with --force, the files an earlier haslab run wrote there are removed first (other files stay).
     """
-    # the run without pandas: tables from the summary, Parquet with pyarrow alone (pandas and
-    # matplotlib only for a run with players, for players.png)
+    # the run without NumPy, pyarrow and pandas: tables from the summary, the Parquet traces
+    # written by the simulator (NumPy, pandas and matplotlib only for a run with players, for
+    # players.png)
     from .api import run_raw as run_scenario
     from .cli_run import RUN_MANIFEST, clear_out_dir, scenario_with_overrides
 
@@ -154,7 +171,8 @@ def run(
         removed = clear_out_dir(Path(out_dir), force)
         if removed and not quiet:
             err.print(f"--force: removed {len(removed)} file(s) of the previous run in {out_dir}/", soft_wrap=True)
-        result = run_scenario(what, out_dir=out_dir, progress=not quiet, pcap=pcap, base_dir=base_dir)
+        result = run_scenario(what, out_dir=out_dir, progress=not quiet, pcap=pcap, base_dir=base_dir,
+                              traces_to=out_dir, tables="players")
         if changed:
             result.summary["overrides"] = changed  # what --set changed in the file, by dotted path
         written = result.save(out_dir)

@@ -6,9 +6,10 @@ import time
 from typing import Optional
 
 import typer
-from rich.markup import escape
 
-from .console import stderr_console, stdout_console
+from .console import deferred, stderr_console, stdout_console
+
+(escape,) = deferred("rich.markup", "escape")
 
 out = stdout_console(160)
 err = stderr_console()

@@ -10,8 +10,11 @@ from typing import Optional
 
 import typer
 
-from .console import stderr_console, stdout_console
-from .tables import live_flow_table, live_link_table, live_ranking_table, player_table
+from .console import deferred, stderr_console, stdout_console
+
+live_flow_table, live_link_table, live_ranking_table, player_table = deferred(
+    "haslab.tables", "live_flow_table", "live_link_table", "live_ranking_table", "player_table"
+)
 
 app = typer.Typer(
     name="live",

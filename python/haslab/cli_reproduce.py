@@ -9,8 +9,9 @@ from typing import Optional
 
 import typer
 
-from .console import stderr_console, stdout_console
-from .tables import claims_table, experiments_table
+from .console import deferred, stderr_console, stdout_console
+
+claims_table, experiments_table = deferred("haslab.tables", "claims_table", "experiments_table")
 
 out = stdout_console(120)
 err = stderr_console()

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
 
-from .console import stderr_console, stdout_console
-from .tables import failures_table, first_line
+from .console import deferred, stderr_console, stdout_console
+
+(escape,) = deferred("rich.markup", "escape")
+failures_table, first_line = deferred("haslab.tables", "failures_table", "first_line")
 
 app = typer.Typer(
     name="sweep",

@@ -1,9 +1,12 @@
 //! `haslab._core`: the thin Python binding of haslab-core.
 //!
-//! Everything user-facing (path handling, DataFrames, Parquet, progress bars, the CLI) lives in
-//! the pure-Python package `haslab`; this module only parses scenarios, steps a [`World`] with
-//! the GIL released, and hands the result over: the summary as a JSON string and each trace
-//! table as a dict of NumPy arrays that take ownership of the Rust vectors (no copy).
+//! Everything user-facing (path handling, DataFrames, progress bars, the CLI) lives in the
+//! pure-Python package `haslab`; this module only parses scenarios, steps a [`World`] with the
+//! GIL released, and hands the result over: the summary as a JSON string and each trace table
+//! as a dict of NumPy arrays that take ownership of the Rust vectors (no copy), or written as
+//! Parquet files (`parquet_out`, for `haslab run`, which then needs neither NumPy nor pyarrow).
+
+mod parquet_out;
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -281,8 +284,17 @@ impl Simulation {
     }
 
     /// Runs to the end if needed, flushes pcap files and returns
-    /// {"summary": JSON str, "tables": {name: {column: numpy array}}}.
-    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// {"summary": JSON str, "tables": {name: {column: numpy array}}, "written": [file name]}.
+    /// With traces_dir, every trace is written there as `<name>.parquet` (the files
+    /// `Result.save` writes; "written" names them, in name order); tables=False leaves
+    /// "tables" empty (and NumPy unimported).
+    #[pyo3(signature = (traces_dir = None, tables = true))]
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+        traces_dir: Option<PathBuf>,
+        tables: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let world = self
             .world
             .lock()
@@ -292,10 +304,20 @@ impl Simulation {
         let result: SimResult = py.detach(|| world.finish()).map_err(PyOSError::new_err)?;
         let summary = serde_json::to_string(&result)
             .map_err(|e| PyRuntimeError::new_err(format!("cannot serialise the summary: {e}")))?;
-        let tables = tables_to_py(py, result.tables)?;
+        let written = match traces_dir {
+            Some(dir) => py
+                .detach(|| parquet_out::write_traces(&result, &dir))
+                .map_err(PyOSError::new_err)?,
+            None => Vec::new(),
+        };
         let out = PyDict::new(py);
         out.set_item("summary", summary)?;
-        out.set_item("tables", tables)?;
+        if tables {
+            out.set_item("tables", tables_to_py(py, result.tables)?)?;
+        } else {
+            out.set_item("tables", PyDict::new(py))?;
+        }
+        out.set_item("written", written)?;
         Ok(out)
     }
 }
