@@ -467,6 +467,35 @@ fn with_sack_only_acks_that_sack_new_data_are_duplicate_acks() {
     assert_eq!(resent[0].seq, data[5].seq, "the hole is retransmitted");
 }
 
+/// The client writes ten segments at 100 ms; all but `lost` reach the server at 125 ms, whose
+/// ACKs reach the client one by one at 150 ms. Returns the ten data segments and what the
+/// client sent in response.
+fn ten_segments_with_two_lost(
+    c: &mut Endpoint,
+    s: &mut Endpoint,
+    lost: [usize; 2],
+) -> (
+    Vec<crate::net::packet::TcpHeader>,
+    Vec<crate::net::packet::TcpHeader>,
+) {
+    let mut out = Output::default();
+    c.write(10 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    assert_eq!(data.len(), 10);
+    let arrived: Vec<_> = data
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !lost.contains(i))
+        .map(|(_, h)| *h)
+        .collect();
+    let acks = deliver(s, &arrived, 125 * MS);
+    let mut sent = Vec::new();
+    for a in &acks {
+        sent.extend(deliver(c, std::slice::from_ref(a), 150 * MS));
+    }
+    (data, sent)
+}
+
 /// RFC 6675 §4 NextSeg rule (3) (`nextseg_rule3`, ns-3 3.37's `TcpTxBuffer::NextSeg`): in
 /// recovery, with no segment marked lost and no new data, the first segment neither SACKed nor
 /// retransmitted goes out again. Ten segments, the second and the last lost: the SACKs of 2-8
@@ -480,21 +509,7 @@ fn nextseg_rule3_resends_the_unsacked_tail_in_recovery_when_no_data_is_left() {
             nextseg_rule3: rule3,
             ..sack_cfg()
         });
-        let mut out = Output::default();
-        c.write(10 * MSS, 1, 100 * MS, &mut out);
-        let data = headers(&mut out);
-        assert_eq!(data.len(), 10);
-        let arrived: Vec<_> = data
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != 1 && *i != 9)
-            .map(|(_, h)| *h)
-            .collect();
-        let acks = deliver(&mut s, &arrived, 125 * MS);
-        let mut resent = Vec::new();
-        for a in &acks {
-            resent.extend(deliver(&mut c, std::slice::from_ref(a), 150 * MS));
-        }
+        let (data, resent) = ten_segments_with_two_lost(&mut c, &mut s, [1, 9]);
         assert_eq!(c.tp.ca_state, CaState::Recovery);
         let seqs: Vec<u32> = resent.iter().map(|h| h.seq).collect();
         if rule3 {
@@ -592,21 +607,7 @@ fn with_sack_a_forced_partial_ack_send_resends_a_head_not_yet_retransmitted() {
             partial_ack_retransmit: mode,
             ..sack_cfg()
         });
-        let mut out = Output::default();
-        c.write(10 * MSS, 1, 100 * MS, &mut out);
-        let data = headers(&mut out);
-        assert_eq!(data.len(), 10);
-        let arrived: Vec<_> = data
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != 1 && *i != 8)
-            .map(|(_, h)| *h)
-            .collect();
-        let acks = deliver(&mut s, &arrived, 125 * MS);
-        let mut sent = Vec::new();
-        for a in &acks {
-            sent.extend(deliver(&mut c, std::slice::from_ref(a), 150 * MS));
-        }
+        let (data, sent) = ten_segments_with_two_lost(&mut c, &mut s, [1, 8]);
         let seqs: Vec<u32> = sent.iter().map(|h| h.seq).collect();
         assert_eq!(seqs, vec![data[1].seq], "only the segment SACK marked lost");
         let pa = deliver(&mut s, &sent, 175 * MS);
