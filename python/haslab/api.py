@@ -361,7 +361,15 @@ class RawResult:
         path.write_text(json.dumps(self.summary, indent=2) + "\n", encoding="utf-8")
         if self.written and all(p.parent.resolve() == out.resolve() for p in self.written):
             return [path, *self.written]
-        return [path, *self.result().save_traces(out)]
+        if self.tables is None:
+            raise ValueError("this run did not keep its traces (run_raw(..., tables=False))")
+        written = [path]
+        for name in sorted(self.tables):
+            # pyarrow alone, no pandas: the columns as Result.save's files hold them
+            path = out / f"{name}.parquet"
+            _write_columns(trace_columns(name, self.tables[name], self.summary), path)
+            written.append(path)
+        return written
 
 
 def trace_columns(name: str, table: Mapping[str, "np.ndarray"], summary: dict) -> list[tuple[str, Any]]:

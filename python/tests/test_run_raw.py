@@ -79,3 +79,19 @@ def test_haslab_run_without_players_imports_neither_numpy_pyarrow_pandas_nor_mat
     assert p.stdout.strip() == "[]"
     for name in ("cwnd", "goodput", "queue"):
         assert (tmp_path / "out" / f"{name}.parquet").exists()
+
+
+def test_raw_result_save_from_arrays_does_not_import_pandas(tmp_path):
+    # run_raw(...).save(out) without traces_to writes the traces from the NumPy arrays with
+    # pyarrow alone
+    code = (
+        "import sys\n"
+        "from haslab.api import run_raw\n"
+        f"run_raw(open({str(tmp_path / 'bulk.toml')!r}).read()).save({str(tmp_path / 'out')!r})\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    (tmp_path / "bulk.toml").write_text(demo_toml("2s"))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "False"
+    assert (tmp_path / "out" / "cwnd.parquet").exists()

@@ -60,7 +60,7 @@ pub fn write_traces(result: &SimResult, out_dir: &Path) -> Result<Vec<String>, S
         let name = format!("{}.parquet", table.name);
         let cols = trace_columns(table, result)?;
         let path = out_dir.join(&name);
-        write_file(&cols, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+        write_file(cols, &path).map_err(|e| format!("{}: {e}", path.display()))?;
         written.push(name);
     }
     Ok(written)
@@ -166,8 +166,9 @@ fn parquet_err(e: parquet::errors::ParquetError) -> String {
     e.to_string()
 }
 
-/// Writes the columns as one Parquet file with one row group.
-fn write_file(cols: &[(String, Col)], path: &Path) -> Result<(), String> {
+/// Writes the columns as one Parquet file with one row group (the columns move into the
+/// Arrow arrays, no copy).
+fn write_file(cols: Vec<(String, Col)>, path: &Path) -> Result<(), String> {
     let fields: Vec<Field> = cols
         .iter()
         .map(|(name, c)| Field::new(name, c.data_type(), true))
@@ -186,33 +187,30 @@ fn write_file(cols: &[(String, Col)], path: &Path) -> Result<(), String> {
     let parquet_schema = writer.schema_descr().clone();
     let mut arrow_writers = factory.create_column_writers(0).map_err(parquet_err)?;
     let mut row_group = writer.next_row_group().map_err(parquet_err)?;
-    for (i, ((_, col), column_writer)) in cols.iter().zip(arrow_writers.drain(..)).enumerate() {
-        let mut column_writer = column_writer;
-        match col {
+    for (i, ((_, col), mut column_writer)) in
+        cols.into_iter().zip(arrow_writers.drain(..)).enumerate()
+    {
+        let array: ArrayRef = match col {
             Col::Names(codes, names) => {
                 drop(column_writer);
                 let descr = parquet_schema.column(i);
-                let (bytes, close) = names_chunk(descr, codes, names).map_err(parquet_err)?;
+                let (bytes, close) = names_chunk(descr, &codes, &names).map_err(parquet_err)?;
                 row_group
                     .append_column(&bytes, close)
                     .map_err(parquet_err)?;
+                continue;
             }
-            _ => {
-                let array: ArrayRef = match col {
-                    Col::I64(v) => Arc::new(Int64Array::from(v.clone())),
-                    Col::F64(v) => Arc::new(Float64Array::from(v.clone())),
-                    Col::Names(..) => unreachable!(),
-                };
-                for leaf in compute_leaves(schema.field(i), &array).map_err(parquet_err)? {
-                    column_writer.write(&leaf).map_err(parquet_err)?;
-                }
-                column_writer
-                    .close()
-                    .map_err(parquet_err)?
-                    .append_to_row_group(&mut row_group)
-                    .map_err(parquet_err)?;
-            }
+            Col::I64(v) => Arc::new(Int64Array::from(v)),
+            Col::F64(v) => Arc::new(Float64Array::from(v)),
+        };
+        for leaf in compute_leaves(schema.field(i), &array).map_err(parquet_err)? {
+            column_writer.write(&leaf).map_err(parquet_err)?;
         }
+        column_writer
+            .close()
+            .map_err(parquet_err)?
+            .append_to_row_group(&mut row_group)
+            .map_err(parquet_err)?;
     }
     row_group.close().map_err(parquet_err)?;
     writer.close().map_err(parquet_err)?;
