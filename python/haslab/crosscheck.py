@@ -102,6 +102,10 @@ COMMON = {
     # On a partial ACK in fast recovery, ns-3's TcpSocketBase::ProcessAck calls DoRetransmit
     # after PRR: one segment goes out whatever the window (tcp-socket-base.cc).
     "partial_ack_retransmit": "forced",
+    # ns-3's TcpSocketBase counts cwnd and bytes in flight in bytes (AvailableWindow,
+    # SendPendingData's silly-window check): the short last segment of a chunk leaves on the
+    # bytes left in the window, where Linux (haslab's default) needs a free packet.
+    "window_accounting": "bytes",
     # ns-3 3.37 has neither RACK nor TLP, and does not pace by default.
     "tlp": False,
     "pacing": "off",
@@ -239,6 +243,7 @@ def haslab_scenario(cell: Cell) -> dict:
         "prr_variant": c["prr_variant"],
         "nextseg_rule3": c["nextseg_rule3"],
         "partial_ack_retransmit": c["partial_ack_retransmit"],
+        "window_accounting": c["window_accounting"],
         "sack": cell.sack,
         "tlp": c["tlp"],
         "pacing": c["pacing"],

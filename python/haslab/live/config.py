@@ -252,6 +252,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("recover_guard", True),
         ("nextseg_rule3", False),
         ("partial_ack_retransmit", "window"),
+        ("window_accounting", "packets"),
         ("full_ack_exit", "ssthresh"),
         ("prr_variant", "linux"),
     ):

@@ -80,7 +80,7 @@ pub const TRANSPORTS: &[Transport] = &[
                  (src/internet/model/tcp-congestion-ops.cc, tcp-socket-base.cc, tcp-socket.cc, \
                  tcp-prr-recovery.cc, rtt-estimator.cc)",
         description: "ns-3's default-configured NewReno sender: per-ACK growth (also when \
-                      application-limited), ssthresh = max(2, flight/2), PRR, impatient \
+                      application-limited), cwnd and flight counted in bytes, ssthresh = max(2, flight/2), PRR, impatient \
                       partial-ACK timer, ssthresh recomputed by an RTO in recovery, no undo of spurious RTOs, 536-byte segments, IW 10, SACK and timestamps, \
                       min RTO 1 s (RFC 6298 formula), max RTO 60 s, 200 ms delayed ACKs, \
                       128 KiB receive buffer, no restart after idle",
@@ -103,6 +103,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("rwnd", Int(131_072)),
             ("recovery", Str("prr")),
             ("cwnd_growth", Str("per-ack")),
+            ("window_accounting", Str("bytes")),
             ("partial_ack_rto", Str("impatient")),
             ("rto_ssthresh", Str("unless-repeated")),
             ("rto_undo", Bool(false)),
@@ -128,7 +129,7 @@ pub const TRANSPORTS: &[Transport] = &[
                  LimitedTransmit false, DupAck: fast recovery on any third duplicate ACK \
                  outside one, also after an RTO)",
         description: "the ns-3.17 sender of the TcpHas paper's simulations: 536-byte segments, \
-                      IW 1, no TCP options, 64 KB window, per-ACK growth, 200 ms delayed ACKs, \
+                      IW 1, no TCP options, 64 KB window, per-ACK growth, cwnd and flight in bytes, 200 ms delayed ACKs, \
                       ns-3.17's RTT estimator and min RTO 200 ms, no limited transmit, fast \
                       recovery on any third duplicate ACK, no restart after idle; a player's own cc (Westwood+, \
                       TIBET, Trickle, TcpHas) replaces NewReno",
@@ -153,6 +154,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("full_ack_exit", Str("flight")),
             ("recovery", Str("classic")),
             ("cwnd_growth", Str("per-ack")),
+            ("window_accounting", Str("bytes")),
             // TcpNewReno::Retransmit recomputes ssthresh on every RTO, also one that ends a
             // fast recovery (and even a repeated one, which haslab does not model)
             ("rto_ssthresh", Str("unless-repeated")),

@@ -119,6 +119,27 @@ pub enum CwndGrowth {
     PerAck,
 }
 
+/// How cwnd is compared with what is in flight before a segment leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowAccounting {
+    /// In packets: a segment of any size may leave while pipe < cwnd (Linux `tcp_cwnd_test`:
+    /// `tcp_packets_in_flight` against `snd_cwnd`, net/ipv4/tcp_output.c), so the short last
+    /// segment of a write takes a whole packet of window.
+    Packets,
+    /// In bytes, as ns-3's `TcpSocketBase` (ns-3.17 and 3.37, src/internet/model/
+    /// tcp-socket-base.cc): the available window is cwnd − BytesInFlight in bytes
+    /// (`AvailableWindow`), and `SendPendingData` sends while it is positive, a full segment
+    /// only if it is at least one MSS, the last data of a write if it fits (its silly-window
+    /// check: stop when the window is under one MSS and the data left exceeds it). cwnd
+    /// carries the bytes its per-ACK increase has added since the last whole segment: with
+    /// `cwnd_growth = "per-ack"`, congestion avoidance adds ⌊MSS²/cwnd⌋ bytes per ACK
+    /// (`TcpNewReno::CongestionAvoidance`, at least 1) and cwnd grows a packet per MSS of
+    /// them; with `per-packet` cwnd stays whole segments (ns-3's `TcpLinuxReno` and
+    /// `TcpCubic` add whole segments). A short segment in flight counts its own bytes.
+    Bytes,
+}
+
 /// Whether partial ACKs in fast recovery restart the retransmission timer (RFC 6582 §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -302,6 +323,10 @@ pub struct TcpConfig {
     /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets it
     /// delivered) or `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data).
     pub cwnd_growth: CwndGrowth,
+    /// How cwnd is compared with what is in flight: `packets` (default, Linux) or `bytes`
+    /// (ns-3's `TcpSocketBase`: the short last segment of a write leaves on the bytes left in
+    /// the window); see [`WindowAccounting`].
+    pub window_accounting: WindowAccounting,
     /// Restart after idle: `off`, `rfc5681` or `linux` (default: `linux`, because the papers
     /// that measured real servers ran Linux with tcp_slow_start_after_idle = 1).
     pub idle_restart: IdleRestart,
@@ -357,6 +382,7 @@ impl Default for TcpConfig {
             recovery: RecoveryMode::Classic,
             prr_variant: PrrVariant::Linux,
             cwnd_growth: CwndGrowth::PerPacket,
+            window_accounting: WindowAccounting::Packets,
             partial_ack_rto: PartialAckRto::SlowButSteady,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
             rto_undo: true,

@@ -144,6 +144,19 @@ impl Scoreboard {
         &self.segs[i]
     }
 
+    /// The index of the segment that starts at `start`, if one is queued.
+    pub fn index_of(&self, start: u64) -> Option<usize> {
+        let i = self.segs.partition_point(|s| s.start < start);
+        (i < self.segs.len() && self.segs[i].start == start).then_some(i)
+    }
+
+    /// What segment `i` adds to [`Scoreboard::pipe`]: 1 unless SACKed or marked lost, plus 1
+    /// while a retransmission of it is in flight.
+    pub fn pipe_count(&self, i: usize) -> u32 {
+        let f = self.segs[i].flags;
+        (f & (SACKED | LOST) == 0) as u32 + (f & RETRANS != 0) as u32
+    }
+
     /// RFC 6675 pipe / Linux `tcp_packets_in_flight`.
     #[inline]
     pub fn pipe(&self) -> u32 {

@@ -115,6 +115,15 @@ pub struct CcState {
     pub ssthresh_pkts: u32,
     /// Additive-increase credit, packets acked since the last increment (`snd_cwnd_cnt`).
     pub cwnd_cnt: u32,
+    /// Congestion avoidance counts bytes, as ns-3's `TcpNewReno::CongestionAvoidance`: see
+    /// [`CcState::cong_avoid_ai`]. Set by `window_accounting = "bytes"` with
+    /// `cwnd_growth = "per-ack"`.
+    pub ack_bytes_growth: bool,
+    /// With `ack_bytes_growth`: the bytes of growth since the last whole segment, valid while
+    /// cwnd is still [`CcState::ack_credit_cwnd_pkts`] (any other change of cwnd, a reduction
+    /// or a slow-start step, drops it).
+    pub ack_credit_bytes: u32,
+    pub ack_credit_cwnd_pkts: u32,
     /// Upper bound of cwnd (`snd_cwnd_clamp`).
     pub cwnd_clamp_pkts: u32,
     /// cwnd and ssthresh before the last reduction, for undo (`prior_cwnd`, `prior_ssthresh`).
@@ -173,6 +182,9 @@ impl CcState {
             cwnd_pkts: initial_cwnd_pkts,
             ssthresh_pkts: TCP_INFINITE_SSTHRESH,
             cwnd_cnt: 0,
+            ack_bytes_growth: false,
+            ack_credit_bytes: 0,
+            ack_credit_cwnd_pkts: 0,
             cwnd_clamp_pkts: u32::MAX / 2,
             prior_cwnd_pkts: initial_cwnd_pkts,
             prior_ssthresh_pkts: 0,
@@ -197,6 +209,17 @@ impl CcState {
             lost_pkts: 0,
             delivered_ns: 0,
             app_limited: false,
+        }
+    }
+
+    /// The bytes cwnd holds beyond its whole segments (ns-3's byte-granular cwnd, with
+    /// [`CcState::ack_bytes_growth`]), below one MSS; 0 otherwise.
+    #[inline]
+    pub fn window_credit_bytes(&self) -> u32 {
+        if self.ack_bytes_growth && self.ack_credit_cwnd_pkts == self.cwnd_pkts {
+            self.ack_credit_bytes.min(self.mss_bytes.saturating_sub(1))
+        } else {
+            0
         }
     }
 
@@ -241,8 +264,30 @@ impl CcState {
 
     /// Linux `tcp_cong_avoid_ai`: one packet of growth per `w` packets acked (byte counting in
     /// packet units, RFC 5681 §3.1 / RFC 3465).
+    ///
+    /// With [`CcState::ack_bytes_growth`] the credit is in bytes, as ns-3 keeps cwnd: each of
+    /// the `acked_pkts` calls adds max(1, ⌊MSS² / (w·MSS + credit)⌋) bytes, ns-3's
+    /// `TcpNewReno::CongestionAvoidance` adder (src/internet/model/tcp-congestion-ops.cc, the
+    /// same in ns-3.17's tcp-newreno.cc) with cwnd = w whole segments plus the credit, and
+    /// every MSS of credit is a packet. The adder's truncation makes this slower than one
+    /// packet per w ACKs: by 1448/⌊1448/w⌋ / w − 1, 3.4 % at w = 100 with a 1448-byte MSS.
     pub fn cong_avoid_ai(&mut self, w: u32, acked_pkts: u32) {
         let w = w.max(1);
+        if self.ack_bytes_growth {
+            let mss = self.mss_bytes.max(1) as u64;
+            let mut credit = self.window_credit_bytes() as u64;
+            for _ in 0..acked_pkts {
+                let adder = (mss * mss / (w as u64 * mss + credit)).max(1);
+                credit += adder;
+                self.cwnd_pkts = self.cwnd_pkts.saturating_add((credit / mss) as u32);
+                credit %= mss;
+            }
+            self.cwnd_pkts = self.cwnd_pkts.min(self.cwnd_clamp_pkts);
+            self.cwnd_cnt = 0;
+            self.ack_credit_bytes = credit as u32;
+            self.ack_credit_cwnd_pkts = self.cwnd_pkts;
+            return;
+        }
         if self.cwnd_cnt >= w {
             self.cwnd_cnt = 0;
             self.cwnd_pkts += 1;
@@ -410,5 +455,45 @@ mod tests {
         tp.cong_avoid_ai(21, 45);
         assert_eq!(tp.cwnd_pkts, 23);
         assert_eq!(tp.cwnd_cnt, 3);
+    }
+
+    /// With `ack_bytes_growth`, congestion avoidance follows ns-3's byte cwnd ACK by ACK:
+    /// `TcpNewReno::CongestionAvoidance` adds max(1, ⌊MSS²/cwnd⌋) bytes per ACK
+    /// (tcp-congestion-ops.cc), computed here on a byte cwnd independently. From 60 to 140
+    /// packets the whole segments plus the credit equal ns-3's cwnd after every ACK, and the
+    /// truncation makes a window of 100 take 104 ACKs instead of Linux's 100.
+    #[test]
+    fn per_ack_byte_growth_follows_ns3_byte_cwnd() {
+        let mss: u64 = 1448;
+        let mut tp = CcState::new(60, mss as u32);
+        tp.ssthresh_pkts = 30;
+        tp.ack_bytes_growth = true;
+        let mut ns3_cwnd = 60 * mss;
+        let mut acks_from_100 = None;
+        let mut acks = 0u32;
+        let mut checked_101 = false;
+        while tp.cwnd_pkts < 140 {
+            tp.reno_grow(1);
+            ns3_cwnd += (mss * mss / ns3_cwnd).max(1);
+            acks += 1;
+            let ours = tp.cwnd_pkts as u64 * mss + tp.window_credit_bytes() as u64;
+            assert_eq!(ours, ns3_cwnd, "after {acks} ACKs");
+            if tp.cwnd_pkts == 100 && acks_from_100.is_none() {
+                acks_from_100 = Some(acks);
+            }
+            if tp.cwnd_pkts == 101 && !checked_101 {
+                let start = acks_from_100.expect("passed 100");
+                assert_eq!(
+                    acks - start,
+                    104,
+                    "1448 / ⌊1448/100⌋ = 103.4 ACKs per packet"
+                );
+                checked_101 = true;
+            }
+        }
+        assert!(checked_101);
+        // any other change of cwnd (a reduction) drops the credit
+        tp.cwnd_pkts = 70;
+        assert_eq!(tp.window_credit_bytes(), 0);
     }
 }

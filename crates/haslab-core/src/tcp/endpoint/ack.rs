@@ -354,6 +354,14 @@ impl Endpoint {
         let data_end = self.snd.write_end;
         let bytes_acked = ack.min(data_end) - self.snd.una.clamp(1, data_end);
         self.snd.una = ack;
+        while self
+            .snd
+            .short_segs
+            .front()
+            .is_some_and(|&(start, len)| start + len as u64 <= ack)
+        {
+            self.snd.short_segs.pop_front();
+        }
         if self.snd.fin_requested && ack > self.snd.write_end {
             // the cumulative ACK covers our FIN
             self.state = self.state.on_fin_acked();

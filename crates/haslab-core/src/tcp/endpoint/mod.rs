@@ -294,6 +294,8 @@ impl Endpoint {
         iss: u32,
     ) -> Endpoint {
         let mut tp = CcState::new(cfg.initial_cwnd, cfg.mss);
+        tp.ack_bytes_growth = cfg.window_accounting == super::config::WindowAccounting::Bytes
+            && cfg.cwnd_growth == super::config::CwndGrowth::PerAck;
         let rtt = RttEstimator::new(
             cfg.initial_rto.0,
             cfg.min_rto.0,
@@ -563,6 +565,7 @@ impl Endpoint {
             self.snd.nxt = 1;
             self.snd.una = 0;
             self.snd.sb.clear();
+            self.snd.short_segs.clear();
             self.snd.sb.push(Seg {
                 start: 0,
                 end: 1,
@@ -655,6 +658,7 @@ impl Endpoint {
     fn handshake_acked(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
         let syn = self.snd.sb.front().copied();
         self.snd.sb.clear();
+        self.snd.short_segs.clear();
         self.snd.una = 1;
         self.tp.snd_una_bytes = 1;
         self.tp.snd_nxt_bytes = 1;

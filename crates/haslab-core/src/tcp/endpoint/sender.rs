@@ -7,7 +7,7 @@ use super::{Endpoint, Notice, NoticeKind, Output, TimerKind};
 use crate::net::packet::flags;
 use crate::sim::events::Timer;
 use crate::tcp::cc::{CaEvent, CaState};
-use crate::tcp::config::{CwndGrowth, RecoveryMode};
+use crate::tcp::config::{CwndGrowth, RecoveryMode, WindowAccounting};
 use crate::tcp::pacing;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::scoreboard::Seg;
@@ -50,6 +50,10 @@ pub(super) struct SendHalf {
     /// marks (end offset, tag) of writes, for Acked notices
     pub(super) marks: VecDeque<(u64, u64)>,
     pub(super) idle_notified: bool,
+    /// (start offset, payload bytes) of the segments shorter than one MSS not yet cumulatively
+    /// acknowledged, for `window_accounting = "bytes"` (a short segment in flight counts its
+    /// own bytes); empty otherwise
+    pub(super) short_segs: VecDeque<(u64, u32)>,
 }
 
 impl SendHalf {
@@ -74,6 +78,7 @@ impl SendHalf {
             chunk_pending: false,
             marks: VecDeque::new(),
             idle_notified: true,
+            short_segs: VecDeque::new(),
         }
     }
 
@@ -117,6 +122,31 @@ impl Endpoint {
         }
     }
 
+    /// `window_accounting = "bytes"`: whether ns-3's `TcpSocketBase::SendPendingData` would
+    /// send the segment starting at `start` (ns-3.37 src/internet/model/tcp-socket-base.cc;
+    /// the same rule in ns-3.17): the available window, cwnd − BytesInFlight in bytes
+    /// (`AvailableWindow`), must be positive, and at least one MSS unless all the data left
+    /// from `start` fits in it (the silly-window check). cwnd is its whole segments plus the
+    /// per-ACK growth's bytes ([`crate::tcp::cc::CcState::window_credit_bytes`]); in flight is
+    /// the pipe of [`Self::window_pipe`] in MSS-sized packets, less what its short segments lack.
+    pub(super) fn byte_window_allows(&self, start: u64) -> bool {
+        let mss = self.cfg.mss as u64;
+        let cwnd_bytes = self.tp.cwnd_pkts as u64 * mss + self.tp.window_credit_bytes() as u64;
+        let short_deficit: u64 = self
+            .snd
+            .short_segs
+            .iter()
+            .filter_map(|&(seg_start, len)| {
+                let i = self.snd.sb.index_of(seg_start)?;
+                Some(self.snd.sb.pipe_count(i) as u64 * mss.saturating_sub(len as u64))
+            })
+            .sum();
+        let in_flight_bytes = (self.window_pipe() as u64 * mss).saturating_sub(short_deficit);
+        let available = cwnd_bytes.saturating_sub(in_flight_bytes);
+        let data_left = self.snd.write_end.saturating_sub(start);
+        available > 0 && (available >= mss || data_left <= available)
+    }
+
     /// Sends what the windows allow: lost segments first, then new data.
     pub fn try_send(&mut self, now_ns: u64, out: &mut Output) {
         if !self.state.is_synchronized() {
@@ -155,7 +185,14 @@ impl Endpoint {
                     self.chunk_first_send(self.tp.cwnd_pkts < cwnd_before);
                 }
             }
-            if self.window_pipe() >= self.tp.cwnd_pkts {
+            let window_full = match self.cfg.window_accounting {
+                WindowAccounting::Packets => self.window_pipe() >= self.tp.cwnd_pkts,
+                WindowAccounting::Bytes => {
+                    let start = lost.map_or(self.snd.nxt, |i| self.snd.sb.get(i).start);
+                    !self.byte_window_allows(start)
+                }
+            };
+            if window_full {
                 cwnd_limited = true;
                 break;
             }
@@ -231,6 +268,9 @@ impl Endpoint {
         }
         let h = self.header(now_ns, off, fl, len);
         self.emit(h, out);
+        if self.cfg.window_accounting == WindowAccounting::Bytes && len > 0 && len < self.cfg.mss {
+            self.snd.short_segs.push_back((off, len));
+        }
         let tx = self.rate.on_send(&mut self.tp, self.snd.sb.len(), now_ns);
         self.snd.sb.push(Seg {
             start: off,

@@ -496,3 +496,48 @@ fn a_normal_close_walks_the_rfc_793_states_on_both_sides() {
     // TIME-WAIT still answers a retransmitted FIN with an ACK
     assert_eq!(deliver(&mut c, &fin, 400 * MS).len(), 1);
 }
+
+/// ns-3's `TcpSocketBase` counts the window in bytes (`window_accounting = "bytes"`;
+/// `AvailableWindow`, `SendPendingData`'s silly-window check, tcp-socket-base.cc): with a cwnd
+/// of 10 segments and 500 bytes of per-ACK growth, a write of 10 segments and 440 bytes goes
+/// out whole, its short last segment on the 500 bytes; Linux (`packets`) keeps it for a free
+/// packet. 300 bytes are not enough for it, and 500 bytes never let a full segment leave. A
+/// short segment in flight counts its own bytes: after 440 bytes alone, 10 full segments
+/// still fit in 10 segments and 1,100 bytes.
+#[test]
+fn a_short_last_segment_leaves_on_the_bytes_left_in_a_byte_counted_window() {
+    use crate::tcp::config::{CwndGrowth, WindowAccounting};
+    let sent = |accounting: WindowAccounting, credit: u32, writes: &[u64]| -> Vec<u32> {
+        let cfg = TcpConfig {
+            delayed_ack: DelayedAckMode::Off,
+            cwnd_growth: CwndGrowth::PerAck,
+            window_accounting: accounting,
+            ..TcpConfig::default()
+        };
+        let (mut c, _s) = pair(cfg);
+        c.tp.ssthresh_pkts = 5;
+        assert_eq!(c.tp.cwnd_pkts, 10);
+        c.tp.ack_credit_bytes = credit;
+        c.tp.ack_credit_cwnd_pkts = 10;
+        let mut out = Output::default();
+        for (k, &bytes) in writes.iter().enumerate() {
+            c.write(bytes, k as u64, 100 * MS, &mut out);
+        }
+        headers(&mut out).iter().map(|h| h.payload_bytes).collect()
+    };
+    let full = |n: usize| vec![MSS as u32; n];
+    let with_tail = [full(10), vec![440]].concat();
+    let (bytes, packets) = (WindowAccounting::Bytes, WindowAccounting::Packets);
+    assert_eq!(sent(bytes, 500, &[10 * MSS + 440]), with_tail);
+    assert_eq!(sent(packets, 500, &[10 * MSS + 440]), full(10));
+    assert_eq!(sent(bytes, 300, &[10 * MSS + 440]), full(10));
+    assert_eq!(sent(bytes, 500, &[11 * MSS]), full(10));
+    assert_eq!(
+        sent(bytes, 1100, &[440, 10 * MSS]),
+        [vec![440], full(10)].concat()
+    );
+    assert_eq!(
+        sent(packets, 1100, &[440, 10 * MSS]),
+        [vec![440], full(9)].concat()
+    );
+}
