@@ -347,6 +347,7 @@ SETTINGS_TABLE = [
     ("fast recovery", "PRR (RFC 6937)", "TcpPrrRecovery (tcp-l4-protocol.cc RecoveryType)", "classic"),
     ("RFC 6675 NextSeg rule (3)", "on: in recovery, with nothing marked lost and no new data, the first segment not SACKed is resent", "that (tcp-tx-buffer.cc NextSeg)", "off (Linux resends only what it marked lost)"),
     ("partial ACK in recovery", "after PRR, one segment is sent whatever the window (a lost one, else new data, else the head) unless the new head is a full segment already retransmitted", "that (tcp-socket-base.cc ProcessAck, DoRetransmit)", "Linux: only what PRR's window allows"),
+    ("window", "cwnd and flight in bytes: a full segment needs one MSS free, the last data of a write goes if it fits; per-ACK growth adds ⌊MSS²/cwnd⌋ bytes", "that (tcp-socket-base.cc AvailableWindow, SendPendingData; tcp-congestion-ops.cc TcpNewReno::CongestionAvoidance)", "Linux: in packets (a short segment takes a packet of window)"),
     ("restart after idle", "none", "none (tcp-socket-base.cc)", "Linux's"),
     ("RACK / TLP, pacing", "off", "not implemented / off", "off"),
     ("SACK", "per cell", "on (tcp-socket-base.cc Sack)", "off"),
