@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 # set_path (dotted paths into a scenario), RunSpec, run_hash, SweepInterrupted, SweepOutcome and
 # default_jobs are also found here, where the sweep's API is (haslab.sweep.SweepInterrupted, …)
-from .dotted import _plain, _split, set_path  # noqa: F401
+from .dotted import _plain, _split, set_path
 from .runs import RunSpec, SweepError, canonical_json, run_hash
 from .scheduler import Scheduler, SweepInterrupted, SweepOutcome, default_jobs  # noqa: F401
 from .store import PCAP_MARK, TRACES_MARK
