@@ -1,3 +1,3 @@
-from .cli import app
+from .cli_main import main
 
-app(prog_name="haslab")
+main(prog_name="haslab")

@@ -10,7 +10,11 @@ from typing import Optional
 
 import typer
 
-from .console import deferred, stderr_console, stdout_console
+# the consoles, the error report and a run's summary are shared with the lean `haslab run`
+# (haslab.cli_main), which does not import typer; UserError is also found here
+from .cli_common import UserError, err, guarded, out, print_error, print_summary  # noqa: F401
+from .cli_common import label as _label
+from .console import deferred
 
 # the tables (and rich) load when a command prints one
 (
@@ -22,10 +26,6 @@ from .console import deferred, stderr_console, stdout_console
     demo_table,
     describe_line,
     describe_tables,
-    flow_delay_table,
-    flow_table,
-    link_table,
-    player_table,
 ) = deferred(
     "haslab.tables",
     "abr_table",
@@ -36,10 +36,6 @@ from .console import deferred, stderr_console, stdout_console
     "demo_table",
     "describe_line",
     "describe_tables",
-    "flow_delay_table",
-    "flow_table",
-    "link_table",
-    "player_table",
 )
 
 app = typer.Typer(
@@ -56,10 +52,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-# Tables are wider than 80 columns: when stdout is not a terminal (a pipe, a log), use 120.
-out = stdout_console(120)
-err = stderr_console()
 
 
 def _print_version(value: bool) -> None:
@@ -79,56 +71,16 @@ def _options(
     pass
 
 
-class UserError(Exception):
-    """An error caused by the user's input: printed as one line, exit code 1, no traceback."""
-
-
 def _fail(message: str) -> "typer.Exit":
-    from rich.markup import escape
-
-    # messages hold field paths such as flow[2].tcp.min_rto: escape them from rich markup
-    err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
+    """Prints ``error: MESSAGE``; returns the exception that ends the command with exit code 1."""
+    print_error(message)
     return typer.Exit(code=1)
 
 
 def _guarded(fn, scenario: Optional[Path] = None):
     """Runs fn(), turning user errors (bad scenario, missing file, unwritable output) into a
     one-line message and exit code 1. Scenario errors are prefixed with the file's name."""
-    from .api import ScenarioError
-
-    try:
-        return fn()
-    except ScenarioError as e:
-        # (a message about the file itself already starts with its name)
-        named = scenario is None or str(e).startswith(f"{scenario}:")
-        raise _fail(str(e) if named else f"{scenario}: {e}") from None
-    except (UserError, OSError) as e:  # missing file, unwritable output directory, full disk
-        raise _fail(str(e)) from None
-    except ValueError as e:  # e.g. pcap directory problems reported by World::new
-        raise _fail(str(e)) from None
-    except KeyboardInterrupt:
-        raise _fail("interrupted") from None
-
-
-# ---------------------------------------------------------------------------------------------
-# a run's summary
-
-
-def print_summary(result) -> None:
-    s = result.summary
-    for w in s.get("warnings", []):
-        err.print(f"warning: {w}", soft_wrap=True, markup=False)
-    out.print(
-        f"simulated {s['duration_ns'] / 1e9:g} s (seed {s['seed']}): {s['events']:,} events, "
-        f"{s['link_transmissions']:,} link transmissions"
-    )
-    if s.get("players"):
-        out.print(player_table(result))
-    out.print(flow_table(result))
-    delay = flow_delay_table(result)
-    if delay is not None:
-        out.print(delay)
-    out.print(link_table(result))
+    return guarded(fn, scenario, _fail)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,41 +112,13 @@ def run(
 
     OUT must be empty or missing; with --force, the files an earlier haslab run wrote there are removed first (other files stay).
     """
-    # the run without NumPy, pyarrow and pandas: tables from the summary, the Parquet traces
-    # written by the simulator (NumPy, pandas and matplotlib only for a run with players, for
-    # players.png)
-    from .api import run_raw as run_scenario
-    from .cli_run import RUN_MANIFEST, clear_out_dir, scenario_with_overrides
+    # `haslab` and `python -m haslab` run a valid `run` command line without typer
+    # (haslab.cli_main); this command is for its help, its usage errors and callers of `app`.
+    # Both run cli_run.execute_run, and cli_run.RUN_OPTIONS names the options declared here.
+    from . import cli_run
 
-    def go():
-        what, base_dir, changed = scenario_with_overrides(scenario, overrides or [])
-        removed = clear_out_dir(Path(out_dir), force)
-        if removed and not quiet:
-            err.print(f"--force: removed {len(removed)} file(s) of the previous run in {out_dir}/", soft_wrap=True)
-        result = run_scenario(what, out_dir=out_dir, progress=not quiet, pcap=pcap, base_dir=base_dir,
-                              traces_to=out_dir, tables="players")
-        if changed:
-            result.summary["overrides"] = changed  # what --set changed in the file, by dotted path
-        written = result.save(out_dir)
-        if result.summary.get("players"):
-            from .plots import level_and_buffer
-
-            png = Path(out_dir) / "players.png"
-            level_and_buffer(result.result(), png)
-            written.append(png)
-        pcap_files = [p["file"] for p in result.plan["trace"]["pcaps"]] if pcap else []
-        names = [p.name for p in written] + pcap_files
-        (Path(out_dir) / RUN_MANIFEST).write_text("".join(f"{n}\n" for n in names), encoding="utf-8")
-        if not quiet:
-            print_summary(result)
-            out.print(f"wrote {', '.join(names)} in {out_dir}/")
-
-    _guarded(go, _label(scenario, overrides))
-
-
-def _label(scenario: Path, overrides: Optional[list[str]]) -> str:
-    """How an error names the scenario: the file, and the --set items applied to it."""
-    return f"{scenario} (with --set {', '.join(overrides)})" if overrides else str(scenario)
+    params = dict(scenario=scenario, out_dir=out_dir, pcap=pcap, force=force, overrides=overrides or [], quiet=quiet)
+    _guarded(lambda: cli_run.execute_run(**params), _label(scenario, overrides))
 
 
 @app.command()
@@ -447,6 +371,7 @@ app.add_typer(__import__("haslab.cli_crosscheck", fromlist=["app"]).app, name="c
 
 
 def main() -> None:
+    """The typer app for every command (``haslab`` itself starts at :func:`haslab.cli_main.main`)."""
     app(prog_name="haslab")
 
 
