@@ -270,7 +270,8 @@ impl CcState {
     /// `TcpNewReno::CongestionAvoidance` adder (src/internet/model/tcp-congestion-ops.cc, the
     /// same in ns-3.17's tcp-newreno.cc) with cwnd = w whole segments plus the credit, and
     /// every MSS of credit is a packet. The adder's truncation makes this slower than one
-    /// packet per w ACKs: by 1448/⌊1448/w⌋ / w − 1, 3.4 % at w = 100 with a 1448-byte MSS.
+    /// packet per w ACKs: about ⌈MSS/⌊MSS/w⌋⌉ ACKs per packet, 104 at w = 100 with a
+    /// 1448-byte MSS.
     pub fn cong_avoid_ai(&mut self, w: u32, acked_pkts: u32) {
         let w = w.max(1);
         if self.ack_bytes_growth {
