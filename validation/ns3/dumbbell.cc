@@ -78,7 +78,9 @@ std::vector<FlowStats> g_flows;
 uint64_t g_durationNs = 0;
 // --trace=PATH: one CSV line per sender event (time_ns,flow,event,value): cwnd and ssthresh in
 // bytes, congestion state, each data segment sent (its sequence number, "tx" or "retx"), RTOs,
-// and each of the flow's segments the bottleneck queue dropped ("drop", its sequence number).
+// and each of the flow's segments the bottleneck queue dropped ("drop", its sequence number);
+// "rto_timer" lines give each new deadline of the retransmission timer (its value: the time left,
+// ns), which no trace source of TcpSocketBase exposes (see TimerTracingSocket).
 std::FILE* g_trace = nullptr;
 
 void
@@ -240,6 +242,84 @@ OnDrop(Ptr<const Packet> p)
     }
 }
 
+// With --trace, a sender's socket: TcpSocketBase itself, plus an "rto_timer" line whenever its
+// retransmission timer (m_retxEvent) gets a new deadline, looked at after each ACK
+// (ReceivedAck), each data segment sent (SendDataPacket) and each timeout (ReTxTimeout): the
+// restarts of NewAck, SendDataPacket's "schedule when none is pending" and the cancellations.
+// Built as TcpL4Protocol::CreateSocket builds a socket (tcp-l4-protocol.cc), with the node's
+// RTT estimator, congestion control and recovery types; the runs are the same as without it.
+class TimerTracingSocket : public TcpSocketBase
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("haslab::TimerTracingSocket")
+                                .SetParent<TcpSocketBase>()
+                                .AddConstructor<TimerTracingSocket>();
+        return tid;
+    }
+
+    static Ptr<TimerTracingSocket> Create(Ptr<Node> node, size_t index)
+    {
+        Ptr<TcpL4Protocol> l4 = node->GetObject<TcpL4Protocol>();
+        TypeIdValue rttType;
+        TypeIdValue ccType;
+        TypeIdValue recoveryType;
+        l4->GetAttribute("RttEstimatorType", rttType);
+        l4->GetAttribute("SocketType", ccType);
+        l4->GetAttribute("RecoveryType", recoveryType);
+        ObjectFactory rtt;
+        ObjectFactory cc;
+        ObjectFactory recovery;
+        rtt.SetTypeId(rttType.Get());
+        cc.SetTypeId(ccType.Get());
+        recovery.SetTypeId(recoveryType.Get());
+        Ptr<TimerTracingSocket> s = CreateObject<TimerTracingSocket>();
+        s->m_index = index;
+        s->SetNode(node);
+        s->SetTcp(l4);
+        s->SetRtt(rtt.Create<RttEstimator>());
+        s->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+        s->SetRecoveryAlgorithm(recovery.Create<TcpRecoveryOps>());
+        return s;
+    }
+
+  protected:
+    void ReceivedAck(Ptr<Packet> packet, const TcpHeader& h) override
+    {
+        TcpSocketBase::ReceivedAck(packet, h);
+        Look();
+    }
+
+    uint32_t SendDataPacket(SequenceNumber32 seq, uint32_t maxSize, bool withAck) override
+    {
+        uint32_t sent = TcpSocketBase::SendDataPacket(seq, maxSize, withAck);
+        Look();
+        return sent;
+    }
+
+    void ReTxTimeout() override
+    {
+        m_lastDeadlineNs = -1;
+        TcpSocketBase::ReTxTimeout();
+        Look();
+    }
+
+  private:
+    void Look()
+    {
+        int64_t deadline = m_retxEvent.IsRunning() ? static_cast<int64_t>(m_retxEvent.GetTs()) : -1;
+        if (deadline >= 0 && deadline != m_lastDeadlineNs)
+        {
+            TraceLine(m_index, "rto_timer", deadline - Simulator::Now().GetNanoSeconds());
+        }
+        m_lastDeadlineNs = deadline;
+    }
+
+    size_t m_index{0};
+    int64_t m_lastDeadlineNs{-1};
+};
+
 // A sender application: connects at its start time; "bulk" keeps the socket's send buffer full
 // for the whole run (haslab's `bulk` app without `bytes`), "chunks" writes chunkBytes right after
 // connecting and then every intervalNs (haslab's app/chunks.rs: a chunk written while the previous
@@ -257,7 +337,8 @@ class Sender : public Application
   private:
     void StartApplication() override
     {
-        m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+        m_socket = g_trace ? Ptr<Socket>(TimerTracingSocket::Create(GetNode(), m_index))
+                           : Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
         Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(m_socket);
         NS_ABORT_MSG_IF(!tcp, "not a TcpSocketBase");
         size_t i = m_index;
