@@ -69,18 +69,14 @@ def set_path(scenario: dict, path: str, value: Any) -> None:
         if not isinstance(node, (dict, list)):
             raise SweepError(f"{path}: {where} is a {type(node).__name__} ({node!r}), not a table or list")
     last = parts[-1]
-    if isinstance(node, list):
-        i = _index(node, last, path, path)
-        if value is None:
-            del node[i]
-        elif isinstance(value, Mapping) and isinstance(node[i], dict):
-            _merge(node[i], value)
+    key = _index(node, last, path, path) if isinstance(node, list) else last
+    current = node[key] if isinstance(node, list) else node.get(key)
+    if value is None:
+        if isinstance(node, list):
+            del node[key]
         else:
-            node[i] = _plain(value)
+            node.pop(key, None)
+    elif isinstance(value, Mapping) and isinstance(current, dict):
+        _merge(current, value)
     else:
-        if value is None:
-            node.pop(last, None)
-        elif isinstance(value, Mapping) and isinstance(node.get(last), dict):
-            _merge(node[last], value)
-        else:
-            node[last] = _plain(value)
+        node[key] = _plain(value)

@@ -213,11 +213,12 @@ impl CcState {
     }
 
     /// The bytes cwnd holds beyond its whole segments (ns-3's byte-granular cwnd, with
-    /// [`CcState::ack_bytes_growth`]), below one MSS; 0 otherwise.
+    /// [`CcState::ack_bytes_growth`]), below one MSS (`cong_avoid_ai` keeps the remainder);
+    /// 0 otherwise.
     #[inline]
     pub fn window_credit_bytes(&self) -> u32 {
         if self.ack_bytes_growth && self.ack_credit_cwnd_pkts == self.cwnd_pkts {
-            self.ack_credit_bytes.min(self.mss_bytes.saturating_sub(1))
+            self.ack_credit_bytes
         } else {
             0
         }

@@ -2,7 +2,7 @@
 //! limited transmit, RACK, RFC 6675's NextSeg rule (3), and what counts as a duplicate ACK.
 
 use super::sender_tests::{
-    deliver, headers, pair, rto_with_everything_outstanding, sack_cfg, MS, MSS,
+    all_but, deliver, headers, pair, rto_with_everything_outstanding, sack_cfg, MS, MSS,
 };
 use super::{Endpoint, Output, TimerKind};
 use crate::tcp::cc::{CaState, CcConfig};
@@ -46,12 +46,7 @@ fn rack_detects_a_lost_retransmission() {
     c.write(30 * MSS, 1, 100 * MS, &mut out);
     let data = headers(&mut out);
     // segment 1 is lost; the others draw SACKs, the sender enters recovery and resends it
-    for h in data
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != 1)
-        .map(|(_, h)| h)
-    {
+    for h in &all_but(&data, &[1]) {
         s.on_segment(h, 125 * MS, &mut out);
     }
     let acks = headers(&mut out);
@@ -482,13 +477,7 @@ fn ten_segments_with_two_lost(
     c.write(10 * MSS, 1, 100 * MS, &mut out);
     let data = headers(&mut out);
     assert_eq!(data.len(), 10);
-    let arrived: Vec<_> = data
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !lost.contains(i))
-        .map(|(_, h)| *h)
-        .collect();
-    let acks = deliver(s, &arrived, 125 * MS);
+    let acks = deliver(s, &all_but(&data, &lost), 125 * MS);
     let mut sent = Vec::new();
     for a in &acks {
         sent.extend(deliver(c, std::slice::from_ref(a), 150 * MS));

@@ -40,6 +40,15 @@ pub(super) fn pair(cfg: TcpConfig) -> (Endpoint, Endpoint) {
     (c, s)
 }
 
+/// `hs` without the segments at the indices in `lost` (in order).
+pub(super) fn all_but(hs: &[TcpHeader], lost: &[usize]) -> Vec<TcpHeader> {
+    hs.iter()
+        .enumerate()
+        .filter(|(i, _)| !lost.contains(i))
+        .map(|(_, h)| *h)
+        .collect()
+}
+
 /// Delivers `hs` to `to` at `now_ns` and returns what it sends back.
 pub(super) fn deliver(to: &mut Endpoint, hs: &[TcpHeader], now_ns: u64) -> Vec<TcpHeader> {
     let mut out = Output::default();
@@ -208,13 +217,7 @@ fn rtl_dummies_sent_before_a_fast_retransmission_leave_no_echoes_to_swallow() {
     c.write(10 * MSS, 1, 100 * MS, &mut out);
     let a = headers(&mut out);
     assert_eq!(a.len(), 10);
-    let delivered: Vec<_> = a
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != 7)
-        .map(|(_, h)| *h)
-        .collect();
-    let acks = deliver(&mut s, &delivered, 125 * MS);
+    let acks = deliver(&mut s, &all_but(&a, &[7]), 125 * MS);
     // seven ACKs advance into the trailing-ACKs phase (one dummy each, up to m), two are
     // duplicates of the hole
     let from_c = deliver(&mut c, &acks, 150 * MS);
