@@ -9,6 +9,9 @@
 //!   and prints the best wall time of each relative to NewReno's (the issue-3 bar: at most
 //!   1.5×). The runs are interleaved (one of each algorithm per repetition) so that a change of
 //!   machine load affects all algorithms alike.
+//! - `--event-form` serves every fixed-rate link direction with an end-of-serialisation event
+//!   per packet (the scheduled form's departures computed at enqueue are the default where
+//!   they apply: `net::link`), which gives the same run with more events.
 //! - `bench --file SCENARIO.toml` runs any scenario file once (with its own traces), which is
 //!   the convenient form for profiling a paper's setting (`perf record -g`).
 //! - `bench --setup N [--reps R]` builds `haslab bench --scale N`'s scenario (N NewReno flows on a
@@ -17,7 +20,7 @@
 //!   description (what `sim.plan` and `haslab describe` build; `--no-describe` leaves it out,
 //!   e.g. for `perf record`).
 
-use haslab_core::scenario::{plan_from_toml, GeneratorPlan};
+use haslab_core::scenario::{plan_from_json, plan_from_toml, GeneratorPlan};
 use haslab_core::tcp::cc::CcConfig;
 use haslab_core::{run_plan, RunOptions};
 
@@ -49,6 +52,10 @@ cwnd = false
     )
 }
 
+/// `--event-form`: every fixed-rate link direction with an end-of-serialisation event per
+/// packet (`RunOptions::event_form_links`), for comparing with the scheduled form.
+static EVENT_FORM: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 struct Run {
     wall: f64,
     events: u64,
@@ -67,7 +74,13 @@ fn run_toml(text: &str) -> Run {
 /// Runs a scenario; `closed_form` puts every datagram generator's private links in closed form
 /// (`private_links = "closed-form"`, also for generators a preset adds).
 fn run_toml_with(text: &str, closed_form: bool) -> Run {
-    let mut plan = match plan_from_toml(text) {
+    // a JSON scenario (as `haslab bench --vs-ns3` writes) starts with '{'; TOML cannot
+    let parsed = if text.trim_start().starts_with('{') {
+        plan_from_json(text)
+    } else {
+        plan_from_toml(text)
+    };
+    let mut plan = match parsed {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{e}");
@@ -79,8 +92,12 @@ fn run_toml_with(text: &str, closed_form: bool) -> Run {
             t.closed_form_private_links = !matches!(t.kind, GeneratorPlan::Web { .. });
         }
     }
+    let opts = RunOptions {
+        event_form_links: EVENT_FORM.load(std::sync::atomic::Ordering::Relaxed),
+        ..Default::default()
+    };
     let t = std::time::Instant::now();
-    let r = run_plan(&plan, &RunOptions::default()).expect("run");
+    let r = run_plan(&plan, &opts).expect("run");
     let wall = t.elapsed().as_secs_f64();
     let goodput_bps = r
         .flows
@@ -262,6 +279,7 @@ fn main() {
             "--cc-all" => all = true,
             "--file" => file = Some(it.next().cloned().unwrap_or_else(|| usage())),
             "--closed-form" => closed_form = true,
+            "--event-form" => EVENT_FORM.store(true, std::sync::atomic::Ordering::Relaxed),
             "--setup" => {
                 setup_pairs = Some(
                     it.next()

@@ -35,6 +35,10 @@ mod traffic;
 pub struct RunOptions {
     /// Directory for pcap files (pcaps the scenario asks for are skipped when None).
     pub out_dir: Option<PathBuf>,
+    /// Serve every fixed-rate link direction in the event form (an end-of-serialisation event
+    /// per packet), even where the scheduled form applies: for checking that both forms give the
+    /// same run (`net::link`).
+    pub event_form_links: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -153,6 +157,9 @@ impl World {
             }
         }
         let mut traffic = traffic::TrafficState::new(plan, &mut links);
+        if !opts.event_form_links {
+            use_scheduled_form(plan, &mut links);
+        }
         let mut dests: Vec<u32> = Vec::new();
         for f in &plan.flows {
             dests.push(f.dst as u32);
@@ -303,10 +310,11 @@ impl World {
                 let link = &mut self.links[ld as usize];
                 let (pkt, pipe_was_empty, next) = link.tx_done(now);
                 if pipe_was_empty {
-                    self.q.schedule(now + link.delay_ns, Ev::Arrive(ld));
+                    self.q
+                        .schedule_arrival(now + link.delay_ns, ld, Ev::Arrive(ld));
                 }
                 if let LinkAction::TxDoneAt(t) = next {
-                    self.q.schedule(t, Ev::TxDone(ld));
+                    self.q.schedule_departure(t, ld, Ev::TxDone(ld));
                 }
                 if let Some(w) = &mut self.pcaps[ld as usize] {
                     // a failing disk must not stop the simulation; the error surfaces at finish
@@ -323,7 +331,7 @@ impl World {
                 let to = link.to;
                 let (pkt, next) = link.arrive();
                 if let Some(t) = next {
-                    self.q.schedule(t, Ev::Arrive(ld));
+                    self.q.schedule_arrival(t, ld, Ev::Arrive(ld));
                 }
                 match (pkt, head_conn) {
                     (Some(p), _) => self.receive(to, p, now),
@@ -388,7 +396,8 @@ impl World {
                 let link = &mut self.links[ld as usize];
                 let (departed, pipe_was_empty, next) = link.serve_opportunity(now);
                 if pipe_was_empty && departed > 0 {
-                    self.q.schedule(now + link.delay_ns, Ev::Arrive(ld));
+                    self.q
+                        .schedule_arrival(now + link.delay_ns, ld, Ev::Arrive(ld));
                 }
                 if let LinkAction::OpportunityAt(t) = next {
                     self.q.schedule(t, Ev::Opportunity(ld));
@@ -441,7 +450,8 @@ impl World {
         let data_conn = self.data_conn(&pkt);
         let dropped_before = self.links[ld as usize].queue.dropped;
         match self.links[ld as usize].enqueue(pkt, now) {
-            LinkAction::TxDoneAt(t) => self.q.schedule(t, Ev::TxDone(ld)),
+            LinkAction::TxDoneAt(t) => self.q.schedule_departure(t, ld, Ev::TxDone(ld)),
+            LinkAction::ArriveAt(t) => self.q.schedule_arrival(t, ld, Ev::Arrive(ld)),
             LinkAction::OpportunityAt(t) => self.q.schedule(t, Ev::Opportunity(ld)),
             LinkAction::None => {}
         }
@@ -635,6 +645,9 @@ impl World {
     pub fn finish(mut self) -> Result<SimResult, String> {
         self.run_until(self.duration_ns);
         self.finished = true;
+        for l in &mut self.links {
+            l.settle(self.duration_ns);
+        }
         let dur = self.duration_ns.max(1);
         for w in self.pcaps.iter_mut().filter_map(Option::take) {
             w.finish().map_err(|e| format!("writing pcap: {e}"))?;
@@ -757,6 +770,12 @@ impl World {
         &self.conns[flow].ends[side as usize]
     }
 
+    /// Whether link direction `link_dir` computes its departures at enqueue (the scheduled form,
+    /// one event per packet) rather than with an end-of-serialisation event (`net::link`).
+    pub fn is_scheduled_form(&self, link_dir: usize) -> bool {
+        self.links[link_dir].scheduled.is_some()
+    }
+
     /// Index of the link direction called `"from->to"`.
     pub fn link_dir_index(&self, name: &str) -> Option<usize> {
         self.link_names.iter().position(|n| n == name)
@@ -778,27 +797,56 @@ impl World {
         self.links
             .iter()
             .enumerate()
-            .map(|(i, l)| LinkDirSummary {
-                name: self.link_names[i].clone(),
-                link: self.link_plan_names[i / 2].clone(),
-                rate_bps: l.rate_bps,
-                delay_ns: l.delay_ns,
-                tx_packets: l.tx_packets,
-                tx_bytes: l.tx_bytes,
-                utilization: l.busy_ns.min(dur) as f64 / dur as f64,
-                enqueued_packets: l.queue.enqueued,
-                dropped_packets: l.queue.dropped,
-                dropped_bytes: l.queue.dropped_bytes,
-                lost_packets: l.lost_packets,
-                max_queue_packets: l.queue.max_pkts,
-                max_queue_bytes: l.queue.max_bytes,
-                sojourn_mean_ns: l.queue.sojourn.mean_ns(),
-                sojourn_p50_ns: l.queue.sojourn.quantile_ns(0.5),
-                sojourn_p95_ns: l.queue.sojourn.quantile_ns(0.95),
-                sojourn_p99_ns: l.queue.sojourn.quantile_ns(0.99),
-                sojourn_max_ns: l.queue.sojourn.max_ns,
+            .map(|(i, l)| {
+                // the scheduled form's counters as of now (`dur` is now or the end)
+                let c = l.counters_at(dur);
+                LinkDirSummary {
+                    name: self.link_names[i].clone(),
+                    link: self.link_plan_names[i / 2].clone(),
+                    rate_bps: l.rate_bps,
+                    delay_ns: l.delay_ns,
+                    tx_packets: c.tx_packets,
+                    tx_bytes: c.tx_bytes,
+                    utilization: c.busy_ns.min(dur) as f64 / dur as f64,
+                    enqueued_packets: l.queue.enqueued,
+                    dropped_packets: l.queue.dropped,
+                    dropped_bytes: l.queue.dropped_bytes,
+                    lost_packets: l.lost_packets,
+                    max_queue_packets: l.queue.max_pkts,
+                    max_queue_bytes: l.queue.max_bytes,
+                    sojourn_mean_ns: c.sojourn.mean_ns(),
+                    sojourn_p50_ns: c.sojourn.quantile_ns(0.5),
+                    sojourn_p95_ns: c.sojourn.quantile_ns(0.95),
+                    sojourn_p99_ns: c.sojourn.quantile_ns(0.99),
+                    sojourn_max_ns: c.sojourn.max_ns,
+                }
             })
             .collect()
+    }
+}
+
+/// Puts in the scheduled form (`net::link`: departures computed at enqueue, one event per
+/// packet) every fixed-rate link direction where it gives the event form's run: not served by a
+/// Mahimahi trace nor given a capacity schedule (the rate must not change while packets wait),
+/// and without a queue trace or pcap (which record the queue at each end of serialisation).
+/// Every queue is a drop-tail FIFO (`QueuePlan`), and random loss is drawn at the far end in
+/// pipe order by both forms.
+fn use_scheduled_form(plan: &Plan, links: &mut [LinkDir]) {
+    let ld = |at: crate::scenario::LinkDirRef| 2 * at.link + at.reverse as usize;
+    let mut event_form = vec![false; links.len()];
+    for c in &plan.dynamics.capacity {
+        event_form[ld(c.at)] = true;
+    }
+    for r in &plan.trace.queues {
+        event_form[ld(*r)] = true;
+    }
+    for p in &plan.trace.pcaps {
+        event_form[ld(p.at)] = true;
+    }
+    for (l, event) in links.iter_mut().zip(event_form) {
+        if !event && l.trace.is_none() {
+            l.use_scheduled_form();
+        }
     }
 }
 

@@ -246,7 +246,16 @@ impl Simulation {
         if !pcap {
             plan.trace.pcaps.clear();
         }
-        let world = World::new(&plan, &RunOptions { out_dir }).map_err(PyValueError::new_err)?;
+        let world = World::new(
+            &plan,
+            &RunOptions {
+                out_dir,
+                // a diagnostic switch: both forms of the links give the same run (net::link)
+                event_form_links: std::env::var_os("HASLAB_EVENT_FORM_LINKS")
+                    .is_some_and(|v| v == "1"),
+            },
+        )
+        .map_err(PyValueError::new_err)?;
         Ok(Simulation {
             duration_ns: plan.duration_ns,
             plan,

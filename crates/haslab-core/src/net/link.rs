@@ -10,10 +10,26 @@
 //! pipe is a FIFO and at most one arrival event per link direction is ever pending (htsim's
 //! trick). Random loss (Bernoulli, per packet) is applied at the receiving end, after the
 //! packet has used the link's capacity — as ns-3's receive error model does.
+//!
+//! **Two forms of the fixed-rate transmitter.** The event form serialises with an
+//! end-of-serialisation event per packet ([`LinkDir::tx_done`]), which dequeues the next packet.
+//! The scheduled form ([`LinkDir::scheduled`], chosen by the world for directions whose rate
+//! never changes and whose queue is neither traced nor captured) computes a packet's departure
+//! when it is enqueued: a drop-tail FIFO at a constant rate starts packet k at
+//! `s_k = max(a_k, e_{k-1})` and ends it at `e_k = s_k + d_k` (Lindley's recursion, as
+//! [`super::closed_form`]), so the packet goes into the pipe at once with its arrival time
+//! `e_k + delay`, and only the arrival costs an event. The queue then holds the packets accepted
+//! whose serialisation has not started (`s > now`); the drop-tail rule, the maximum occupancy, the
+//! sojourn times (`s_k - a_k`), the busy time and the transmission counters are those of the event
+//! form — the counters are settled lazily ([`LinkDir::settle`]): a packet counts as transmitted
+//! once `e_k <= now`, and its sojourn and busy time once `s_k <= now`, as the event form counts
+//! them when its events run. Both forms see a packet arriving at the nanosecond a transmission
+//! ends after that transmission's next packet has started (the event list runs departures
+//! first: `sim::events`), so they take the same drop decisions.
 
 use super::mahimahi::{MahimahiTrace, OPPORTUNITY_BYTES};
 use super::packet::Packet;
-use super::queue::DropTail;
+use super::queue::{DropTail, SojournStats};
 use crate::sim::rng::Stream;
 use crate::sim::time::{tx_time_ns, NS_PER_MS, NS_PER_SEC};
 use std::collections::VecDeque;
@@ -40,6 +56,41 @@ pub struct LinkDir {
     pub lost_packets: u64,
     /// Mahimahi service replacing the fixed-rate transmitter (None: fixed rate).
     pub trace: Option<Box<TraceService>>,
+    /// The scheduled form of the fixed-rate transmitter (departures computed at enqueue); None:
+    /// the event form.
+    pub scheduled: Option<Schedule>,
+}
+
+/// The scheduled form's state: the packets accepted whose serialisation had not ended when
+/// the counters were last settled, with their computed start and end.
+#[derive(Debug, Default)]
+pub struct Schedule {
+    /// when the transmitter is free again (the end of the last packet accepted)
+    free_at_ns: u64,
+    /// accepted packets not yet counted as transmitted, in order
+    pending: VecDeque<Scheduled>,
+    /// whether the first of `pending` has started (its sojourn and busy time are counted)
+    head_started: bool,
+    /// bytes of the packets of `pending` that have not started (the queue's occupancy)
+    waiting_bytes: u64,
+}
+
+/// One packet of the scheduled form: when it was enqueued, starts and ends serialisation.
+#[derive(Clone, Copy, Debug)]
+struct Scheduled {
+    enqueued_ns: u64,
+    start_ns: u64,
+    end_ns: u64,
+    size_bytes: u32,
+}
+
+/// A link direction's counters as of a given time (see [`LinkDir::counters_at`]).
+#[derive(Debug)]
+pub struct LinkCounters<'a> {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub busy_ns: u64,
+    pub sojourn: std::borrow::Cow<'a, SojournStats>,
 }
 
 /// The state of a direction served by a Mahimahi trace.
@@ -60,6 +111,9 @@ pub enum LinkAction {
     TxDoneAt(u64),
     /// (trace-served direction) the next delivery opportunity is at this time
     OpportunityAt(u64),
+    /// (scheduled form) the packet entered an empty pipe: its arrival at the far end is at this
+    /// time
+    ArriveAt(u64),
 }
 
 impl LinkDir {
@@ -87,7 +141,119 @@ impl LinkDir {
             busy_ns: 0,
             lost_packets: 0,
             trace: None,
+            scheduled: None,
         }
+    }
+
+    /// Serves this direction in the scheduled form from now on (before the run starts; not for
+    /// a trace-served direction nor one whose rate changes).
+    pub fn use_scheduled_form(&mut self) {
+        debug_assert!(self.trace.is_none() && self.in_tx.is_none() && self.pipe.is_empty());
+        self.scheduled = Some(Schedule::default());
+    }
+
+    /// Scheduled form: a packet arrives at the output queue at `now_ns`. It is dropped if the
+    /// packets not yet started leave no room for it; otherwise it goes into the pipe with its
+    /// arrival time.
+    #[inline]
+    fn enqueue_scheduled(&mut self, mut pkt: Packet, now_ns: u64) -> LinkAction {
+        self.settle(now_ns);
+        let sch = self.scheduled.as_mut().expect("the scheduled form");
+        let q = &mut self.queue;
+        let waiting = sch.pending.len() - sch.head_started as usize;
+        if !q.fits(waiting, sch.waiting_bytes, pkt.size_bytes) {
+            q.refuse(&pkt);
+            return LinkAction::None;
+        }
+        q.enqueued += 1;
+        let d = tx_time_ns(pkt.size_bytes as u64, self.rate_bps);
+        let start_ns = now_ns.max(sch.free_at_ns);
+        let end_ns = start_ns + d;
+        sch.free_at_ns = end_ns;
+        sch.pending.push_back(Scheduled {
+            enqueued_ns: now_ns,
+            start_ns,
+            end_ns,
+            size_bytes: pkt.size_bytes,
+        });
+        if start_ns == now_ns {
+            // idle transmitter: the packet starts at once (zero sojourn); every earlier packet
+            // has ended, so it is the only one pending
+            debug_assert_eq!(sch.pending.len(), 1);
+            sch.head_started = true;
+            q.sojourn.record(0);
+            self.busy_ns += d;
+        } else {
+            sch.waiting_bytes += pkt.size_bytes as u64;
+            q.max_pkts = q.max_pkts.max(waiting as u32 + 1);
+            q.max_bytes = q.max_bytes.max(sch.waiting_bytes);
+        }
+        pkt.enqueued_ns = now_ns;
+        let arrive_ns = end_ns + self.delay_ns;
+        let was_empty = self.pipe.is_empty();
+        self.pipe.push_back((arrive_ns, pkt));
+        if was_empty {
+            LinkAction::ArriveAt(arrive_ns)
+        } else {
+            LinkAction::None
+        }
+    }
+
+    /// Scheduled form: counts what has happened by `now_ns` — the sojourn and busy time of the
+    /// packets that started serialisation, the packets and bytes of those that ended — as the
+    /// event form counts them when its events run. Idempotent; a no-op in the event form.
+    #[inline]
+    pub fn settle(&mut self, now_ns: u64) {
+        let Some(sch) = self.scheduled.as_mut() else {
+            return;
+        };
+        while let Some(f) = sch.pending.front() {
+            if !sch.head_started {
+                if f.start_ns > now_ns {
+                    break;
+                }
+                self.queue.sojourn.record(f.start_ns - f.enqueued_ns);
+                self.busy_ns += f.end_ns - f.start_ns;
+                sch.waiting_bytes -= f.size_bytes as u64;
+                sch.head_started = true;
+            }
+            if f.end_ns > now_ns {
+                break;
+            }
+            self.tx_packets += 1;
+            self.tx_bytes += f.size_bytes as u64;
+            sch.pending.pop_front();
+            sch.head_started = false;
+        }
+    }
+
+    /// The transmission counters, busy time and sojourn statistics as of `now_ns` (no earlier
+    /// than the last event run), without settling: what [`LinkDir::settle`] would make them.
+    pub fn counters_at(&self, now_ns: u64) -> LinkCounters<'_> {
+        let mut c = LinkCounters {
+            tx_packets: self.tx_packets,
+            tx_bytes: self.tx_bytes,
+            busy_ns: self.busy_ns,
+            sojourn: std::borrow::Cow::Borrowed(&self.queue.sojourn),
+        };
+        let Some(sch) = &self.scheduled else {
+            return c;
+        };
+        for (i, f) in sch.pending.iter().enumerate() {
+            if f.start_ns > now_ns {
+                break;
+            }
+            if i > 0 || !sch.head_started {
+                c.sojourn.to_mut().record(f.start_ns - f.enqueued_ns);
+                c.busy_ns += f.end_ns - f.start_ns;
+            }
+            if f.end_ns > now_ns {
+                break;
+            }
+            c.tx_packets += 1;
+            c.tx_bytes += f.size_bytes as u64;
+        }
+        c
     }
 
     /// Serves this direction with a Mahimahi trace from now on (before the run starts); its
@@ -108,10 +274,15 @@ impl LinkDir {
         LinkAction::TxDoneAt(now_ns + d)
     }
 
-    /// A packet arrives at the output queue. Returns whether a transmission starts (or
-    /// `None` if it was queued or dropped; drops are counted by the queue).
+    /// A packet arrives at the output queue. Returns what to schedule: the end of a
+    /// transmission that starts now (event form), a delivery opportunity (trace-served), or
+    /// the packet's arrival at the far end if it entered an empty pipe (scheduled form); `None`
+    /// if nothing (queued, or dropped: drops are counted by the queue).
     #[inline]
     pub fn enqueue(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
+        if self.scheduled.is_some() {
+            return self.enqueue_scheduled(pkt, now_ns);
+        }
         if self.trace.is_some() {
             return self.trace_enqueue(pkt, now_ns);
         }
@@ -289,6 +460,160 @@ mod tests {
             next = nx;
         }
         out
+    }
+
+    /// One fixed-rate direction (12 Mbps: 1500 B in 1 ms; 3 ms of delay) fed with `arrivals`
+    /// (time, size; sorted by time), in the event form driven by an event list — ends of
+    /// serialisation as departures, enqueues as ordinary events, in the order `sim::events` runs
+    /// them — or in the scheduled form. Returns the link after `until_ns` and the pipe's content
+    /// (arrival time at the far end, index of the packet): the departures.
+    fn drive(
+        arrivals: &[(u64, u32)],
+        limit: QueueLimit,
+        scheduled: bool,
+        until_ns: u64,
+    ) -> (LinkDir, Vec<(u64, u64)>) {
+        use crate::sim::events::EventQueue;
+        let mut l = LinkDir::new(
+            0,
+            1,
+            12_000_000,
+            3 * MS,
+            0.0,
+            DropTail::new(limit),
+            Stream::new(1, "t"),
+        );
+        let pkt = |i: usize, size: u32| Packet {
+            sent_ns: i as u64, // the packet's index
+            ..udp(size)
+        };
+        if scheduled {
+            l.use_scheduled_form();
+            for (i, &(t, size)) in arrivals.iter().enumerate() {
+                if t <= until_ns {
+                    l.enqueue(pkt(i, size), t);
+                }
+            }
+            l.settle(until_ns);
+        } else {
+            #[derive(Clone, Copy)]
+            enum Ev {
+                Enqueue(usize),
+                TxDone,
+            }
+            let mut q = EventQueue::new();
+            for (i, &(t, _)) in arrivals.iter().enumerate() {
+                q.schedule(t, Ev::Enqueue(i));
+            }
+            while let Some(ev) = q.pop_until(until_ns) {
+                let now = q.now_ns();
+                let next = match ev {
+                    Ev::Enqueue(i) => l.enqueue(pkt(i, arrivals[i].1), now),
+                    Ev::TxDone => l.tx_done(now).2,
+                };
+                if let LinkAction::TxDoneAt(t) = next {
+                    q.schedule_departure(t, 0, Ev::TxDone);
+                }
+            }
+        }
+        let pipe = l.pipe.iter().map(|(t, p)| (*t, p.sent_ns)).collect();
+        (l, pipe)
+    }
+
+    /// The scheduled form gives the event form's departures, drops and counters: at the end and
+    /// at times inside serialisations and queueing.
+    fn assert_forms_agree(arrivals: &[(u64, u32)], limit: QueueLimit) {
+        let end = arrivals.last().unwrap().0 + 1000 * MS;
+        let mut dropped_any = false;
+        for until in [end / 7, end / 3 + 1, end / 2 + 499_999, end] {
+            let (e, e_pipe) = drive(arrivals, limit, false, until);
+            let (s, s_pipe) = drive(arrivals, limit, true, until);
+            // departures: the same packets leave at the same times (the scheduled form also has
+            // those still queued or being serialised in its pipe)
+            let departed_by = |pipe: &[(u64, u64)]| {
+                pipe.iter()
+                    .filter(|(t, _)| t - 3 * MS <= until)
+                    .copied()
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(departed_by(&e_pipe), departed_by(&s_pipe), "until {until}");
+            if until == end {
+                assert_eq!(e_pipe, s_pipe);
+            }
+            let (eq, sq) = (&e.queue, &s.queue);
+            assert_eq!(
+                (
+                    eq.enqueued,
+                    eq.dropped,
+                    eq.dropped_bytes,
+                    eq.max_pkts,
+                    eq.max_bytes
+                ),
+                (
+                    sq.enqueued,
+                    sq.dropped,
+                    sq.dropped_bytes,
+                    sq.max_pkts,
+                    sq.max_bytes
+                ),
+                "until {until}"
+            );
+            dropped_any |= eq.dropped > 0;
+            let c = s.counters_at(until);
+            for (tx_packets, tx_bytes, busy_ns, soj) in [
+                (s.tx_packets, s.tx_bytes, s.busy_ns, &s.queue.sojourn),
+                (c.tx_packets, c.tx_bytes, c.busy_ns, &*c.sojourn),
+            ] {
+                assert_eq!(
+                    (e.tx_packets, e.tx_bytes, e.busy_ns),
+                    (tx_packets, tx_bytes, busy_ns),
+                    "until {until}"
+                );
+                let stats = |x: &SojournStats| {
+                    (
+                        x.count,
+                        x.sum_ns,
+                        x.max_ns,
+                        x.quantile_ns(0.5),
+                        x.quantile_ns(0.99),
+                    )
+                };
+                assert_eq!(stats(&e.queue.sojourn), stats(soj), "until {until}");
+            }
+        }
+        assert!(dropped_any, "the case should overflow the queue");
+    }
+
+    #[test]
+    fn scheduled_form_matches_the_event_form_without_ties() {
+        // one source: bursts of packets of mixed sizes at random (nanosecond) times
+        let mut rng = Stream::new(7, "arrivals");
+        let mut t = 0u64;
+        let mut arrivals = Vec::new();
+        for _ in 0..400 {
+            t += (rng.exponential(2.0e6) as u64).max(1);
+            for _ in 0..1 + rng.next_u32() % 6 {
+                arrivals.push((t, [40, 52, 576, 1500][rng.next_u32() as usize % 4]));
+                t += 1 + rng.next_u32() as u64 % 1000;
+            }
+        }
+        assert_forms_agree(&arrivals, QueueLimit::Packets(8));
+        assert_forms_agree(&arrivals, QueueLimit::Bytes(6000));
+    }
+
+    #[test]
+    fn scheduled_form_matches_the_event_form_with_ties() {
+        // packets of 1500 B (1 ms each) arriving on whole milliseconds, several per
+        // millisecond: arrivals at the nanosecond a serialisation ends, on a full queue
+        let mut rng = Stream::new(9, "arrivals");
+        let arrivals: Vec<(u64, u32)> = (0..300u64)
+            .flat_map(|ms| {
+                let n = rng.next_u32() % 3;
+                (0..n).map(move |_| (ms * MS, 1500))
+            })
+            .collect();
+        assert_forms_agree(&arrivals, QueueLimit::Packets(4));
+        assert_forms_agree(&arrivals, QueueLimit::Bytes(4500));
     }
 
     #[test]

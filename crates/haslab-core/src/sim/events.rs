@@ -1,12 +1,29 @@
-//! The event list: a 4-ary min-heap of `(time_ns, sequence, event)`.
+//! The event list: a 4-ary min-heap of `(time_ns, class, tie key, event)`.
 //!
 //! Events are small `Copy` values (component indices), never boxed closures, so scheduling
-//! allocates nothing once the heap has grown (htsim's lesson). Ties in time are broken by
-//! insertion order, which makes every run deterministic.
+//! allocates nothing once the heap has grown (htsim's lesson).
 //!
-//! The key `(time_ns, sequence)` is packed into one `u128` (time in the high half), so a
-//! comparison is one 128-bit compare, and every key is distinct: any correct heap pops the
-//! events in exactly one order, whatever its arity. A 4-ary heap (`dary_heap`) is half as deep
+//! **Ties.** Events of the same nanosecond run in three classes, in this order:
+//!
+//! 1. departures ([`EventQueue::schedule_departure`]): a link direction's end of
+//!    serialisation, which starts the next packet — so a packet reaching a queue at the very
+//!    nanosecond a transmission ends finds the transmitter's next packet already gone ("departures
+//!    before arrivals", the usual queueing convention);
+//! 2. every other event ([`EventQueue::schedule`]), in insertion order;
+//! 3. arrivals at the far end of a link direction ([`EventQueue::schedule_arrival`]), ordered
+//!    among themselves by a permutation of their link-direction index that changes with the
+//!    nanosecond (no link is always first).
+//!
+//! Departures and arrivals are keyed by their link direction, not by when they were scheduled
+//! (at most one of each is pending per direction). That makes the order of a run's events the
+//! same whether a link direction computes its departures at enqueue (one event per packet,
+//! `net::link`'s scheduled form) or with an end-of-serialisation event: insertion order would
+//! differ between the two, because the first schedules a packet's arrival earlier.
+//!
+//! The key `(time_ns, class, tie)` is packed into one `u128` (time in the high 64 bits, the class
+//! in the next 2, the sequence number or link key in the low 62), so a comparison is one
+//! 128-bit compare, and every key is distinct: any correct heap pops the events in exactly one
+//! order, whatever its arity. A 4-ary heap (`dary_heap`) is half as deep
 //! as a binary one and reads a node's four children from two adjacent cache lines, which
 //! matters once the heap (one entry per busy link direction and per armed timer) outgrows the
 //! caches.
@@ -88,15 +105,38 @@ impl<E: Copy> EventQueue<E> {
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }
-    /// Schedules `event` at absolute time `at_ns` (clamped to now: the past cannot be scheduled).
+    /// Schedules `event` at absolute time `at_ns` (clamped to now: the past cannot be scheduled),
+    /// after the departures and before the arrivals of that nanosecond, in insertion order
+    /// among the other events.
     #[inline]
     pub fn schedule(&mut self, at_ns: u64, event: E) {
+        debug_assert!(self.next_seq < 1 << CLASS_SHIFT);
+        self.push(at_ns, CLASS_OTHER | self.next_seq as u128, event);
+        self.next_seq += 1;
+    }
+    /// Schedules a link direction's end of serialisation: before every other event of its
+    /// nanosecond. `link_key` (the direction's index) must not have another departure pending
+    /// at the same time.
+    #[inline]
+    pub fn schedule_departure(&mut self, at_ns: u64, link_key: u32, event: E) {
+        self.push(at_ns, CLASS_DEPARTURE | link_key as u128, event);
+    }
+    /// Schedules an arrival at the far end of a link direction: after every other event of its
+    /// nanosecond, ordered among the arrivals of that nanosecond by a permutation of `link_key`
+    /// (the direction's index, which must not have another arrival pending at the same time)
+    /// that depends on the time.
+    #[inline]
+    pub fn schedule_arrival(&mut self, at_ns: u64, link_key: u32, event: E) {
+        let at = at_ns.max(self.now_ns);
+        self.push(at, CLASS_ARRIVAL | arrival_tie(at, link_key) as u128, event);
+    }
+    #[inline]
+    fn push(&mut self, at_ns: u64, low: u128, event: E) {
         let at_ns = at_ns.max(self.now_ns);
         self.heap.push(Entry {
-            key: (at_ns as u128) << 64 | self.next_seq as u128,
+            key: (at_ns as u128) << 64 | low,
             event,
         });
-        self.next_seq += 1;
     }
     /// Time of the next event, if any.
     pub fn peek_time_ns(&self) -> Option<u64> {
@@ -117,6 +157,30 @@ impl<E: Copy> EventQueue<E> {
     pub fn advance_to(&mut self, t_ns: u64) {
         self.now_ns = self.now_ns.max(t_ns);
     }
+}
+
+/// The low 64 bits of a key: the class in bits 62–63, then the sequence number or link key.
+const CLASS_SHIFT: u32 = 62;
+const CLASS_DEPARTURE: u128 = 0;
+const CLASS_OTHER: u128 = 1 << CLASS_SHIFT;
+const CLASS_ARRIVAL: u128 = 2 << CLASS_SHIFT;
+
+/// MurmurHash3's 32-bit finaliser (a bijection of `u32`).
+#[inline]
+fn fmix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+/// The tie key of an arrival: for a given time, a bijection of the link key (so keys stay
+/// distinct), different from one nanosecond to the next (so that among links whose packets
+/// often arrive together, none always goes first).
+#[inline]
+fn arrival_tie(at_ns: u64, link_key: u32) -> u32 {
+    fmix32(link_key ^ fmix32((at_ns ^ (at_ns >> 32)) as u32))
 }
 
 /// A cancellable, re-armable timer with lazy heap cancellation.
@@ -213,6 +277,43 @@ mod tests {
             out.push((q.now_ns(), e));
         }
         assert_eq!(out, vec![(10, 'a'), (10, 'b'), (30, 'c'), (30, 'd')]);
+    }
+
+    #[test]
+    fn departures_then_other_events_then_arrivals_within_a_nanosecond() {
+        let mut q = EventQueue::new();
+        q.schedule_arrival(10, 3, "arrival 3");
+        q.schedule(10, "other 1");
+        q.schedule_departure(10, 7, "departure 7");
+        q.schedule_arrival(5, 1, "earlier arrival");
+        q.schedule(10, "other 2");
+        q.schedule_departure(10, 2, "departure 2");
+        let mut out = vec![];
+        while let Some(e) = q.pop_until(u64::MAX) {
+            out.push(e);
+        }
+        assert_eq!(out[0], "earlier arrival");
+        let mut departures = out[1..3].to_vec();
+        departures.sort();
+        assert_eq!(departures, ["departure 2", "departure 7"]);
+        assert_eq!(out[3..5], ["other 1", "other 2"]);
+        assert_eq!(out[5], "arrival 3");
+    }
+
+    #[test]
+    fn arrival_ties_are_distinct_and_no_link_always_goes_first() {
+        let mut first = [0u32; 4];
+        for t in 0..1000u64 {
+            let keys: Vec<u32> = (0..4).map(|l| arrival_tie(t, l)).collect();
+            let mut sorted = keys.clone();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), 4, "distinct at {t}");
+            let min = (0..4).min_by_key(|&l| keys[l]).unwrap();
+            first[min] += 1;
+        }
+        // each of four links goes first about a quarter of the time
+        assert!(first.iter().all(|&n| (180..320).contains(&n)), "{first:?}");
     }
 
     #[test]
