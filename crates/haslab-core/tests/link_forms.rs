@@ -1,7 +1,7 @@
 //! The two forms of a fixed-rate link direction (`net::link`): the event form (an
 //! end-of-serialisation event per packet) and the scheduled form (departures computed at
-//! enqueue, one event per packet). With the event list's tie rule (departures first, then other
-//! events in insertion order, then arrivals by link; `sim::events`) both give the same run, ties
+//! enqueue, one event per packet). With the event list's tie rule (departures first, then
+//! arrivals by link, then other events in insertion order; `sim::events`) both give the same run, ties
 //! included: every summary field but the event count, and every table, are equal. The scheduled
 //! form is used only where it applies (no Mahimahi trace, capacity schedule, queue trace or
 //! pcap on the direction).
