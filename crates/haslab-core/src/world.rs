@@ -117,6 +117,9 @@ pub struct World {
     last_goodput_ns: u64,
     queues: QueueSeries,
     unroutable: u64,
+    /// Packets that have reached a link direction's queue so far (wrapping): each packet's
+    /// [`Packet::stamp`], which orders the arrivals of one nanosecond (`sim::events`).
+    enqueues: u32,
     finished: bool,
     /// The plan's input warnings (players' videos), in scenario order, without repeats.
     warnings: Vec<String>,
@@ -277,6 +280,7 @@ impl World {
             goodput: GoodputSeries::new(plan.flows.len(), goodput_window_ns),
             last_goodput_ns: 0,
             unroutable: 0,
+            enqueues: 0,
             finished: false,
             warnings: plan.input_warnings(),
             traffic,
@@ -311,7 +315,7 @@ impl World {
                 let (pkt, pipe_was_empty, next) = link.tx_done(now);
                 if pipe_was_empty {
                     self.q
-                        .schedule_arrival(now + link.delay_ns, ld, Ev::Arrive(ld));
+                        .schedule_arrival(now + link.delay_ns, pkt.stamp, Ev::Arrive(ld));
                 }
                 if let LinkAction::TxDoneAt(t) = next {
                     self.q.schedule_departure(t, ld, Ev::TxDone(ld));
@@ -330,8 +334,8 @@ impl World {
                 let link = &mut self.links[ld as usize];
                 let to = link.to;
                 let (pkt, next) = link.arrive();
-                if let Some(t) = next {
-                    self.q.schedule_arrival(t, ld, Ev::Arrive(ld));
+                if let Some((t, head)) = next.zip(link.pipe.front()) {
+                    self.q.schedule_arrival(t, head.1.stamp, Ev::Arrive(ld));
                 }
                 match (pkt, head_conn) {
                     (Some(p), _) => self.receive(to, p, now),
@@ -396,8 +400,9 @@ impl World {
                 let link = &mut self.links[ld as usize];
                 let (departed, pipe_was_empty, next) = link.serve_opportunity(now);
                 if pipe_was_empty && departed > 0 {
+                    let head = &link.pipe[link.pipe.len() - departed].1;
                     self.q
-                        .schedule_arrival(now + link.delay_ns, ld, Ev::Arrive(ld));
+                        .schedule_arrival(now + link.delay_ns, head.stamp, Ev::Arrive(ld));
                 }
                 if let LinkAction::OpportunityAt(t) = next {
                     self.q.schedule(t, Ev::Opportunity(ld));
@@ -435,7 +440,7 @@ impl World {
     }
 
     #[inline]
-    fn forward(&mut self, node: u32, pkt: Packet, now: u64) {
+    fn forward(&mut self, node: u32, mut pkt: Packet, now: u64) {
         if let Transport::Udp { .. } = pkt.transport {
             if self.traffic.suffix_start(pkt.conn) == Some(node) {
                 self.finish_closed_form(pkt.conn, pkt.size_bytes, now);
@@ -449,9 +454,12 @@ impl World {
         }
         let data_conn = self.data_conn(&pkt);
         let dropped_before = self.links[ld as usize].queue.dropped;
+        let stamp = self.enqueues;
+        self.enqueues = stamp.wrapping_add(1);
+        pkt.stamp = stamp;
         match self.links[ld as usize].enqueue(pkt, now) {
             LinkAction::TxDoneAt(t) => self.q.schedule_departure(t, ld, Ev::TxDone(ld)),
-            LinkAction::ArriveAt(t) => self.q.schedule_arrival(t, ld, Ev::Arrive(ld)),
+            LinkAction::ArriveAt(t) => self.q.schedule_arrival(t, stamp, Ev::Arrive(ld)),
             LinkAction::OpportunityAt(t) => self.q.schedule(t, Ev::Opportunity(ld)),
             LinkAction::None => {}
         }

@@ -422,6 +422,7 @@ mod tests {
             to_server: false,
             enqueued_ns: 0,
             sent_ns: 0,
+            stamp: 0,
             transport: Transport::Udp {
                 src_port: 1,
                 dst_port: 2,

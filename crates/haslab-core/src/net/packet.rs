@@ -111,6 +111,10 @@ pub struct Packet {
     pub enqueued_ns: u64,
     /// Time the sending endpoint put the packet on the network (one-way delay statistics).
     pub sent_ns: u64,
+    /// When the packet entered its current link direction, as a run-wide count of packets that
+    /// entered one (wrapping at 2^32): among arrivals at the same nanosecond, the packet that
+    /// entered its link first arrives first (`sim::events`). Set by the world.
+    pub stamp: u32,
     pub transport: Transport,
 }
 
@@ -125,6 +129,7 @@ impl Packet {
             to_server,
             enqueued_ns: 0,
             sent_ns: 0,
+            stamp: 0,
             transport: Transport::Tcp(h),
         }
     }

@@ -527,6 +527,7 @@ mod tests {
             to_server: false,
             enqueued_ns: 0,
             sent_ns: 0,
+            stamp: 0,
             transport: Transport::Udp {
                 src_port: 5000,
                 dst_port: 6000,

@@ -333,6 +333,7 @@ impl World {
                 to_server: false,
                 enqueued_ns: 0,
                 sent_ns: 0,
+                stamp: 0,
                 transport: Transport::Udp {
                     src_port: port,
                     dst_port: SINK_PORT,
