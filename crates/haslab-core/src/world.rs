@@ -314,8 +314,9 @@ impl World {
                 let link = &mut self.links[ld as usize];
                 let (pkt, pipe_was_empty, next) = link.tx_done(now);
                 if pipe_was_empty {
+                    let t = now + link.delay_ns;
                     self.q
-                        .schedule_arrival(now + link.delay_ns, pkt.stamp, Ev::Arrive(ld));
+                        .schedule_arrival(t, link.delay_ns, pkt.stamp, Ev::Arrive(ld));
                 }
                 if let LinkAction::TxDoneAt(t) = next {
                     self.q.schedule_departure(t, ld, Ev::TxDone(ld));
@@ -335,7 +336,10 @@ impl World {
                 let to = link.to;
                 let (pkt, next) = link.arrive();
                 if let Some((t, head)) = next.zip(link.pipe.front()) {
-                    self.q.schedule_arrival(t, head.1.stamp, Ev::Arrive(ld));
+                    // the next packet has been the next to arrive since now
+                    let alone_ns = link.delay_ns.min(t - now);
+                    self.q
+                        .schedule_arrival(t, alone_ns, head.1.stamp, Ev::Arrive(ld));
                 }
                 match (pkt, head_conn) {
                     (Some(p), _) => self.receive(to, p, now),
@@ -401,8 +405,9 @@ impl World {
                 let (departed, pipe_was_empty, next) = link.serve_opportunity(now);
                 if pipe_was_empty && departed > 0 {
                     let head = &link.pipe[link.pipe.len() - departed].1;
+                    let t = now + link.delay_ns;
                     self.q
-                        .schedule_arrival(now + link.delay_ns, head.stamp, Ev::Arrive(ld));
+                        .schedule_arrival(t, link.delay_ns, head.stamp, Ev::Arrive(ld));
                 }
                 if let LinkAction::OpportunityAt(t) = next {
                     self.q.schedule(t, Ev::Opportunity(ld));
@@ -459,7 +464,11 @@ impl World {
         pkt.stamp = stamp;
         match self.links[ld as usize].enqueue(pkt, now) {
             LinkAction::TxDoneAt(t) => self.q.schedule_departure(t, ld, Ev::TxDone(ld)),
-            LinkAction::ArriveAt(t) => self.q.schedule_arrival(t, stamp, Ev::Arrive(ld)),
+            LinkAction::ArriveAt(t) => {
+                // an empty pipe: the packet is the next to arrive from its departure on
+                let delay_ns = self.links[ld as usize].delay_ns;
+                self.q.schedule_arrival(t, delay_ns, stamp, Ev::Arrive(ld))
+            }
             LinkAction::OpportunityAt(t) => self.q.schedule(t, Ev::Opportunity(ld)),
             LinkAction::None => {}
         }

@@ -9,10 +9,11 @@
 //!    serialisation, which starts the next packet — so a packet reaching a queue at the very
 //!    nanosecond a transmission ends finds the transmitter's next packet already gone ("departures
 //!    before arrivals", the usual queueing convention);
-//! 2. arrivals at the far end of a link direction ([`EventQueue::schedule_arrival`]), ordered
-//!    among themselves by when their packets entered their link directions (the packet's
-//!    `stamp`: a run-wide count of enqueues) — the packet that entered its link first arrives
-//!    first, as insertion order mostly had it;
+//! 2. arrivals at the far end of a link direction ([`EventQueue::schedule_arrival`]): first the
+//!    packet that has been the next to arrive on its link the longest — for the time since
+//!    the previous packet on its link arrived, or since it left the transmitter if that is
+//!    later (at most the propagation delay) — then by when the packets entered their link
+//!    directions (the packet's `stamp`, a run-wide count of enqueues);
 //! 3. every other event ([`EventQueue::schedule`]: timers, applications, generators, ticks), in
 //!    insertion order.
 //!
@@ -24,21 +25,25 @@
 //! order; the order of this tie can move a knife-edge run (see docs/performance.md).
 //!
 //! Departures are keyed by their link direction (at most one is pending per direction) and
-//! arrivals by their packet's enqueue count, not by when the event was scheduled. That makes the
-//! order of a run's events the same whether a link direction computes its departures at enqueue
-//! (one event per packet, `net::link`'s scheduled form) or with an end-of-serialisation event:
+//! arrivals by what their packets did, not by when the event was scheduled. That makes the order
+//! of a run's events the same whether a link direction computes its departures at enqueue (one
+//! event per packet, `net::link`'s scheduled form) or with an end-of-serialisation event:
 //! insertion order would differ between the two, because the first schedules a packet's
 //! arrival earlier.
 //!
-//! Why not an arbitrary order of the arrivals (by link index, or a permutation of it that
-//! changes with the nanosecond)? Where many packets tie — players on identical access links
-//! requesting at the same instants — a fixed link order always favours the same flows, and a
-//! changing permutation acts as a random tie-breaker: with it, `examples/has.toml`'s players
-//! changed with every few-microsecond shift of the PANDA players' start, which insertion order
-//! and this rule do not.
+//! The arrivals' order is the one insertion order gave with end-of-serialisation events, but for
+//! ties within a nanosecond: there, a packet's arrival was scheduled when it left the
+//! transmitter onto an empty pipe, or else when the packet ahead of it arrived — `at` minus the
+//! time above. It decides which of several packets reaching a full drop-tail queue at the same
+//! nanosecond is dropped, and it matters: on `haslab bench`'s case (b) with the flows' starts
+//! spread over 1 ms, ordering the arrivals by enqueue count alone (which favours a packet that
+//! waited in its access queue over the head of a new burst, such as a retransmission) gave ten
+//! times the RTOs (51 against 5 per run) and 0.8 % less goodput; a permutation of the link index
+//! that changes with the nanosecond acted as a random tie-breaker, with which
+//! `examples/has.toml`'s players changed with every few-microsecond shift of a start time.
 //!
 //! The key `(time_ns, class, tie)` is packed into one `u128` (time in the high 64 bits, the class
-//! in the next 2, the sequence number, link index or packet stamp in the low 62), so a comparison is one
+//! in the next 2, the sequence number, link index or an arrival's two keys in the low 62), so a comparison is one
 //! 128-bit compare, and every key is distinct: any correct heap pops the events in exactly one
 //! order, whatever its arity. A 4-ary heap (`dary_heap`) is half as deep
 //! as a binary one and reads a node's four children from two adjacent cache lines, which
@@ -139,11 +144,19 @@ impl<E: Copy> EventQueue<E> {
         self.push(at_ns, CLASS_DEPARTURE | link_key as u128, event);
     }
     /// Schedules an arrival at the far end of a link direction: after the departures and before
-    /// the other events of its nanosecond, ordered among the arrivals of that nanosecond by
-    /// `stamp` (the packet's enqueue count, distinct among the arrivals pending at one time).
+    /// the other events of its nanosecond; among the arrivals of that nanosecond, the largest
+    /// `alone_ns` first (how long the packet has been the next to arrive on its link: the time
+    /// since the previous packet on the link arrived or since it left the transmitter, whichever
+    /// is shorter; counted up to [`ALONE_MAX_NS`]), then the smallest `stamp` (the packet's
+    /// enqueue count, distinct among the arrivals pending at one time).
     #[inline]
-    pub fn schedule_arrival(&mut self, at_ns: u64, stamp: u32, event: E) {
-        self.push(at_ns, CLASS_ARRIVAL | stamp as u128, event);
+    pub fn schedule_arrival(&mut self, at_ns: u64, alone_ns: u64, stamp: u32, event: E) {
+        let waited = ALONE_MAX_NS - alone_ns.min(ALONE_MAX_NS);
+        self.push(
+            at_ns,
+            CLASS_ARRIVAL | (waited as u128) << 32 | stamp as u128,
+            event,
+        );
     }
     #[inline]
     fn push(&mut self, at_ns: u64, low: u128, event: E) {
@@ -179,6 +192,9 @@ const CLASS_SHIFT: u32 = 62;
 const CLASS_DEPARTURE: u128 = 0;
 const CLASS_ARRIVAL: u128 = 1 << CLASS_SHIFT;
 const CLASS_OTHER: u128 = 2 << CLASS_SHIFT;
+/// The longest `alone_ns` an arrival's tie key tells apart (30 bits beside the 32 of the stamp,
+/// 1.07 s): longer waits tie, and the stamp orders them.
+pub const ALONE_MAX_NS: u64 = (1 << 30) - 1;
 
 /// A cancellable, re-armable timer with lazy heap cancellation.
 ///
@@ -279,11 +295,12 @@ mod tests {
     #[test]
     fn departures_then_arrivals_then_other_events_within_a_nanosecond() {
         let mut q = EventQueue::new();
-        q.schedule_arrival(10, 4, "arrival 4");
-        q.schedule_arrival(10, 3, "arrival 3");
+        q.schedule_arrival(10, 5, 2, "arrival 4");
+        q.schedule_arrival(10, 5, 1, "arrival 3");
+        q.schedule_arrival(10, 2, 0, "arrival 5");
         q.schedule(10, "other 1");
         q.schedule_departure(10, 7, "departure 7");
-        q.schedule_arrival(5, 1, "earlier arrival");
+        q.schedule_arrival(5, 1, 9, "earlier arrival");
         q.schedule(10, "other 2");
         q.schedule_departure(10, 2, "departure 2");
         let mut out = vec![];
@@ -294,8 +311,9 @@ mod tests {
         let mut departures = out[1..3].to_vec();
         departures.sort();
         assert_eq!(departures, ["departure 2", "departure 7"]);
-        assert_eq!(out[3..5], ["arrival 3", "arrival 4"]);
-        assert_eq!(out[5..7], ["other 1", "other 2"]);
+        // the arrivals alone on their link the longest first, then by stamp
+        assert_eq!(out[3..6], ["arrival 3", "arrival 4", "arrival 5"]);
+        assert_eq!(out[6..8], ["other 1", "other 2"]);
     }
 
     #[test]
