@@ -18,7 +18,9 @@ def test_scale_reports_the_case_it_ran():
     assert m["flows"] == 50
     assert m["case"] == "scale50"
     assert m["setup_seconds"] > 0 and m["run_seconds"] > 0
-    assert m["link_transmissions"] > 0 and m["events"] > m["link_transmissions"]
+    # about one event per packet per hop (links in the scheduled form: net/link.rs), fewer than the
+    # link transmissions when many packets are still propagating at the end of a short run
+    assert m["link_transmissions"] > 0 and m["events"] > m["link_transmissions"] // 2
     # 50 flows on 10 Gbps for 0.2 s: slow start fills a good part of the bottleneck
     assert 0.05 < m["bottleneck_utilization"] <= 1.0
     assert m["peak_rss_mib"] >= m["built_rss_mib"] >= m["base_rss_mib"] > 0
