@@ -17,35 +17,38 @@
 //! 3. every other event ([`EventQueue::schedule`]: timers, applications, generators, ticks), in
 //!    insertion order.
 //!
-//! Arrivals come before the timers of their nanosecond, which matters where a receiver's
-//! delayed-ACK timer expires at the nanosecond a segment arrives (12 times in the 60 s run of
-//! `tests/sender_options.rs`'s multi-hole recovery test): insertion order had put the timer
-//! first in 11 of them, history deciding; always putting it first took that test's PRR run from
-//! 190 drops to 641, always putting the arrival first gives 192. Neither reproduces insertion
-//! order; the order of this tie can move a knife-edge run (see docs/performance.md).
+//! Why these classes. Two things of one nanosecond have no physical order, so the rule is a
+//! model choice, made once here and stated, rather than left to the order in which the code
+//! happens to schedule events (insertion order, which ns-3's scheduler uses, changes whenever
+//! the number or placement of events changes). The rule depends only on the model's state:
+//!
+//! - departures before arrivals is the usual convention of discrete-time queueing (a packet
+//!   reaching a queue at the nanosecond a transmission ends sees the next packet gone);
+//! - arrivals before the timers of their nanosecond: a receiver's delayed-ACK timer that
+//!   expires at the nanosecond a segment arrives sees the segment (`tests/sender_options.rs`'s
+//!   multi-hole recovery test meets this 12 times in 60 s; putting the timer first instead takes
+//!   its PRR run from 192 drops to 641, so such knife-edge runs depend on this choice);
+//! - among arrivals, the one that has been the next to arrive on its link the longest — a packet
+//!   at the head of a link since the previous packet on it arrived, or since it left an empty
+//!   transmitter — then the one that entered its link first. This decides which of several
+//!   packets reaching a full drop-tail queue at one nanosecond is dropped, and it matters on
+//!   dumbbells whose access links have identical rates and delays, where such ties recur: on
+//!   `haslab bench`'s case (b), ordering them by enqueue count alone (which favours a packet
+//!   that waited in its access queue over the head of a new burst, such as a retransmission)
+//!   gave ten times the RTOs (51 against 5 per run) and 0.8 % less goodput; a permutation of the
+//!   link index that changed with the nanosecond made `examples/has.toml`'s players change with
+//!   every few-microsecond shift of a start time. docs/performance.md has the measurements.
 //!
 //! Departures are keyed by their link direction (at most one is pending per direction) and
-//! arrivals by what their packets did, not by when the event was scheduled. That makes the order
-//! of a run's events the same whether a link direction computes its departures at enqueue (one
-//! event per packet, `net::link`'s scheduled form) or with an end-of-serialisation event:
-//! insertion order would differ between the two, because the first schedules a packet's
-//! arrival earlier.
+//! arrivals by what their packets did, not by when the event was scheduled. So the order of a
+//! run's events is the same whether a link direction computes its departures at enqueue (one
+//! event per packet, `net::link`'s scheduled form) or with an end-of-serialisation event
+//! (`tests/link_forms.rs` checks that both give the same bytes).
 //!
-//! The arrivals' order is the one insertion order gave with end-of-serialisation events, but for
-//! ties within a nanosecond: there, a packet's arrival was scheduled when it left the
-//! transmitter onto an empty pipe, or else when the packet ahead of it arrived — `at` minus the
-//! time above. It decides which of several packets reaching a full drop-tail queue at the same
-//! nanosecond is dropped, and it matters: on `haslab bench`'s case (b) with the flows' starts
-//! spread over 1 ms, ordering the arrivals by enqueue count alone (which favours a packet that
-//! waited in its access queue over the head of a new burst, such as a retransmission) gave ten
-//! times the RTOs (51 against 5 per run) and 0.8 % less goodput; a permutation of the link index
-//! that changes with the nanosecond acted as a random tie-breaker, with which
-//! `examples/has.toml`'s players changed with every few-microsecond shift of a start time.
-//!
-//! The key `(time_ns, class, tie)` is packed into one `u128` (time in the high 64 bits, the class
-//! in the next 2, the sequence number, link index or an arrival's two keys in the low 62), so a comparison is one
-//! 128-bit compare, and every key is distinct: any correct heap pops the events in exactly one
-//! order, whatever its arity. A 4-ary heap (`dary_heap`) is half as deep
+//! The key `(time_ns, class, tie)` is packed into one `u128` (time in the high 64 bits, the
+//! class in the next 2, the sequence number, link index or an arrival's two keys in the low 62),
+//! so a comparison is one 128-bit compare, and every key is distinct: any correct heap pops the
+//! events in exactly one order, whatever its arity. A 4-ary heap (`dary_heap`) is half as deep
 //! as a binary one and reads a node's four children from two adjacent cache lines, which
 //! matters once the heap (one entry per busy link direction and per armed timer) outgrows the
 //! caches.
