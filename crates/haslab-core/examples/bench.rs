@@ -24,21 +24,28 @@ use haslab_core::scenario::{plan_from_json, plan_from_toml, GeneratorPlan};
 use haslab_core::tcp::cc::CcConfig;
 use haslab_core::{run_plan, RunOptions};
 
+/// The scenarios of `haslab bench` (python/haslab/bench.py, `Case.scenario`): one NewReno flow
+/// per host pair, 1/10 of the one-way delay on each access link, a one-BDP drop-tail bottleneck
+/// queue in bytes, seed 1.
 pub fn scenario(case: &str, cc: &str) -> String {
-    let (pairs, rate, delay, queue, duration) = match case {
-        "a" => (8, "8Mbps", "40ms", "67pkts", "60s"),
-        _ => (1000, "10Gbps", "5ms", "16667pkts", "10s"),
+    // (pairs, bottleneck rate, bottleneck delay, queue, access rate, access delay, duration)
+    let (pairs, rate, delay, queue, access_rate, access_delay, duration) = match case {
+        // 100 ms RTT: 2 × (5 + 40 + 5) ms; BDP 8 Mbps × 100 ms = 100,000 B
+        "a" => (8, "8Mbps", "40ms", "100000B", "100Mbps", "5ms", "60s"),
+        // 20 ms RTT: 2 × (1 + 8 + 1) ms; BDP 10 Gbps × 20 ms = 25,000,000 B
+        _ => (1000, "10Gbps", "8ms", "25000000B", "1Gbps", "1ms", "10s"),
     };
     format!(
         r#"
+seed = 1
 duration = "{duration}"
 [dumbbell]
 pairs = {pairs}
 bottleneck_rate = "{rate}"
 bottleneck_delay = "{delay}"
 bottleneck_queue = "{queue}"
-access_rate = "100Gbps"
-access_delay = "5ms"
+access_rate = "{access_rate}"
+access_delay = "{access_delay}"
 [[flow]]
 name = "f{{i}}"
 count = {pairs}
