@@ -227,3 +227,25 @@ def test_tcphas_fig3_explains_a_failing_n_by_the_methods_that_fail_there():
     assert "TIBET 2.60" not in c.reason
     c = claim({**steady, "Westwood+": [0.0, 0.5, 1.5]})
     assert c.verdict == "unexplained" and "not traced" in c.reason
+
+
+def test_newcwv_fig3_explains_the_collapse_ratio_by_the_measured_off_periods():
+    """The ≈ 2× claim: without OFF periods NewReno has no idle restart (ratio ≈ 1, explained);
+    with them its halvings are mostly restarts (ratio > 3, explained with the counts); a ratio
+    below 1.5 despite OFF periods has no measured explanation."""
+    import pandas as pd
+
+    from haslab.reproduce.newcwv import fig3_claims
+
+    def claim(rows):
+        df = pd.DataFrame(rows, columns=["method", "connections", "flow", "collapses", "off_periods", "kept_pct"])
+        return fig3_claims(None, {"connections": df})[1]
+
+    c = claim([("NewReno", "series", 0, 30, 0, float("nan")), ("newCWV", "series", 0, 31, 0, float("nan"))])
+    assert not c.holds and c.verdict == "model" and "0 OFF periods" in c.reason
+    c = claim([("NewReno", "rotation", 0, 75, 74, 1.0), ("newCWV", "rotation", 0, 20, 74, 100.0)])
+    assert not c.holds and c.verdict == "model" and "99 % of its 74 OFF periods" in c.reason
+    c = claim([("NewReno", "rotation", 0, 40, 74, 1.0), ("newCWV", "rotation", 0, 20, 74, 100.0)])
+    assert c.holds
+    c = claim([("NewReno", "rotation", 0, 20, 74, 1.0), ("newCWV", "rotation", 0, 20, 74, 100.0)])
+    assert not c.holds and c.verdict == "unexplained"
