@@ -6,7 +6,7 @@
 //! Congestion control:
 //! - `bench a --cc cubic` runs case (a) (or b) with another algorithm (any scenario name);
 //! - `bench --cc-all [--reps N]` runs case (a) with every algorithm, N times each (default 15),
-//!   and prints the best wall time of each relative to NewReno's (the issue-3 bar: at most
+//!   and prints the best wall time of each relative to NewReno's (the bar: at most
 //!   1.5×). The runs are interleaved (one of each algorithm per repetition) so that a change of
 //!   machine load affects all algorithms alike.
 //! - `--event-form` serves every fixed-rate link direction with an end-of-serialisation event

@@ -84,6 +84,37 @@ struct Scheduled {
     size_bytes: u32,
 }
 
+impl Schedule {
+    /// Walks the pending packets in order, as far as `now_ns`: `on_start` for each packet whose
+    /// serialisation has started by then and was not yet counted as started, `on_end` for each
+    /// that has ended. Returns whether the first packet left pending has started. Changes
+    /// nothing: [`LinkDir::settle`] applies the walk, [`LinkDir::counters_at`] only reads it.
+    #[inline]
+    fn progress(
+        &self,
+        now_ns: u64,
+        mut on_start: impl FnMut(&Scheduled),
+        mut on_end: impl FnMut(&Scheduled),
+    ) -> bool {
+        let mut head_started = self.head_started;
+        for f in &self.pending {
+            if !head_started {
+                if f.start_ns > now_ns {
+                    break;
+                }
+                on_start(f);
+                head_started = true;
+            }
+            if f.end_ns > now_ns {
+                break;
+            }
+            on_end(f);
+            head_started = false;
+        }
+        head_started
+    }
+}
+
 /// A link direction's counters as of a given time (see [`LinkDir::counters_at`]).
 #[derive(Debug)]
 pub struct LinkCounters<'a> {
@@ -207,24 +238,25 @@ impl LinkDir {
         let Some(sch) = self.scheduled.as_mut() else {
             return;
         };
-        while let Some(f) = sch.pending.front() {
-            if !sch.head_started {
-                if f.start_ns > now_ns {
-                    break;
-                }
-                self.queue.sojourn.record(f.start_ns - f.enqueued_ns);
-                self.busy_ns += f.end_ns - f.start_ns;
-                sch.waiting_bytes -= f.size_bytes as u64;
-                sch.head_started = true;
-            }
-            if f.end_ns > now_ns {
-                break;
-            }
-            self.tx_packets += 1;
-            self.tx_bytes += f.size_bytes as u64;
-            sch.pending.pop_front();
-            sch.head_started = false;
-        }
+        let (queue, busy_ns) = (&mut self.queue, &mut self.busy_ns);
+        let (mut ended, mut started_bytes) = (0usize, 0u64);
+        let (tx_packets, tx_bytes) = (&mut self.tx_packets, &mut self.tx_bytes);
+        let head_started = sch.progress(
+            now_ns,
+            |f| {
+                queue.sojourn.record(f.start_ns - f.enqueued_ns);
+                *busy_ns += f.end_ns - f.start_ns;
+                started_bytes += f.size_bytes as u64;
+            },
+            |f| {
+                *tx_packets += 1;
+                *tx_bytes += f.size_bytes as u64;
+                ended += 1;
+            },
+        );
+        sch.pending.drain(..ended);
+        sch.waiting_bytes -= started_bytes;
+        sch.head_started = head_started;
     }
 
     /// The transmission counters, busy time and sojourn statistics as of `now_ns` (no earlier
@@ -236,22 +268,20 @@ impl LinkDir {
             busy_ns: self.busy_ns,
             sojourn: std::borrow::Cow::Borrowed(&self.queue.sojourn),
         };
-        let Some(sch) = &self.scheduled else {
-            return c;
-        };
-        for (i, f) in sch.pending.iter().enumerate() {
-            if f.start_ns > now_ns {
-                break;
-            }
-            if i > 0 || !sch.head_started {
-                c.sojourn.to_mut().record(f.start_ns - f.enqueued_ns);
-                c.busy_ns += f.end_ns - f.start_ns;
-            }
-            if f.end_ns > now_ns {
-                break;
-            }
-            c.tx_packets += 1;
-            c.tx_bytes += f.size_bytes as u64;
+        if let Some(sch) = &self.scheduled {
+            let (sojourn, busy_ns) = (&mut c.sojourn, &mut c.busy_ns);
+            let (tx_packets, tx_bytes) = (&mut c.tx_packets, &mut c.tx_bytes);
+            sch.progress(
+                now_ns,
+                |f| {
+                    sojourn.to_mut().record(f.start_ns - f.enqueued_ns);
+                    *busy_ns += f.end_ns - f.start_ns;
+                },
+                |f| {
+                    *tx_packets += 1;
+                    *tx_bytes += f.size_bytes as u64;
+                },
+            );
         }
         c
     }
