@@ -110,6 +110,9 @@ pub struct World {
     flow_names: Vec<String>,
     flow_cc: Vec<String>,
     out: Output,
+    /// A spare buffer for the notices `after_tcp` hands to applications, reused so that
+    /// draining TCP's output allocates nothing.
+    notices: Vec<Notice>,
     actions: Vec<AppAction>,
     pcaps: Vec<Option<PcapWriter>>,
     cwnd: Option<CwndSeries>,
@@ -271,6 +274,7 @@ impl World {
             flow_names: plan.flows.iter().map(|f| f.name.clone()).collect(),
             flow_cc: plan.flows.iter().map(|f| f.cc.name().to_string()).collect(),
             out: Output::default(),
+            notices: Vec::new(),
             actions: Vec::new(),
             pcaps,
             cwnd: plan
@@ -328,24 +332,20 @@ impl World {
                 self.trace_queue(ld as usize, now);
             }
             Ev::Arrive(ld) => {
-                let head_conn = self.links[ld as usize]
-                    .pipe
-                    .front()
-                    .and_then(|(_, p)| self.data_conn(p));
                 let link = &mut self.links[ld as usize];
                 let to = link.to;
-                let (pkt, next) = link.arrive();
+                let (pkt, delivered, next) = link.arrive();
                 if let Some((t, head)) = next.zip(link.pipe.front()) {
                     // the next packet has been the next to arrive since now
                     let alone_ns = link.delay_ns.min(t - now);
                     self.q
                         .schedule_arrival(t, alone_ns, head.1.stamp, Ev::Arrive(ld));
                 }
-                match (pkt, head_conn) {
-                    (Some(p), _) => self.receive(to, p, now),
+                if delivered {
+                    self.receive(to, pkt, now);
+                } else if let Some(c) = self.data_conn(&pkt) {
                     // lost to the link's random loss
-                    (None, Some(c)) => self.data_delay[c].on_lost(),
-                    (None, None) => {}
+                    self.data_delay[c].on_lost();
                 }
             }
             Ev::Tcp { conn, side, kind } => {
@@ -457,7 +457,8 @@ impl World {
             self.unroutable += 1;
             return;
         }
-        let data_conn = self.data_conn(&pkt);
+        // what `data_conn` reads, kept in case the queue drops the packet
+        let (conn, to_server, payload) = (pkt.conn, pkt.to_server, pkt.tcp_payload_bytes());
         let dropped_before = self.links[ld as usize].queue.dropped;
         let stamp = self.enqueues;
         self.enqueues = stamp.wrapping_add(1);
@@ -472,8 +473,8 @@ impl World {
             LinkAction::OpportunityAt(t) => self.q.schedule(t, Ev::Opportunity(ld)),
             LinkAction::None => {}
         }
-        if let Some(c) = data_conn {
-            if self.links[ld as usize].queue.dropped > dropped_before {
+        if self.links[ld as usize].queue.dropped > dropped_before {
+            if let Some(c) = self.data_conn_of(conn, to_server, payload) {
                 self.data_queue_drops[c] += 1;
                 self.data_delay[c].on_lost();
             }
@@ -485,15 +486,14 @@ impl World {
     /// server means from the connecting side 0); None for other packets.
     #[inline]
     fn data_conn(&self, pkt: &Packet) -> Option<usize> {
-        match &pkt.transport {
-            Transport::Tcp(h)
-                if h.payload_bytes > 0
-                    && self.data_side.get(pkt.conn as usize) == Some(&u8::from(!pkt.to_server)) =>
-            {
-                Some(pkt.conn as usize)
-            }
-            _ => None,
-        }
+        self.data_conn_of(pkt.conn, pkt.to_server, pkt.tcp_payload_bytes())
+    }
+
+    /// [`World::data_conn`] from the packet's connection, direction and TCP payload.
+    #[inline]
+    fn data_conn_of(&self, conn: u32, to_server: bool, tcp_payload_bytes: u32) -> Option<usize> {
+        (tcp_payload_bytes > 0 && self.data_side.get(conn as usize) == Some(&u8::from(!to_server)))
+            .then_some(conn as usize)
     }
 
     #[inline]
@@ -526,7 +526,8 @@ impl World {
                     },
                 );
             }
-            let notices: Vec<Notice> = out.notices.drain(..).collect();
+            let mut notices = std::mem::take(&mut self.notices);
+            std::mem::swap(&mut notices, &mut out.notices);
             self.out = out;
             if let (Some(cw), Some(flow)) = (self.cwnd.as_mut(), self.conn_flow[conn as usize]) {
                 let ep = &self.conns[conn as usize].ends[self.data_side[conn as usize] as usize];
@@ -541,9 +542,10 @@ impl World {
                 }
             }
             if notices.is_empty() {
+                self.notices = notices;
                 return;
             }
-            for n in notices {
+            for &n in &notices {
                 if let Some(app) = self.conn_apps[n.conn as usize][n.side as usize] {
                     let mut actions = std::mem::take(&mut self.actions);
                     let next = self.conns.len() as u32;
@@ -553,6 +555,8 @@ impl World {
                     self.apply_actions_no_drain(app, now);
                 }
             }
+            notices.clear();
+            self.notices = notices;
         }
     }
 

@@ -421,18 +421,45 @@ impl LinkDir {
         (departed, was_empty, next)
     }
 
-    /// The head of the pipe arrives at `to`. Returns it unless random loss took it, and the
-    /// time of the next arrival if any.
+    /// The head of the pipe arrives at `to`. Returns it, whether it is delivered (false: random
+    /// loss took it), and the time of the next arrival if any.
     #[inline]
-    pub fn arrive(&mut self) -> (Option<Packet>, Option<u64>) {
+    pub fn arrive(&mut self) -> (Packet, bool, Option<u64>) {
         let (_, pkt) = self.pipe.pop_front().expect("arrival from an empty pipe");
         let next = self.pipe.front().map(|(t, _)| *t);
-        if self.rng.bernoulli(self.loss) {
-            self.lost_packets += 1;
-            return (None, next);
+        if let Some(later) = self.pipe.get(PREFETCH_AHEAD) {
+            prefetch(later);
         }
-        (Some(pkt), next)
+        let delivered = !self.rng.bernoulli(self.loss);
+        if !delivered {
+            self.lost_packets += 1;
+        }
+        (pkt, delivered, next)
     }
+}
+
+/// How many packets ahead of the head of a pipe [`LinkDir::arrive`] asks the processor to
+/// fetch: on a long pipe (a bottleneck's holds thousands) an entry was written long before it
+/// arrives and has left the caches, and its arrival is read as soon as the packets before it
+/// have arrived.
+const PREFETCH_AHEAD: usize = 2;
+
+/// Asks the processor to bring `value`'s cache lines closer (a hint; no effect on results).
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = value as *const T as *const i8;
+        let lines = std::mem::size_of::<T>().div_ceil(64);
+        for i in 0..lines {
+            // SAFETY: a prefetch never faults and does not change memory; the addresses lie
+            // within `value` (or one line past its start when it straddles a line).
+            unsafe { _mm_prefetch(p.wrapping_add(i * 64), _MM_HINT_T0) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 #[cfg(test)]

@@ -133,6 +133,14 @@ impl Packet {
             transport: Transport::Tcp(h),
         }
     }
+    /// The TCP payload it carries (0 for a datagram).
+    #[inline]
+    pub fn tcp_payload_bytes(&self) -> u32 {
+        match &self.transport {
+            Transport::Tcp(h) => h.payload_bytes,
+            Transport::Udp { .. } => 0,
+        }
+    }
     /// The IPv4 address a node is shown with in pcap files: 198.18.0.0/15, the benchmarking
     /// range (RFC 2544), node i ↦ 198.18.0.0 + i + 1.
     pub fn node_ipv4(node: u32) -> [u8; 4] {

@@ -93,8 +93,15 @@ impl<E> Ord for Entry<E> {
 }
 
 /// A deterministic event list.
+///
+/// The entry of the event being handled stays on top of the heap until the handler schedules
+/// its first event, which takes its place (one sift down instead of a pop's sift and a push's),
+/// or until the next pop: a link's arrival usually schedules the link's next arrival, a timer
+/// its next expiry. Since every key is distinct, the events pop in the same order either way.
 pub struct EventQueue<E> {
     heap: QuaternaryHeap<Entry<E>>,
+    /// whether the top entry is the event last popped, not yet removed
+    top_spent: bool,
     next_seq: u64,
     now_ns: u64,
     processed: u64,
@@ -110,6 +117,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: QuaternaryHeap::with_capacity(1024),
+            top_spent: false,
             next_seq: 0,
             now_ns: 0,
             processed: 0,
@@ -124,11 +132,12 @@ impl<E: Copy> EventQueue<E> {
     pub fn processed(&self) -> u64 {
         self.processed
     }
+    /// Number of events pending.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.top_spent as usize
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
     /// Schedules `event` at absolute time `at_ns` (clamped to now: the past cannot be scheduled),
     /// after the departures and the arrivals of that nanosecond, in insertion order among the
@@ -164,24 +173,41 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     fn push(&mut self, at_ns: u64, low: u128, event: E) {
         let at_ns = at_ns.max(self.now_ns);
-        self.heap.push(Entry {
+        let entry = Entry {
             key: (at_ns as u128) << 64 | low,
             event,
-        });
+        };
+        if self.top_spent {
+            self.top_spent = false;
+            *self.heap.peek_mut().expect("the spent entry") = entry;
+        } else {
+            self.heap.push(entry);
+        }
+    }
+    /// Removes the entry of the event last popped if no new event has taken its place.
+    #[inline]
+    fn drop_spent(&mut self) {
+        if self.top_spent {
+            self.top_spent = false;
+            self.heap.pop();
+        }
     }
     /// Time of the next event, if any.
-    pub fn peek_time_ns(&self) -> Option<u64> {
+    pub fn peek_time_ns(&mut self) -> Option<u64> {
+        self.drop_spent();
         self.heap.peek().map(|e| e.at_ns())
     }
     /// Pops the next event if it is due no later than `until_ns`, advancing the clock.
     #[inline]
     pub fn pop_until(&mut self, until_ns: u64) -> Option<E> {
-        if self.heap.peek()?.at_ns() > until_ns {
+        self.drop_spent();
+        let e = self.heap.peek()?;
+        if e.at_ns() > until_ns {
             return None;
         }
-        let e = self.heap.pop()?;
         self.now_ns = e.at_ns();
         self.processed += 1;
+        self.top_spent = true;
         Some(e.event)
     }
     /// Advances the clock to `t_ns` without an event (end of run).
