@@ -233,9 +233,14 @@ def check(
     ranking: bool = typer.Option(
         False, "--ranking",
         help="Also run the TcpHas/Westwood+/CUBIC player comparison live and simulated and report its numbers "
-             "(3 live runs of --seconds each).",
+             "(--runs live runs of --seconds per algorithm).",
     ),
     seconds: int = typer.Option(180, "--seconds", min=5, help="Length of each run of --ranking."),
+    runs: int = typer.Option(
+        3, "--runs", min=1,
+        help="Live runs per algorithm for --ranking; their spread is the tolerance of the live-simulated "
+             "comparison (1: reported, not judged).",
+    ),
     out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep the live results of --ranking here."),
     as_json: bool = typer.Option(False, "--json", help="Print the --ranking numbers as JSON."),
     wait: Optional[float] = typer.Option(
@@ -260,12 +265,13 @@ def check(
 
     def go():
         log = None if as_json else (lambda m: err.print(m))
-        rep = run_ranking(seconds, out_dir=out_dir, say=log or (lambda m: None), wait_s=wait)
+        rep = run_ranking(seconds, out_dir=out_dir, say=log or (lambda m: None), wait_s=wait, runs=runs)
         if as_json:
             out.print(json.dumps(rep, indent=1), soft_wrap=True)
             return
         out.print(live_ranking_table(rep, seconds))
         for v in rep["verdicts"]:
-            out.print(f"{'holds' if v['holds'] else 'DOES NOT HOLD'}: {v['claim']} ({v['numbers']})")
+            word = "not judged" if v["holds"] is None else "holds" if v["holds"] else "DOES NOT HOLD"
+            out.print(f"{word}: {v['claim']} ({v['numbers']})")
 
     _guarded(go)

@@ -607,16 +607,24 @@ def live_link_table(summary: Mapping) -> Table:
 
 
 def live_ranking_table(rep: Mapping, seconds: int) -> Table:
-    """``haslab live check --ranking``: per servers' cc, the live and the simulated means."""
-    t = Table(title=f"8 RBB players, {seconds} s (mean per player; queue = mean backlog of r1->r2)",
+    """``haslab live check --ranking``: per servers' cc, the live runs' means (± their standard
+    deviation when there are several) and the simulated numbers."""
+    runs = rep.get("live_runs", 1)
+    t = Table(title=f"8 RBB players, {seconds} s (mean per player; queue = mean backlog of r1->r2; "
+                    f"live: mean ± sd of {runs} run{'s' if runs != 1 else ''})",
               title_justify="left")
     for col in ["servers' cc", "mode", "switches", "avg level", "stalls", "queue B", "drops", "load before/after"]:
         t.add_column(col, justify="left" if col in ("servers' cc", "mode") else "right", no_wrap=True)
     for cc, n in rep["runs"].items():
         for mode in ("live", "sim"):
-            v = n[mode]
-            t.add_row(cc, mode, f"{v['switches']:.2f}", f"{v['avg_level']:.2f}", str(v["stalls"]),
-                      f"{v['queue_bytes']:.0f}", str(v["drops"]), " ".join(map(str, n["load"])) if mode == "live" else "")
+            v, sd = n[mode], n.get("live_sd") if mode == "live" and runs > 1 else None
+
+            def cell(key: str, fmt: str) -> str:
+                return fmt.format(v[key]) + (" ± " + fmt.format(sd[key]) if sd else "")
+
+            t.add_row(cc, mode, cell("switches", "{:.2f}"), cell("avg_level", "{:.2f}"), cell("stalls", "{:.1f}" if sd else "{:.0f}"),
+                      cell("queue_bytes", "{:.0f}"), cell("drops", "{:.0f}"),
+                      " ".join(map(str, n["load"])) if mode == "live" else "")
     return t
 
 
