@@ -454,7 +454,7 @@ fn prefetch<T>(value: &T) {
         let lines = std::mem::size_of::<T>().div_ceil(64);
         for i in 0..lines {
             // SAFETY: a prefetch never faults and does not change memory; the addresses lie
-            // within `value` (or one line past its start when it straddles a line).
+            // within `value` (i · 64 < its size).
             unsafe { _mm_prefetch(p.wrapping_add(i * 64), _MM_HINT_T0) };
         }
     }
