@@ -282,8 +282,8 @@ fn enhanced_tcp_drops_fewer_packets_than_standard_cubic() {
             continue;
         }
         let (std, enh, tlp) = (res[0], res[1], res[2]);
-        // with NS-2's TCP defaults (IW 2, an ACK per segment) and 1 % loss on the data, RTOs
-        // are about 3 per 300 s for every transport: the paper's "fewer RTOs" and its
+        // with NS-2's TCP defaults (IW 2, an ACK per segment) and 1 % loss on the data, standard
+        // and enhanced CUBIC take the same 2-4 RTOs per 300 s: the paper's "fewer RTOs" and its
         // throughput factors are reported by `haslab reproduce enhancing-fig5` (both loss
         // directions), not asserted here; the novel pacing's effect on the burst drops is
         assert!(
