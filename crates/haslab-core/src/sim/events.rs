@@ -345,6 +345,71 @@ mod tests {
         assert_eq!(out[6..8], ["other 1", "other 2"]);
     }
 
+    /// The popped entry replaced in place by the handler's first event (or popped before the
+    /// next event) gives the order of a plain sorted list: random handlers that schedule none,
+    /// one or several events of every class, interleaved with horizons and length checks.
+    #[test]
+    fn replacing_the_popped_entry_keeps_the_order_of_a_sorted_list() {
+        let mut rng = crate::sim::rng::Stream::new(7, "events-test");
+        let mut q = EventQueue::new();
+        // the reference: (time, class, tie) of every pending event, and its event id
+        let mut reference: Vec<((u64, u8, u64), u32)> = Vec::new();
+        let (mut seq, mut next_id, mut popped) = (0u64, 0u32, 0usize);
+        let mut schedule = |q: &mut EventQueue<u32>,
+                            reference: &mut Vec<_>,
+                            now: u64,
+                            rng: &mut crate::sim::rng::Stream| {
+            let at = now + rng.next_u64() % 50;
+            let id = next_id;
+            next_id += 1;
+            match rng.next_u32() % 3 {
+                0 => {
+                    // departures are keyed by a link; one pending per link and time is the
+                    // caller's rule, so give each its own key
+                    q.schedule_departure(at, id, id);
+                    reference.push(((at, 0, id as u64), id));
+                }
+                1 => {
+                    let alone = rng.next_u64() % 4;
+                    q.schedule_arrival(at, alone, id, id);
+                    let waited = ALONE_MAX_NS - alone;
+                    reference.push(((at, 1, waited << 32 | id as u64), id));
+                }
+                _ => {
+                    q.schedule(at, id);
+                    reference.push(((at, 2, seq), id));
+                    seq += 1;
+                }
+            }
+        };
+        for _ in 0..20 {
+            schedule(&mut q, &mut reference, 0, &mut rng);
+        }
+        let mut until = 0;
+        while popped < 5_000 {
+            until += rng.next_u64() % 30;
+            reference.sort();
+            match q.pop_until(until) {
+                Some(id) => {
+                    let (key, expected) = reference.remove(0);
+                    assert_eq!((q.now_ns(), id), (key.0, expected), "pop {popped}");
+                    assert!(key.0 <= until);
+                    popped += 1;
+                    let now = q.now_ns();
+                    for _ in 0..rng.next_u32() % 4 {
+                        schedule(&mut q, &mut reference, now, &mut rng);
+                    }
+                }
+                None => assert!(reference.first().is_none_or(|(k, _)| k.0 > until)),
+            }
+            assert_eq!(q.len(), reference.len());
+            if reference.is_empty() {
+                let now = q.now_ns();
+                schedule(&mut q, &mut reference, now, &mut rng);
+            }
+        }
+    }
+
     #[test]
     fn pop_until_respects_horizon() {
         let mut q = EventQueue::new();
