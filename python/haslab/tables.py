@@ -615,16 +615,13 @@ def live_ranking_table(rep: Mapping, seconds: int) -> Table:
               title_justify="left")
     for col in ["servers' cc", "mode", "switches", "avg level", "stalls", "queue B", "drops", "load before/after"]:
         t.add_column(col, justify="left" if col in ("servers' cc", "mode") else "right", no_wrap=True)
+    cells = (("switches", "{:.2f}"), ("avg_level", "{:.2f}"), ("stalls", "{:.1f}"), ("queue_bytes", "{:.0f}"),
+             ("drops", "{:.0f}"))
     for cc, n in rep["runs"].items():
         for mode in ("live", "sim"):
             v, sd = n[mode], n.get("live_sd") if mode == "live" and runs > 1 else None
-
-            def cell(key: str, fmt: str) -> str:
-                return fmt.format(v[key]) + (" ± " + fmt.format(sd[key]) if sd else "")
-
-            t.add_row(cc, mode, cell("switches", "{:.2f}"), cell("avg_level", "{:.2f}"), cell("stalls", "{:.1f}" if sd else "{:.0f}"),
-                      cell("queue_bytes", "{:.0f}"), cell("drops", "{:.0f}"),
-                      " ".join(map(str, n["load"])) if mode == "live" else "")
+            row = [fmt.format(v[key]) + (" ± " + fmt.format(sd[key]) if sd else "") for key, fmt in cells]
+            t.add_row(cc, mode, *row, " ".join(map(str, n["load"])) if mode == "live" else "")
     return t
 
 

@@ -667,7 +667,7 @@ def test_ranking_judges_live_against_simulated_by_the_live_runs_own_spread():
     from haslab.live.checks import RANKING_CCS, prediction_interval, ranking_verdicts, summarize_runs
 
     # three runs 10, 12, 14: mean 12, sd 2, t(0.975, 2) = 4.303, half-width 4.303 · 2 · sqrt(4/3) = 9.94
-    lo, hi = prediction_interval(12.0, 2.0, 3)
+    lo, hi = prediction_interval([10.0, 12.0, 14.0])
     assert lo == pytest.approx(12 - 9.937, abs=1e-3) and hi == pytest.approx(12 + 9.937, abs=1e-3)
 
     def numbers(switches, level=1.5, queue=60_000.0):

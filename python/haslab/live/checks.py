@@ -90,13 +90,15 @@ def summarize_runs(runs: list[dict]) -> tuple[dict, dict]:
     return mean, sd
 
 
-def prediction_interval(mean: float, sd: float, n: int) -> tuple[float, float]:
-    """The 95 % prediction interval of one more observation from n (>= 2) with this mean and
-    sample standard deviation, assuming they are normal: mean ± t(0.975, n-1) · sd · sqrt(1 + 1/n)."""
-    from scipy import stats
+def prediction_interval(values: list[float]) -> tuple[float, float]:
+    """The 95 % prediction interval of one more observation after ``values`` (two or more),
+    assuming they are normal: mean ± t(0.975, n-1) · sd · sqrt(1 + 1/n), i.e. the half-width of
+    the mean's confidence interval (:func:`haslab.aggregate.mean_ci`) times sqrt(n + 1)."""
+    from ..aggregate import mean_ci
 
-    half = float(stats.t.ppf(0.975, n - 1)) * sd * (1 + 1 / n) ** 0.5
-    return mean - half, mean + half
+    ci = mean_ci(values)
+    half = ci["half"] * (ci["n"] + 1) ** 0.5
+    return ci["mean"] - half, ci["mean"] + half
 
 
 def ranking_verdicts(nums: dict) -> list[dict]:
@@ -114,14 +116,13 @@ def ranking_verdicts(nums: dict) -> list[dict]:
         runs, sm = n["live_runs"], n["sim"]
         for key, name, fmt in AGREEMENT:
             values = [r[key] for r in runs]
-            mean, sd = summarize_runs([{key: v} for v in values])
             claim = f"{cc}: simulated {name} within the 95 % prediction interval of a live run"
             if len(values) < 2:
                 out.append({"claim": claim, "holds": None,
                             "numbers": f"sim {fmt.format(sm[key])}, one live run {fmt.format(values[0])}: "
                                        "no spread to judge by (--runs 2 or more)"})
                 continue
-            lo, hi = prediction_interval(mean[key], sd[key], len(values))
+            lo, hi = prediction_interval(values)
             out.append({"claim": claim, "holds": lo <= sm[key] <= hi,
                         "numbers": f"sim {fmt.format(sm[key])}; live {len(values)} runs "
                                    f"{', '.join(fmt.format(v) for v in values)}, interval "
