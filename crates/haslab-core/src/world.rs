@@ -335,11 +335,10 @@ impl World {
                 let link = &mut self.links[ld as usize];
                 let to = link.to;
                 let (pkt, delivered, next) = link.arrive();
-                if let Some((t, head)) = next.zip(link.pipe.front()) {
+                if let Some((t, stamp)) = next {
                     // the next packet has been the next to arrive since now
                     let alone_ns = link.delay_ns.min(t - now);
-                    self.q
-                        .schedule_arrival(t, alone_ns, head.1.stamp, Ev::Arrive(ld));
+                    self.q.schedule_arrival(t, alone_ns, stamp, Ev::Arrive(ld));
                 }
                 if delivered {
                     self.receive(to, pkt, now);
@@ -496,7 +495,7 @@ impl World {
             .then_some(conn as usize)
     }
 
-    #[inline]
+    #[inline(always)]
     fn trace_queue(&mut self, ld: usize, now: u64) {
         if self.queues.is_traced(ld) {
             let q = &self.links[ld].queue;

@@ -238,6 +238,21 @@ impl LinkDir {
         let Some(sch) = self.scheduled.as_mut() else {
             return;
         };
+        // nothing pending, or the first pending packet's next step is still ahead
+        match sch.pending.front() {
+            None => return,
+            Some(f)
+                if now_ns
+                    < if sch.head_started {
+                        f.end_ns
+                    } else {
+                        f.start_ns
+                    } =>
+            {
+                return
+            }
+            Some(_) => {}
+        }
         let (queue, busy_ns) = (&mut self.queue, &mut self.busy_ns);
         let (mut ended, mut started_bytes) = (0usize, 0u64);
         let (tx_packets, tx_bytes) = (&mut self.tx_packets, &mut self.tx_bytes);
@@ -422,11 +437,11 @@ impl LinkDir {
     }
 
     /// The head of the pipe arrives at `to`. Returns it, whether it is delivered (false: random
-    /// loss took it), and the time of the next arrival if any.
+    /// loss took it), and the time and stamp of the next arrival if any.
     #[inline]
-    pub fn arrive(&mut self) -> (Packet, bool, Option<u64>) {
+    pub fn arrive(&mut self) -> (Packet, bool, Option<(u64, u32)>) {
         let (_, pkt) = self.pipe.pop_front().expect("arrival from an empty pipe");
-        let next = self.pipe.front().map(|(t, _)| *t);
+        let next = self.pipe.front().map(|(t, p)| (*t, p.stamp));
         if let Some(later) = self.pipe.get(PREFETCH_AHEAD) {
             prefetch(later);
         }

@@ -12,6 +12,10 @@
 //! covering only the non-leaf nodes: a dumbbell of N pairs needs 2 tables of 2 entries instead
 //! of 2N tables of 2N + 2 entries. The answers are those of a full search from every
 //! destination (tested against it).
+//!
+//! A small topology (at most [`DENSE_MAX_NODES`] nodes) also keeps every answer in one
+//! node × node array, filled from the tables once: a packet's next hop is then one load
+//! instead of the walk through roles and tables (the same answers; 64 KiB at most).
 
 /// An adjacency entry: the link direction that leaves `from` toward `to`.
 #[derive(Clone, Copy, Debug)]
@@ -42,7 +46,15 @@ pub struct Routes {
     slot_of: Vec<u32>,
     /// next_hop[slot][core index] = link direction to take from that core node
     next_hop: Vec<Vec<u32>>,
+    /// every answer, `dense[node * n_nodes + dst]`, for at most [`DENSE_MAX_NODES`] nodes
+    /// (empty otherwise)
+    dense: Vec<u32>,
+    n_nodes: usize,
 }
+
+/// The largest topology whose answers are also kept in one node × node array (128² entries of
+/// 4 bytes: 64 KiB).
+pub const DENSE_MAX_NODES: usize = 128;
 
 impl Routes {
     /// Routes toward each node in `dests` over a graph of `n_nodes` nodes.
@@ -122,18 +134,39 @@ impl Routes {
             }
             next_hop.push(table);
         }
-        Routes {
+        let mut routes = Routes {
             roles,
             routed,
             slot_of,
             next_hop,
+            dense: Vec::new(),
+            n_nodes,
+        };
+        if n_nodes <= DENSE_MAX_NODES {
+            let dense = (0..n_nodes * n_nodes)
+                .map(|i| routes.walk((i / n_nodes) as u32, (i % n_nodes) as u32))
+                .collect();
+            routes.dense = dense;
         }
+        routes
     }
 
     /// The link direction to take from `node` toward `dst` (NO_ROUTE if unreachable or `dst` is
     /// not a routed destination).
     #[inline]
     pub fn next_hop(&self, node: u32, dst: u32) -> u32 {
+        if !self.dense.is_empty() {
+            let (node, dst) = (node as usize, dst as usize);
+            if node < self.n_nodes && dst < self.n_nodes {
+                return self.dense[node * self.n_nodes + dst];
+            }
+            return NO_ROUTE;
+        }
+        self.walk(node, dst)
+    }
+
+    /// [`Routes::next_hop`] through the roles and tables.
+    fn walk(&self, node: u32, dst: u32) -> u32 {
         if node == dst || !self.routed.get(dst as usize).copied().unwrap_or(false) {
             return NO_ROUTE;
         }
@@ -279,11 +312,14 @@ mod tests {
             let full = full_search(n, &edges, &dests);
             for dst in 0..n as u32 {
                 for node in 0..n as u32 {
-                    assert_eq!(
-                        r.next_hop(node, dst),
-                        full[dst as usize][node as usize],
-                        "case {case}: node {node} → {dst}, links {links:?}, dests {dests:?}"
-                    );
+                    // the node × node array of a small topology, and the tables behind it
+                    assert!(!r.dense.is_empty());
+                    for answer in [r.next_hop(node, dst), r.walk(node, dst)] {
+                        assert_eq!(
+                            answer, full[dst as usize][node as usize],
+                            "case {case}: node {node} → {dst}, links {links:?}, dests {dests:?}"
+                        );
+                    }
                 }
             }
         }
@@ -299,6 +335,8 @@ mod tests {
         links.extend((k..2 * k).map(|i| (i, rr)));
         let dests: Vec<u32> = (0..2 * k).collect();
         let r = Routes::compute(2 * k as usize + 2, &bidir(&links), &dests);
+        // too large for the node × node array: answered from the tables
+        assert!(r.dense.is_empty());
         assert_eq!(r.next_hop.len(), 2);
         assert!(r.next_hop.iter().all(|t| t.len() == 2));
         // left host 3 → right host k + 5: up to L, across, down to the host
