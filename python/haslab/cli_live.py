@@ -241,6 +241,16 @@ def check(
         help="Live runs per algorithm for --ranking; their spread is the tolerance of the live-simulated "
              "comparison (1: reported, not judged).",
     ),
+    sim_runs: int = typer.Option(
+        12, "--sim-runs", min=1,
+        help="Simulated runs per algorithm for --ranking, each with the players' starts spread over "
+             "--sim-start-spread-ms (1 run with a spread of 0: the scenario exactly as the live runs get it).",
+    ),
+    sim_start_spread_ms: float = typer.Option(
+        5.0, "--sim-start-spread-ms", min=0,
+        help="The simulated players' start times are uniform in [0, this] ms (live runs' players start "
+             "within 3-7 ms of each other).",
+    ),
     out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep the live results of --ranking here."),
     as_json: bool = typer.Option(False, "--json", help="Print the --ranking numbers as JSON."),
     wait: Optional[float] = typer.Option(
@@ -265,7 +275,8 @@ def check(
 
     def go():
         log = None if as_json else (lambda m: err.print(m))
-        rep = run_ranking(seconds, out_dir=out_dir, say=log or (lambda m: None), wait_s=wait, runs=runs)
+        rep = run_ranking(seconds, out_dir=out_dir, say=log or (lambda m: None), wait_s=wait, runs=runs,
+                          sim_runs=sim_runs, sim_start_spread_ns=round(sim_start_spread_ms * 1e6))
         if as_json:
             out.print(json.dumps(rep, indent=1), soft_wrap=True)
             return

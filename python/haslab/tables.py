@@ -607,11 +607,15 @@ def live_link_table(summary: Mapping) -> Table:
 
 
 def live_ranking_table(rep: Mapping, seconds: int) -> Table:
-    """``haslab live check --ranking``: per servers' cc, the live runs' means (± their standard
-    deviation when there are several) and the simulated numbers."""
-    runs = rep.get("live_runs", 1)
+    """``haslab live check --ranking``: per servers' cc, the live and the simulated runs' means
+    (± their standard deviation when there are several)."""
+    runs, sims = rep.get("live_runs", 1), rep.get("sim_runs", 1)
+
+    def count(n: int, what: str) -> str:
+        return f"{what}: mean ± sd of {n} runs" if n > 1 else f"{what}: 1 run"
+
     t = Table(title=f"8 RBB players, {seconds} s (mean per player; queue = mean backlog of r1->r2; "
-                    f"live: mean ± sd of {runs} run{'s' if runs != 1 else ''})",
+                    f"{count(runs, 'live')}; {count(sims, 'sim')})",
               title_justify="left")
     for col in ["servers' cc", "mode", "switches", "avg level", "stalls", "queue B", "drops", "load before/after"]:
         t.add_column(col, justify="left" if col in ("servers' cc", "mode") else "right", no_wrap=True)
@@ -619,7 +623,8 @@ def live_ranking_table(rep: Mapping, seconds: int) -> Table:
              ("drops", "{:.0f}"))
     for cc, n in rep["runs"].items():
         for mode in ("live", "sim"):
-            v, sd = n[mode], n.get("live_sd") if mode == "live" and runs > 1 else None
+            several = (runs if mode == "live" else sims) > 1
+            v, sd = n[mode], n.get(f"{mode}_sd") if several else None
             row = [fmt.format(v[key]) + (" ± " + fmt.format(sd[key]) if sd else "") for key, fmt in cells]
             t.add_row(cc, mode, *row, " ".join(map(str, n["load"])) if mode == "live" else "")
     return t

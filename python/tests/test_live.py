@@ -689,25 +689,74 @@ def test_ranking_judges_live_against_simulated_by_the_live_runs_own_spread():
     assert all(isinstance(v["holds"], bool) for v in single if "prediction interval" not in v["claim"])
 
 
+def test_ranking_judges_a_simulated_ensemble_by_welchs_interval():
+    """With several simulated runs (the players' starts spread as in live runs), live and
+    simulated agree when the 95 % confidence interval of the difference of their means (Welch's)
+    contains 0: means 12 and 20 with these spreads differ (difference 8 ± 4.6), means 12 and 13
+    do not; one live run is not judged."""
+    from scipy import stats
+
+    from haslab.live.checks import RANKING_CCS, ranking_verdicts, sim_starts, summarize_runs, welch_interval
+
+    # Welch's interval as the t-test with unequal variances gives it
+    a, b = [1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0]
+    diff, half = welch_interval(a, b)
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert diff == pytest.approx(-1.5) and (diff - half, diff + half) == pytest.approx((ci.low, ci.high))
+    assert welch_interval([2.0, 2.0], [2.0, 2.0]) == (0.0, 0.0)
+
+    def numbers(switches, level=1.5, queue=60_000.0):
+        return {"switches": switches, "avg_level": level, "queue_bytes": queue}
+
+    def report(live_runs, sim_runs):
+        (mean, _), (sim, _) = summarize_runs(live_runs), summarize_runs(sim_runs)
+        return {cc: {"live": mean, "live_runs": live_runs, "sim": sim, "sim_runs": sim_runs} for cc in RANKING_CCS}
+
+    live = [numbers(s, 1.5 + s / 100, 1000.0 * s) for s in (10, 12, 14)]
+    close = [numbers(s, 1.5 + s / 100, 1000.0 * s) for s in (11, 12, 13, 14, 15)]  # mean 13
+    far = [numbers(s, 1.5 + s / 100, 1000.0 * s) for s in (19, 19.5, 20, 20.5, 21)]  # mean 20
+    agree = {v["claim"]: v["holds"] for v in ranking_verdicts(report(live, close))}
+    differ = {v["claim"]: v["holds"] for v in ranking_verdicts(report(live, far))}
+    agreement = [c for c in agree if "difference of their means" in c]
+    assert len(agreement) == 3 * len(RANKING_CCS)
+    assert all(agree[c] is True for c in agreement) and all(differ[c] is False for c in agreement)
+    one_live = ranking_verdicts(report(live[:1], far))
+    assert all(v["holds"] is None for v in one_live if "difference of their means" in v["claim"])
+
+    # the ensemble's start times: within the spread, one draw per run number, all 0 without a spread
+    starts = [sim_starts(k, 5_000_000) for k in range(1, 13)]
+    assert all(len(s) == 8 and all(0 <= t <= 5_000_000 for t in s) for s in starts)
+    assert starts == [sim_starts(k, 5_000_000) for k in range(1, 13)] and len({tuple(s) for s in starts}) == 12
+    assert sim_starts(3, 0) == [0] * 8
+    with pytest.raises(ValueError, match="sim_start_spread"):
+        sim_starts(1, -1)
+
+
 def test_live_check_ranking_reports_every_algorithm_live_and_simulated(live_bpf, tmp_path):
     """`haslab live check --ranking` (the TcpHas/Westwood+/CUBIC comparison of 8 RBB players,
-    live and simulated; its numbers are in docs/live.md) runs, here short and with two live
-    runs per algorithm: each algorithm's players stream live over its kernel or BPF congestion
-    control, and the simulated numbers are the simulator's own (deterministic). Whether live and
+    live and simulated; its numbers are in docs/live.md) runs, here short, with two live runs
+    and three simulated ones per algorithm: each algorithm's players stream live over its kernel
+    or BPF congestion control, and the simulated numbers are the simulator's own (each run
+    deterministic, its players' starts drawn by `sim_starts`). Whether live and
     simulated runs agree depends on the machine's load and on two runs' spread, so the command
     reports it and the test does not assert it."""
     import json
 
-    from haslab.live.checks import RANKING_CCS, ranking_numbers, tcphas_home_dumbbell
+    from haslab.live.checks import RANKING_CCS, ranking_numbers, sim_starts, tcphas_home_dumbbell
 
-    secs, runs = 20, 2
-    r = cli("live", "check", "--ranking", "--seconds", secs, "--runs", runs, "--json", "-o", tmp_path / "o")
+    secs, runs, sims = 20, 2, 3
+    r = cli("live", "check", "--ranking", "--seconds", secs, "--runs", runs, "--sim-runs", sims,
+            "--sim-start-spread-ms", 4, "--json", "-o", tmp_path / "o")
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
-    assert list(rep["runs"]) == list(RANKING_CCS) and rep["live_runs"] == runs
+    assert list(rep["runs"]) == list(RANKING_CCS) and rep["live_runs"] == runs and rep["sim_runs"] == sims
     kernel = {"cubic": "cubic", "westwood+": "haslab_westwood", "tcphas": "haslab_tcphas"}
     for cc, n in rep["runs"].items():
-        assert n["sim"] == pytest.approx(ranking_numbers(haslab.run(tcphas_home_dumbbell(cc, secs)))), cc
+        # the simulated ensemble: run k with the players' starts of sim_starts(k, 4 ms)
+        for k, sim in enumerate(n["sim_runs"], 1):
+            again = haslab.run(tcphas_home_dumbbell(cc, secs, sim_starts(k, 4_000_000)))
+            assert sim == pytest.approx(ranking_numbers(again)), (cc, k)
+        assert n["sim"]["switches"] == pytest.approx(sum(x["switches"] for x in n["sim_runs"]) / sims), cc
         assert len(n["live_runs"]) == runs, cc
         for k, live in enumerate(n["live_runs"], 1):
             assert live["players"] == 8 and live["segments"] >= 8, (cc, k, live)

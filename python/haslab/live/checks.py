@@ -12,26 +12,75 @@ deviation); and whether these hold:
 - TcpHas players switch less than Westwood+ players (the TcpHas paper's Fig. 3a comparison),
   live (mean over the runs) and simulated;
 - live agrees with the simulator per algorithm, on mean switches, average level and mean
-  queue: the simulated value lies in the 95 % prediction interval of one more live run, from
-  the live runs themselves (mean ± t(0.975, n-1) · sd · sqrt(1 + 1/n), Student's t). The
-  tolerance is the live runs' own spread, measured each time, not a bound chosen once: two live
-  runs of one scenario on this machine can differ by a factor of two in switch counts
-  (docs/live.md). With one run there is no spread, and the agreement is not judged.
+  queue. The tolerance is the runs' own spread, measured each time, not a bound chosen once:
+  two live runs of one scenario on this machine can differ by a factor of two in switch counts
+  (docs/live.md). With one live run there is no spread, and the agreement is not judged.
+
+The simulated side is an ensemble too. The simulator is deterministic, so one simulated run is
+one sample of what the model gives, not its prediction: shifting the players' start times by a
+few milliseconds (as happens in every live run) moves its switch count by a fifth or more. So it
+runs ``sim_runs`` times, run k with each player's start drawn uniformly in
+[0, ``sim_start_spread``] by ``random.Random(k)`` (:func:`sim_starts`); the default spread, 5 ms,
+is what live runs show: their players' first requests spread over 2.9-7.2 ms in 15 measured
+runs (``segments.parquet``), and 8 uniform draws in [0, 5 ms] spread over 3.9 ms on average. With
+several simulated runs the agreement is Welch's: the 95 % confidence interval of the difference
+of the two means (Student's t with Welch's degrees of freedom) contains 0. With one simulated run
+(``sim_runs`` 1, the players starting together), the simulated value must lie in the 95 %
+prediction interval of one more live run (mean ± t(0.975, n-1) · sd · sqrt(1 + 1/n)).
 """
 
 from __future__ import annotations
 
 import os
+import random
+import statistics
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 #: the algorithms of the ranking check, in the order they run
 RANKING_CCS = ("cubic", "westwood+", "tcphas")
+#: simulated runs per algorithm (the ensemble of the module's documentation)
+SIM_RUNS = 12
+#: the players' start times of simulated run k are uniform in [0, this] (see the module's
+#: documentation for the measurement it comes from)
+SIM_START_SPREAD_NS = 5_000_000
+#: players of the ranking check's scenario
+RANKING_PLAYERS = 8
 
 
-def tcphas_home_dumbbell(cc: str, duration_s: int) -> str:
+def sim_starts(k: int, spread_ns: int, players: int = RANKING_PLAYERS) -> list[int]:
+    """The players' start times (ns) of simulated run ``k``: uniform in [0, ``spread_ns``], drawn
+    by ``random.Random(k)``; all 0 when the spread is 0."""
+    if spread_ns < 0:
+        raise ValueError(f"sim_start_spread: {spread_ns} ns is not accepted; give 0 or more")
+    rng = random.Random(k)
+    return [rng.randint(0, spread_ns) if spread_ns else 0 for _ in range(players)]
+
+
+def tcphas_home_dumbbell(cc: str, duration_s: int, starts_ns: Optional[Sequence[int]] = None) -> str:
     """The tcphas-home preset's setting on a dumbbell: 8 RBB players (video "tcphas"), 8 Mbit/s,
-    100 ms RTT, a one-BDP drop-tail queue (100 kB), the players' congestion control ``cc``."""
+    100 ms RTT, a one-BDP drop-tail queue (100 kB), the players' congestion control ``cc``;
+    player i starts at ``starts_ns[i]`` (default: all at 0)."""
+    if starts_ns is None:
+        players = f"""
+[[player]]
+name = "p{{i}}"
+count = {RANKING_PLAYERS}
+client = "right{{i}}"
+server = "left{{i}}"
+abr = "rbb"
+video = "tcphas"
+"""
+    else:
+        players = "".join(f"""
+[[player]]
+name = "p{i}"
+client = "right{i}"
+server = "left{i}"
+abr = "rbb"
+video = "tcphas"
+start = "{t}ns"
+""" for i, t in enumerate(starts_ns))
     return f"""
 seed = 1
 duration = "{duration_s}s"
@@ -45,13 +94,7 @@ access_delay = "5ms"
 [defaults]
 cc = "{cc}"
 tcp = {{ sack = true }}
-[[player]]
-name = "p{{i}}"
-count = 8
-client = "right{{i}}"
-server = "left{{i}}"
-abr = "rbb"
-video = "tcphas"
+{players}
 [trace]
 queues = ["r1->r2"]
 queue_interval = "100ms"
@@ -83,8 +126,6 @@ AGREEMENT = (("switches", "switches", "{:.2f}"), ("avg_level", "average level", 
 
 def summarize_runs(runs: list[dict]) -> tuple[dict, dict]:
     """The mean and the sample standard deviation (0 for one run) of each number over runs."""
-    import statistics
-
     mean = {k: statistics.fmean(r[k] for r in runs) for k in runs[0]}
     sd = {k: statistics.stdev(r[k] for r in runs) if len(runs) > 1 else 0.0 for k in runs[0]}
     return mean, sd
@@ -101,49 +142,84 @@ def prediction_interval(values: list[float]) -> tuple[float, float]:
     return ci["mean"] - half, ci["mean"] + half
 
 
+def welch_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """The difference of the means of ``a`` and ``b`` (two or more values each) and the half-width
+    of its 95 % confidence interval, Welch's (``scipy.stats.ttest_ind`` with unequal variances).
+    The half-width is 0 when neither sample varies."""
+    from scipy import stats
+
+    diff = statistics.fmean(a) - statistics.fmean(b)
+    if statistics.stdev(a) == 0 and statistics.stdev(b) == 0:
+        return diff, 0.0
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    return diff, float(ci.high - ci.low) / 2
+
+
 def ranking_verdicts(nums: dict) -> list[dict]:
     """The comparisons of the ranking check on numbers from :func:`ranking`: per algorithm,
-    "live" (the mean over the live runs), "live_runs" (each run's numbers) and "sim". A
-    comparison that cannot be judged (one live run) has ``holds`` None."""
+    "live" (the mean over the live runs), "live_runs" (each run's numbers), "sim" (the mean over
+    the simulated runs) and "sim_runs" (each simulated run's numbers; absent: one run, "sim").
+    A comparison that cannot be judged (one live run) has ``holds`` None."""
     out = []
     for mode in ("live", "sim"):
         t, w = nums["tcphas"][mode], nums["westwood+"][mode]
-        what = "mean over the live runs" if mode == "live" else "simulated"
+        what = "mean over the live runs" if mode == "live" else "mean over the simulated runs"
         out.append({"claim": f"{mode}: TcpHas players switch less than Westwood+ players ({what})",
                     "holds": t["switches"] < w["switches"],
                     "numbers": f"{t['switches']:.2f} vs {w['switches']:.2f}"})
     for cc, n in nums.items():
-        runs, sm = n["live_runs"], n["sim"]
+        runs, sims = n["live_runs"], n.get("sim_runs") or [n["sim"]]
         for key, name, fmt in AGREEMENT:
-            values = [r[key] for r in runs]
-            claim = f"{cc}: simulated {name} within the 95 % prediction interval of a live run"
+            values, simulated = [r[key] for r in runs], [r[key] for r in sims]
+            live_text = f"live {len(values)} run{'s' if len(values) != 1 else ''} " + ", ".join(
+                fmt.format(v) for v in values)
+            if len(simulated) == 1:
+                claim = f"{cc}: simulated {name} within the 95 % prediction interval of a live run"
+                if len(values) < 2:
+                    out.append({"claim": claim, "holds": None,
+                                "numbers": f"sim {fmt.format(simulated[0])}, {live_text}: "
+                                           "no spread to judge by (--runs 2 or more)"})
+                    continue
+                lo, hi = prediction_interval(values)
+                out.append({"claim": claim, "holds": lo <= simulated[0] <= hi,
+                            "numbers": f"sim {fmt.format(simulated[0])}; {live_text}, interval "
+                                       f"{fmt.format(lo)} to {fmt.format(hi)}"})
+                continue
+            claim = (f"{cc}: simulated and live {name} agree (the 95 % interval of the difference "
+                     "of their means contains 0)")
+            sim_text = (f"sim {fmt.format(statistics.fmean(simulated))} ± "
+                        f"{fmt.format(statistics.stdev(simulated))} over {len(simulated)} runs")
             if len(values) < 2:
                 out.append({"claim": claim, "holds": None,
-                            "numbers": f"sim {fmt.format(sm[key])}, one live run {fmt.format(values[0])}: "
-                                       "no spread to judge by (--runs 2 or more)"})
+                            "numbers": f"{sim_text}; {live_text}: no spread to judge by (--runs 2 or more)"})
                 continue
-            lo, hi = prediction_interval(values)
-            out.append({"claim": claim, "holds": lo <= sm[key] <= hi,
-                        "numbers": f"sim {fmt.format(sm[key])}; live {len(values)} runs "
-                                   f"{', '.join(fmt.format(v) for v in values)}, interval "
-                                   f"{fmt.format(lo)} to {fmt.format(hi)}"})
+            diff, half = welch_interval(simulated, values)
+            out.append({"claim": claim, "holds": abs(diff) <= half,
+                        "numbers": f"{sim_text}; {live_text}; difference {fmt.format(diff)} ± "
+                                   f"{fmt.format(half)}"})
     return out
 
 
 def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
             say: Callable[[str], None] = lambda m: None, wait_s: Optional[float] = None,
-            runs: int = 3) -> dict:
-    """Runs the ranking check: per algorithm, ``runs`` live runs (one after the other) and one
-    simulated run. Returns {"duration_s", "live_runs": runs, "runs": {cc: {"live": mean numbers,
-    "live_sd": their standard deviations, "live_runs": each run's numbers, "sim": numbers,
-    "load": [1/5/15-min load before the first live run, after the last]}}, "verdicts": [...]}.
-    The live results go to OUT/live-CC (one run) or OUT/live-CC-K (K = 1..runs)."""
+            runs: int = 3, sim_runs: int = SIM_RUNS, sim_start_spread_ns: int = SIM_START_SPREAD_NS) -> dict:
+    """Runs the ranking check: per algorithm, ``runs`` live runs (one after the other) and
+    ``sim_runs`` simulated runs, run k with the players' starts of :func:`sim_starts` (k = 1..;
+    one run with a spread of 0 is the scenario as the live runs get it). Returns {"duration_s",
+    "live_runs": runs, "sim_runs", "sim_start_spread_ns", "runs": {cc: {"live": mean numbers,
+    "live_sd": their standard deviations, "live_runs": each run's numbers, "sim", "sim_sd",
+    "sim_runs" (the same for the simulated runs), "load": [1/5/15-min load before the first
+    live run, after the last]}}, "verdicts": [...]}. The live results go to OUT/live-CC (one
+    run) or OUT/live-CC-K (K = 1..runs)."""
     import haslab
 
     from .run import run_live
 
     if runs < 1:
         raise ValueError(f"runs: {runs} is not accepted; give 1 or more live runs per algorithm")
+    if sim_runs < 1:
+        raise ValueError(f"sim_runs: {sim_runs} is not accepted; give 1 or more simulated runs per algorithm")
+    sim_starts(1, sim_start_spread_ns)  # checks the spread before any live run
     nums: dict = {}
     for cc in RANKING_CCS:
         text = tcphas_home_dumbbell(cc, duration_s)
@@ -154,9 +230,13 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
             name = f"live-{cc}" if runs == 1 else f"live-{cc}-{k}"
             live = run_live(text, out_dir=Path(out_dir) / name if out_dir else None, wait_s=wait_s)
             live_runs.append(ranking_numbers(live))
-        say(f"{cc}: simulated")
-        sim = haslab.run(text)
+        after = os.getloadavg()
+        say(f"{cc}: {sim_runs} simulated run{'s' if sim_runs != 1 else ''}")
+        sims = [ranking_numbers(haslab.run(tcphas_home_dumbbell(cc, duration_s, sim_starts(k, sim_start_spread_ns))))
+                for k in range(1, sim_runs + 1)]
         mean, sd = summarize_runs(live_runs)
-        nums[cc] = {"live": mean, "live_sd": sd, "live_runs": live_runs, "sim": ranking_numbers(sim),
-                    "load": [round(x, 1) for x in before + os.getloadavg()]}
-    return {"duration_s": duration_s, "live_runs": runs, "runs": nums, "verdicts": ranking_verdicts(nums)}
+        sim_mean, sim_sd = summarize_runs(sims)
+        nums[cc] = {"live": mean, "live_sd": sd, "live_runs": live_runs, "sim": sim_mean, "sim_sd": sim_sd,
+                    "sim_runs": sims, "load": [round(x, 1) for x in before + after]}
+    return {"duration_s": duration_s, "live_runs": runs, "sim_runs": sim_runs,
+            "sim_start_spread_ns": sim_start_spread_ns, "runs": nums, "verdicts": ranking_verdicts(nums)}
