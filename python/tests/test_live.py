@@ -31,7 +31,7 @@ MBPS = 1_000_000
 PAYLOAD_SHARE = 1448 / 1500
 
 
-def dumbbell(pairs=1, duration="10s", cc="newreno", extra_flow="", tcp='{ sack = true }', rate="8Mbps",
+def dumbbell(pairs=1, duration="10s", cc="newreno", extra_flow="", tcp='{ sack = true, rack = true }', rate="8Mbps",
              delay="40ms", queue="67pkts", flows=None) -> str:
     flow = flows if flows is not None else f"""
 [[flow]]
@@ -77,6 +77,31 @@ def test_dumbbell_is_translated_with_the_whole_path_delay():
     assert [f.kernel_cc for f in cfg.flows] == ["reno", "reno"]
     assert cfg.hosts["left0"].sysctls["net.ipv4.tcp_sack"] == "1"
     assert cfg.hosts["left0"].route["initcwnd"] == "10"
+
+
+def test_rack_and_the_loss_probe_map_to_the_kernels_settings(monkeypatch):
+    """RACK (tcp_recovery bit 0) and the tail-loss probe (tcp_early_retrans 3) follow tcp.rack
+    and tcp.tlp; since Linux 6.17 RACK is the only SACK loss detection, so a SACK flow without
+    RACK is refused there, naming tcp.rack, and accepted on an older kernel."""
+    from haslab.live import config as live_config
+
+    assert live_config.kernel_version("6.18.44-fc-v657") == (6, 18)
+    assert live_config.kernel_version("5.15.0-91-generic") == (5, 15)
+
+    def sysctls(tcp, kernel):
+        monkeypatch.setattr(live_config, "kernel_version", lambda release=None: kernel)
+        s = from_plan(haslab.validate(dumbbell(tcp=tcp))).hosts["left0"].sysctls
+        return s["net.ipv4.tcp_recovery"], s["net.ipv4.tcp_early_retrans"]
+
+    for kernel in ((6, 16), (6, 18)):
+        assert sysctls("{ sack = true, rack = true }", kernel) == ("1", "0")
+        assert sysctls("{ sack = true, tlp = true }", kernel) == ("1", "3")
+        assert sysctls("{ sack = false }", kernel) == ("0", "0")
+    assert sysctls("{ sack = true }", (6, 16)) == ("0", "0")
+    with pytest.raises(LiveUnsupported, match=r"tcp\.rack.*6\.17"):
+        sysctls("{ sack = true }", (6, 18))
+    with pytest.raises(LiveUnsupported, match=r"tcp\.rack"):
+        sysctls("{ sack = true, rack = false }", (6, 17))
 
 
 def test_loss_of_the_path_combines_the_links():
@@ -140,7 +165,7 @@ bottleneck_queue = "{queue}"
 access_delay = "5ms"
 [defaults]
 cc = "{cc}"
-tcp = {{ sack = true }}
+tcp = {{ sack = true, rack = true }}
 [[player]]
 name = "p{{i}}"
 count = {pairs}
@@ -357,7 +382,7 @@ name = "cwv"
 src = "left2"
 dst = "right2"
 app = "bulk"
-tcp = { idle_restart = "newcwv", sack = true }
+tcp = { idle_restart = "newcwv", sack = true, rack = true }
 """
     r = run_live(dumbbell(pairs=3, duration="12s", flows=flows))
     got = {f["name"]: f for f in r.summary["flows"]}
@@ -511,7 +536,7 @@ bottleneck_queue = "100KB"
 access_delay = "5ms"
 [defaults]
 cc = "newreno"
-tcp = { sack = true }
+tcp = { sack = true, rack = true }
 [[player]]
 name = "keep"
 client = "right0"
@@ -924,7 +949,7 @@ bottleneck_delay = "40ms"
 bottleneck_queue = "100000B"
 access_delay = "5ms"
 [defaults]
-tcp = { sack = true }
+tcp = { sack = true, rack = true }
 [[player]]
 name = "ours"
 client = "right0"

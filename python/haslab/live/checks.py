@@ -60,7 +60,9 @@ def sim_starts(k: int, spread_ns: int, players: int = RANKING_PLAYERS) -> list[i
 def tcphas_home_dumbbell(cc: str, duration_s: int, starts_ns: Optional[Sequence[int]] = None) -> str:
     """The tcphas-home preset's setting on a dumbbell: 8 RBB players (video "tcphas"), 8 Mbit/s,
     100 ms RTT, a one-BDP drop-tail queue (100 kB), the players' congestion control ``cc``;
-    player i starts at ``starts_ns[i]`` (default: all at 0)."""
+    player i starts at ``starts_ns[i]`` (default: all at 0). TCP with SACK and RACK loss
+    detection but no tail-loss probe: the closest to the TcpHas paper's stack (ns-3, neither)
+    that Linux 6.17 and later can run, since RACK is their only SACK loss detection."""
     if starts_ns is None:
         players = f"""
 [[player]]
@@ -93,7 +95,7 @@ access_rate = "100Mbps"
 access_delay = "5ms"
 [defaults]
 cc = "{cc}"
-tcp = {{ sack = true }}
+tcp = {{ sack = true, rack = true }}
 {players}
 [trace]
 queues = ["r1->r2"]

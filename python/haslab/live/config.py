@@ -191,6 +191,21 @@ def _check_uniform(plan: dict, n: int, fwd: Direction, rev: Direction) -> None:
             raise LiveUnsupported("live mode needs the same access delay and loss on every pair")
 
 
+#: the first Linux version whose SACK loss detection is RACK only (net.ipv4.tcp_recovery's RACK
+#: bit no longer turns it off: Documentation/networking/ip-sysctl.rst, tcp_recovery)
+RACK_ALWAYS_ON = (6, 17)
+
+
+def kernel_version(release: Optional[str] = None) -> tuple[int, int]:
+    """(major, minor) of this machine's kernel (``platform.release()``), or of ``release``."""
+    import platform
+
+    m = re.match(r"(\d+)\.(\d+)", release if release is not None else platform.release())
+    if not m:
+        raise LiveUnsupported(f"cannot read the kernel version from {release or platform.release()!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
 def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, dict]:
     """(sender sysctls, receiver sysctls, sender route attributes) for one flow's TCP options;
     raises LiveUnsupported for an option the kernel cannot reproduce."""
@@ -208,9 +223,19 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
     snd["net.ipv4.tcp_sack"] = rcv["net.ipv4.tcp_sack"] = sack
     if tcp["tlp"] and not tcp["sack"]:
         reject("tlp", "TLP needs SACK")
-    # Linux: RACK (tcp_recovery bit 0) and TLP (tcp_early_retrans 3) are on by default with SACK
+    # RACK loss detection (tcp_recovery bit 0) and the tail-loss probe (tcp_early_retrans 3),
+    # both on by default in Linux with SACK. Since Linux 6.17 ("tcp: remove obsolete and unused
+    # RFC3517/RFC6675 loss recovery code") RACK is the only SACK loss detection: the
+    # tcp_recovery bit has no effect, so a SACK flow without RACK cannot be reproduced there
+    rack = tcp["tlp"] if tcp.get("rack") is None else bool(tcp["rack"])
+    if tcp["sack"] and not rack and kernel_version() >= RACK_ALWAYS_ON:
+        raise LiveUnsupported(
+            f"flow {name}: tcp.rack = false (the default without tlp): Linux {'.'.join(map(str, kernel_version()))} "
+            "detects SACK losses with RACK only (since 6.17 net.ipv4.tcp_recovery cannot turn it off); "
+            "set tcp.rack = true (RACK without the tail-loss probe), tcp.tlp = true (RACK-TLP) or tcp.sack = false"
+        )
     snd["net.ipv4.tcp_early_retrans"] = "3" if tcp["tlp"] else "0"
-    snd["net.ipv4.tcp_recovery"] = "1" if tcp["tlp"] else "0"
+    snd["net.ipv4.tcp_recovery"] = "1" if rack else "0"
     if tcp["delayed_ack"] != "on":
         reject("delayed_ack", "Linux always delays ACKs (its quick-ACK mode is not a per-flow setting)")
     if _ms(tcp["delayed_ack_timeout"]) != 40:

@@ -340,6 +340,13 @@ pub struct TcpConfig {
     /// and RACK time-based loss detection. Requires `sack`. Default off (Linux: on with SACK;
     /// ns-3: not implemented).
     pub tlp: bool,
+    /// RACK time-based loss detection (RFC 8985 §6) on its own: `true` with `tlp = false` is
+    /// RACK without the probe, which is what Linux 6.17 and later do with SACK and
+    /// `tcp_early_retrans = 0` (RACK is their only SACK loss detection:
+    /// net.ipv4.tcp_recovery's RACK bit no longer turns it off). Default: the same as `tlp`
+    /// (RACK-TLP together, or neither: RFC 6675's DupThresh rule alone, as ns-3). Requires
+    /// `sack`; `false` with `tlp = true` is refused (the probe relies on RACK to find the loss).
+    pub rack: Option<bool>,
     /// Pacing: `off` (default), `linux` or `cwnd-per-rtt`.
     pub pacing: PacingMode,
     /// Upper bound of the pacing rate (Linux SO_MAX_PACING_RATE). With `pacing = "off"` the
@@ -398,6 +405,7 @@ impl Default for TcpConfig {
             isn: None,
             sack: false,
             tlp: false,
+            rack: None,
             pacing: PacingMode::Off,
             max_pacing_rate: None,
             cwnd_clamp_rate: None,
@@ -417,6 +425,10 @@ impl TcpConfig {
         } else {
             20
         }
+    }
+    /// Whether RACK loss detection runs: `rack` if given, else `tlp`.
+    pub fn rack_on(&self) -> bool {
+        self.rack.unwrap_or(self.tlp)
     }
     /// Checks the ranges a type cannot express; errors name the field.
     pub fn check(&self) -> Result<(), (String, String)> {
@@ -475,6 +487,18 @@ impl TcpConfig {
             return err(
                 "tlp",
                 "requires sack = true (RACK-TLP detects the repaired losses from SACK blocks, as Linux does)",
+            );
+        }
+        if self.rack == Some(false) && self.tlp {
+            return err(
+                "rack",
+                "must not be false with tlp = true (the probe relies on RACK to detect the loss it reveals, RFC 8985 §7)",
+            );
+        }
+        if self.rack == Some(true) && !self.sack {
+            return err(
+                "rack",
+                "requires sack = true (RACK orders deliveries by the SACK blocks)",
             );
         }
         if self.max_pacing_rate.is_some_and(|r| r.0 == 0) {

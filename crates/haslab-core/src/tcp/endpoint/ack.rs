@@ -103,7 +103,7 @@ impl Endpoint {
             if info.newly_sacked > 0 {
                 newly_lost += self.snd.sb.mark_lost_rfc6675(self.cfg.mss);
             }
-            if self.cfg.tlp {
+            if self.cfg.rack_on() {
                 newly_lost += self.rack_detect_loss(now_ns, out);
             }
         }

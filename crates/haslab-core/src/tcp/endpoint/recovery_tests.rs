@@ -612,3 +612,58 @@ fn with_sack_a_forced_partial_ack_send_resends_a_head_not_yet_retransmitted() {
         c.snd.sb.check().unwrap();
     }
 }
+
+/// `rack = true` with `tlp = false` (Linux 6.17+ with `tcp_early_retrans = 0`): a segment with
+/// only two SACKed segments after it — fewer than RFC 6675's DupThresh — is marked lost by RACK
+/// once the reordering window (min_RTT/4) has passed since the later segments were sent (RFC 8985
+/// §6.2), and resent without an RTO; no loss probe is armed. Without RACK (the default with
+/// `tlp = false`) the same ACKs repair nothing: only the RTO would.
+#[test]
+fn rack_without_the_probe_repairs_a_loss_two_segments_from_the_tail() {
+    for rack in [Some(true), None] {
+        let (mut c, mut s) = pair(TcpConfig {
+            rack,
+            tlp: false,
+            ..sack_cfg()
+        });
+        assert_eq!(c.cfg.rack_on(), rack.is_some());
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        let acks = deliver(&mut s, &all_but(&data, &[7]), 150 * MS);
+        let mut resent = deliver(&mut c, &acks, 200 * MS);
+        assert!(!c.recovery.tlp_timer.is_armed(), "no probe without tlp");
+        if let Some(at) = c.recovery.reorder_timer.deadline_ns() {
+            c.on_timer_entry(TimerKind::Reorder, at, &mut out);
+            resent.extend(headers(&mut out));
+        }
+        let repaired = resent.iter().any(|h| h.seq == data[7].seq);
+        assert_eq!(repaired, rack.is_some(), "rack = {rack:?}");
+        assert_eq!(c.stats.loss.rto_count, 0);
+        c.snd.sb.check().unwrap();
+    }
+}
+
+/// `rack = false` with `tlp = true` is refused, as is `rack = true` without SACK.
+#[test]
+fn rack_is_checked_against_tlp_and_sack() {
+    let bad = TcpConfig {
+        rack: Some(false),
+        ..sack_cfg()
+    };
+    assert_eq!(bad.check().unwrap_err().0, "rack");
+    let no_sack = TcpConfig {
+        rack: Some(true),
+        tlp: false,
+        sack: false,
+        ..sack_cfg()
+    };
+    assert_eq!(no_sack.check().unwrap_err().0, "rack");
+    assert!(TcpConfig {
+        rack: Some(true),
+        tlp: false,
+        ..sack_cfg()
+    }
+    .check()
+    .is_ok());
+}
