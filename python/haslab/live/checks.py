@@ -18,7 +18,8 @@ deviation); and whether these hold:
 
 The simulated side is an ensemble too. The simulator is deterministic, so one simulated run is
 one sample of what the model gives, not its prediction: shifting the players' start times by a
-few milliseconds (as happens in every live run) moves its switch count by a fifth or more. So it
+few milliseconds (as happens in every live run) moves its switch count a lot (CUBIC: 10.6 to
+18.3 over 12 draws, docs/live.md). So it
 runs ``sim_runs`` times, run k with each player's start drawn uniformly in
 [0, ``sim_start_spread``] by ``random.Random(k)`` (:func:`sim_starts`); the default spread, 5 ms,
 is what live runs show: their players' first requests spread over 2.9-7.2 ms in 15 measured

@@ -239,19 +239,16 @@ impl LinkDir {
             return;
         };
         // nothing pending, or the first pending packet's next step is still ahead
-        match sch.pending.front() {
-            None => return,
-            Some(f)
-                if now_ns
-                    < if sch.head_started {
-                        f.end_ns
-                    } else {
-                        f.start_ns
-                    } =>
-            {
-                return
-            }
-            Some(_) => {}
+        let Some(first) = sch.pending.front() else {
+            return;
+        };
+        let next_step_ns = if sch.head_started {
+            first.end_ns
+        } else {
+            first.start_ns
+        };
+        if now_ns < next_step_ns {
+            return;
         }
         let (queue, busy_ns) = (&mut self.queue, &mut self.busy_ns);
         let (mut ended, mut started_bytes) = (0usize, 0u64);
