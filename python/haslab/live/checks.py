@@ -64,18 +64,7 @@ def tcphas_home_dumbbell(cc: str, duration_s: int, starts_ns: Optional[Sequence[
     player i starts at ``starts_ns[i]`` (default: all at 0). TCP with SACK and RACK loss
     detection but no tail-loss probe: the closest to the TcpHas paper's stack (ns-3, neither)
     that Linux 6.17 and later can run, since RACK is their only SACK loss detection."""
-    if starts_ns is None:
-        players = f"""
-[[player]]
-name = "p{{i}}"
-count = {RANKING_PLAYERS}
-client = "right{{i}}"
-server = "left{{i}}"
-abr = "rbb"
-video = "tcphas"
-"""
-    else:
-        players = "".join(f"""
+    players = "".join(f"""
 [[player]]
 name = "p{i}"
 client = "right{i}"
@@ -83,12 +72,12 @@ server = "left{i}"
 abr = "rbb"
 video = "tcphas"
 start = "{t}ns"
-""" for i, t in enumerate(starts_ns))
+""" for i, t in enumerate(starts_ns or [0] * RANKING_PLAYERS))
     return f"""
 seed = 1
 duration = "{duration_s}s"
 [dumbbell]
-pairs = 8
+pairs = {RANKING_PLAYERS}
 bottleneck_rate = "8Mbps"
 bottleneck_delay = "40ms"
 bottleneck_queue = "100000B"
@@ -172,34 +161,30 @@ def ranking_verdicts(nums: dict) -> list[dict]:
                     "numbers": f"{t['switches']:.2f} vs {w['switches']:.2f}"})
     for cc, n in nums.items():
         runs, sims = n["live_runs"], n.get("sim_runs") or [n["sim"]]
+        one_sim = len(sims) == 1
         for key, name, fmt in AGREEMENT:
             values, simulated = [r[key] for r in runs], [r[key] for r in sims]
             live_text = f"live {len(values)} run{'s' if len(values) != 1 else ''} " + ", ".join(
                 fmt.format(v) for v in values)
-            if len(simulated) == 1:
+            if one_sim:
                 claim = f"{cc}: simulated {name} within the 95 % prediction interval of a live run"
-                if len(values) < 2:
-                    out.append({"claim": claim, "holds": None,
-                                "numbers": f"sim {fmt.format(simulated[0])}, {live_text}: "
-                                           "no spread to judge by (--runs 2 or more)"})
-                    continue
-                lo, hi = prediction_interval(values)
-                out.append({"claim": claim, "holds": lo <= simulated[0] <= hi,
-                            "numbers": f"sim {fmt.format(simulated[0])}; {live_text}, interval "
-                                       f"{fmt.format(lo)} to {fmt.format(hi)}"})
-                continue
-            claim = (f"{cc}: simulated and live {name} agree (the 95 % interval of the difference "
-                     "of their means contains 0)")
-            sim_text = (f"sim {fmt.format(statistics.fmean(simulated))} ± "
-                        f"{fmt.format(statistics.stdev(simulated))} over {len(simulated)} runs")
+                sim_text = f"sim {fmt.format(simulated[0])}"
+            else:
+                claim = (f"{cc}: simulated and live {name} agree (the 95 % interval of the difference "
+                         "of their means contains 0)")
+                sim_text = (f"sim {fmt.format(statistics.fmean(simulated))} ± "
+                            f"{fmt.format(statistics.stdev(simulated))} over {len(simulated)} runs")
             if len(values) < 2:
                 out.append({"claim": claim, "holds": None,
                             "numbers": f"{sim_text}; {live_text}: no spread to judge by (--runs 2 or more)"})
-                continue
-            diff, half = welch_interval(simulated, values)
-            out.append({"claim": claim, "holds": abs(diff) <= half,
-                        "numbers": f"{sim_text}; {live_text}; difference {fmt.format(diff)} ± "
-                                   f"{fmt.format(half)}"})
+            elif one_sim:
+                lo, hi = prediction_interval(values)
+                out.append({"claim": claim, "holds": lo <= simulated[0] <= hi,
+                            "numbers": f"{sim_text}; {live_text}; interval {fmt.format(lo)} to {fmt.format(hi)}"})
+            else:
+                diff, half = welch_interval(simulated, values)
+                out.append({"claim": claim, "holds": abs(diff) <= half,
+                            "numbers": f"{sim_text}; {live_text}; difference {fmt.format(diff)} ± {fmt.format(half)}"})
     return out
 
 
@@ -222,7 +207,8 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
         raise ValueError(f"runs: {runs} is not accepted; give 1 or more live runs per algorithm")
     if sim_runs < 1:
         raise ValueError(f"sim_runs: {sim_runs} is not accepted; give 1 or more simulated runs per algorithm")
-    sim_starts(1, sim_start_spread_ns)  # checks the spread before any live run
+    if sim_start_spread_ns < 0:
+        raise ValueError(f"sim_start_spread: {sim_start_spread_ns} ns is not accepted; give 0 or more")
     nums: dict = {}
     for cc in RANKING_CCS:
         text = tcphas_home_dumbbell(cc, duration_s)

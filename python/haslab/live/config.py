@@ -228,9 +228,10 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
     # RFC3517/RFC6675 loss recovery code") RACK is the only SACK loss detection: the
     # tcp_recovery bit has no effect, so a SACK flow without RACK cannot be reproduced there
     rack = tcp["tlp"] if tcp.get("rack") is None else bool(tcp["rack"])
-    if tcp["sack"] and not rack and kernel_version() >= RACK_ALWAYS_ON:
+    kernel = kernel_version() if tcp["sack"] and not rack else None
+    if kernel is not None and kernel >= RACK_ALWAYS_ON:
         raise LiveUnsupported(
-            f"flow {name}: tcp.rack = false (the default without tlp): Linux {'.'.join(map(str, kernel_version()))} "
+            f"flow {name}: tcp.rack = false (the default without tlp): Linux {kernel[0]}.{kernel[1]} "
             "detects SACK losses with RACK only (since 6.17 net.ipv4.tcp_recovery cannot turn it off); "
             "set tcp.rack = true (RACK without the tail-loss probe), tcp.tlp = true (RACK-TLP) or tcp.sack = false"
         )
