@@ -488,6 +488,7 @@ impl Endpoint {
         );
     }
 
+    #[inline(always)]
     fn header(&self, now_ns: u64, seq_off: u64, fl: u8, payload: u32) -> TcpHeader {
         let window = if fl & flags::SYN != 0 {
             self.cfg.rwnd.0.min(65_535) as u16
@@ -516,6 +517,7 @@ impl Endpoint {
         }
     }
 
+    #[inline(always)]
     fn emit(&mut self, mut h: TcpHeader, out: &mut Output) {
         if h.flags & flags::SYN == 0 && self.rcv.rcvbuf.is_some() {
             let (held, rcv_nxt) = (self.rcv.ooo_held(), self.rcv.nxt);
