@@ -507,15 +507,19 @@ impl World {
     /// the event list, notices to the applications (whose actions may produce more).
     fn after_tcp(&mut self, conn: u32, now: u64) {
         loop {
-            let mut out = std::mem::take(&mut self.out);
-            for mut p in out.packets.drain(..) {
+            // read in place rather than taking `self.out`: forwarding and scheduling never
+            // touch it, so each buffer is walked by index and cleared once
+            for i in 0..self.out.packets.len() {
+                let mut p = self.out.packets[i];
                 p.sent_ns = now;
                 if let Some(c) = self.data_conn(&p) {
                     self.data_delay[c].on_sent();
                 }
                 self.forward(p.src, p, now);
             }
-            for (t, c, s, kind) in out.timers.drain(..) {
+            self.out.packets.clear();
+            for i in 0..self.out.timers.len() {
+                let (t, c, s, kind) = self.out.timers[i];
                 self.q.schedule(
                     t,
                     Ev::Tcp {
@@ -525,9 +529,7 @@ impl World {
                     },
                 );
             }
-            let mut notices = std::mem::take(&mut self.notices);
-            std::mem::swap(&mut notices, &mut out.notices);
-            self.out = out;
+            self.out.timers.clear();
             if let (Some(cw), Some(flow)) = (self.cwnd.as_mut(), self.conn_flow[conn as usize]) {
                 let ep = &self.conns[conn as usize].ends[self.data_side[conn as usize] as usize];
                 if ep.stats.transfer.bytes_written > 0 {
@@ -540,10 +542,11 @@ impl World {
                     );
                 }
             }
-            if notices.is_empty() {
-                self.notices = notices;
+            if self.out.notices.is_empty() {
                 return;
             }
+            let mut notices = std::mem::take(&mut self.notices);
+            std::mem::swap(&mut notices, &mut self.out.notices);
             for &n in &notices {
                 if let Some(app) = self.conn_apps[n.conn as usize][n.side as usize] {
                     let mut actions = std::mem::take(&mut self.actions);

@@ -69,13 +69,7 @@ impl RateSampler {
 
     /// `tcp_rate_gen`: completes the sample of this ACK.
     pub fn finish(&mut self, tp: &mut CcState, losses: u32, prior_in_flight: u32) -> RateSample {
-        if self.app_limited_until != 0 && tp.delivered_pkts > self.app_limited_until {
-            self.app_limited_until = 0;
-        }
-        tp.app_limited = self.app_limited_until != 0;
-        if self.acked_sacked > 0 {
-            tp.delivered_ns = tp.now_ns;
-        }
+        self.update_app_limited(tp);
         let mut rs = RateSample {
             acked_sacked_pkts: self.acked_sacked,
             losses_pkts: losses,
@@ -94,11 +88,36 @@ impl RateSampler {
                 rs.interval_ns = Some(interval);
             }
         }
+        self.reset_sample();
+        rs
+    }
+
+    /// [`Self::finish`] for a sender whose congestion control takes no samples: the same
+    /// state changes, without building the sample.
+    pub fn finish_unsampled(&mut self, tp: &mut CcState) {
+        self.update_app_limited(tp);
+        self.reset_sample();
+    }
+
+    /// The application-limited mark and `delivered_ns` after this ACK's deliveries.
+    #[inline]
+    fn update_app_limited(&mut self, tp: &mut CcState) {
+        if self.app_limited_until != 0 && tp.delivered_pkts > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        tp.app_limited = self.app_limited_until != 0;
+        if self.acked_sacked > 0 {
+            tp.delivered_ns = tp.now_ns;
+        }
+    }
+
+    /// Clears the sample being built, for the next ACK.
+    #[inline]
+    fn reset_sample(&mut self) {
         self.prior_delivered = None;
         self.rtt_ns = None;
         self.acked_sacked = 0;
         self.is_app_limited = false;
-        rs
     }
 
     /// `tcp_rate_check_app_limited`: the sender has nothing more to send while cwnd has room

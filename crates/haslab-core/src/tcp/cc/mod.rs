@@ -327,7 +327,8 @@ pub trait CongestionControl: Send {
     fn in_ack_event(&mut self, _tp: &mut CcState, _flags: u32) {}
     /// Whether the algorithm controls cwnd and pacing itself on every ACK (Linux: a non-null
     /// `cong_control`, as BBR). The sender then calls [`Self::cong_control`] after its own loss
-    /// recovery step and never calls [`Self::cong_avoid`].
+    /// recovery step and never calls [`Self::cong_avoid`]. A property of the algorithm: the
+    /// sender reads it once, when the algorithm is installed.
     fn has_cong_control(&self) -> bool {
         false
     }

@@ -43,6 +43,10 @@ impl Endpoint {
         }
         let prev_wnd = self.snd.wnd_bytes;
         self.snd.wnd_bytes = (h.window as u64) << self.snd.wscale;
+        if ack == self.snd.una && self.snd.sb.is_empty() && self.quiet_ack_applies(h) {
+            self.quiet_ack();
+            return;
+        }
         let prior_in_flight = self.window_pipe();
         // ns-3.17's BytesInFlight at a full ACK: everything sent and not yet acknowledged
         let prior_packets_out = self.snd.sb.len();
@@ -110,7 +114,7 @@ impl Endpoint {
         self.tp.lost_pkts += newly_lost as u64;
 
         debug_assert_eq!(self.snd.sb.check(), Ok(()));
-        let cc_controls = self.cc.has_cong_control();
+        let cc_controls = self.cc_controls;
         let acked_sacked = info.delivered();
         match prior_state {
             CaState::Open | CaState::Disorder => {
@@ -179,9 +183,11 @@ impl Endpoint {
             }
         }
 
-        let rs = self.rate.finish(&mut self.tp, newly_lost, prior_in_flight);
         if cc_controls {
+            let rs = self.rate.finish(&mut self.tp, newly_lost, prior_in_flight);
             self.cc.cong_control(&mut self.tp, &rs);
+        } else {
+            self.rate.finish_unsampled(&mut self.tp);
         }
         if info.advanced {
             self.cwv.on_ack(&mut self.tp, info.bytes_acked);
@@ -189,7 +195,7 @@ impl Endpoint {
         if self.snd.una > self.snd.chunk_start && self.chunk_head_acked() {
             // the first packet of the chunk is acknowledged: the initial burst is over, and the
             // flow's own pacing (if any) applies again
-            if !self.cc.has_cong_control() {
+            if !self.cc_controls {
                 self.tp.pacing_rate_bps = None;
             }
         }
@@ -220,6 +226,33 @@ impl Endpoint {
         if !self.snd.sb.is_empty() {
             self.schedule_loss_probe(now_ns, out);
         }
+    }
+
+    /// Whether an ACK that acknowledges nothing new, with nothing outstanding (what every data
+    /// segment brings a receiver that sends no data), can take [`Self::quiet_ack`]: no SACK
+    /// blocks to read, no hooks to ask, no congestion control taking rate samples, the Open
+    /// state with no duplicate ACKs counted and no tail-loss-probe episode. Such an ACK is no
+    /// duplicate (nothing is outstanding), finds nothing lost and changes no state.
+    #[inline]
+    fn quiet_ack_applies(&self, h: &TcpHeader) -> bool {
+        !(self.sack_ok && h.sack_len > 0)
+            && self.hooks.is_empty()
+            && !self.cc_controls
+            && self.tp.ca_state == CaState::Open
+            && self.recovery.dupacks == 0
+            && self.recovery.tlp.is_none()
+    }
+
+    /// What [`Self::on_ack`] does for an ACK of which [`Self::quiet_ack_applies`] holds, after
+    /// the window update: the per-ACK bookkeeping only (rate sampler, pacing rate, cwnd clamp,
+    /// the values the congestion control reads).
+    fn quiet_ack(&mut self) {
+        self.rate.finish_unsampled(&mut self.tp);
+        self.update_pacing_rate();
+        self.apply_clamp();
+        self.tp.snd_una_bytes = self.snd.una;
+        self.tp.snd_nxt_bytes = self.snd.nxt;
+        self.tp.in_flight_pkts = 0;
     }
 
     /// Whether an ACK of new data restarts the RTO timer (RFC 6298 §5.3: yes), with ns-3's

@@ -237,6 +237,8 @@ pub struct Endpoint {
     sack_ok: bool,
     pub tp: CcState,
     cc: Box<dyn CongestionControl>,
+    /// `cc.has_cong_control()`, read once when the algorithm is installed
+    cc_controls: bool,
     cwv: Box<dyn CwndValidation>,
     rate: RateSampler,
     pub rtt: RttEstimator,
@@ -323,6 +325,7 @@ impl Endpoint {
             peer_port,
             sack_ok: false,
             tp,
+            cc_controls: cc.has_cong_control(),
             cc,
             cwv,
             rate: RateSampler::default(),
@@ -347,6 +350,7 @@ impl Endpoint {
     /// Replaces the congestion control (before the connection starts).
     pub fn set_congestion_control(&mut self, mut cc: Box<dyn CongestionControl>) {
         cc.init(&mut self.tp);
+        self.cc_controls = cc.has_cong_control();
         self.cc = cc;
     }
     /// Replaces the congestion-window validation policy (newCWV plugs in here).
@@ -484,6 +488,7 @@ impl Endpoint {
         );
     }
 
+    #[inline(always)]
     fn header(&self, now_ns: u64, seq_off: u64, fl: u8, payload: u32) -> TcpHeader {
         let window = if fl & flags::SYN != 0 {
             self.cfg.rwnd.0.min(65_535) as u16
@@ -512,6 +517,7 @@ impl Endpoint {
         }
     }
 
+    #[inline(always)]
     fn emit(&mut self, mut h: TcpHeader, out: &mut Output) {
         if h.flags & flags::SYN == 0 && self.rcv.rcvbuf.is_some() {
             let (held, rcv_nxt) = (self.rcv.ooo_held(), self.rcv.nxt);

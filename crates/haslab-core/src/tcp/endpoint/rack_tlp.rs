@@ -89,7 +89,7 @@ impl Endpoint {
             self.tp.lost_pkts += lost as u64;
             if self.tp.ca_state < CaState::Recovery && self.snd.una >= self.recovery.recover {
                 self.enter_recovery(self.window_pipe(), None, now_ns, out);
-                if !self.cc.has_cong_control() && self.cfg.recovery == RecoveryMode::Prr {
+                if !self.cc_controls && self.cfg.recovery == RecoveryMode::Prr {
                     self.prr_update(1, false, false);
                 }
                 self.retransmit_first_lost(now_ns, out);
@@ -192,7 +192,7 @@ impl Endpoint {
             self.recovery.tlp = None;
             self.stats.loss.tlp_recoveries += 1;
             // a reduction as on entering and leaving recovery at once (Linux: CWR)
-            if !self.cc.has_cong_control() {
+            if !self.cc_controls {
                 self.tp.pipe_pkts = self.window_pipe();
                 self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
                 self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;

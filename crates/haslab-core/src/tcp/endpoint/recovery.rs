@@ -132,7 +132,7 @@ impl Endpoint {
         self.recovery.tlp_timer.cancel();
         self.set_ca_state(CaState::Recovery);
         self.tp.cwnd_cnt = 0;
-        if !self.cc.has_cong_control() {
+        if !self.cc_controls {
             match (self.cfg.recovery, self.sack_ok) {
                 (RecoveryMode::Classic, false) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts + 3,
                 (RecoveryMode::Classic, true) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts,
@@ -261,7 +261,7 @@ impl Endpoint {
     /// `full_ack_exit = "flight"` ns-3.17's `TcpNewReno::NewAck`: min(ssthresh, BytesInFlight +
     /// SMSS), then the ACK's ordinary increase.
     pub(super) fn exit_recovery(&mut self, prior_packets_out: u32, acked_pkts: u32) {
-        let cc_controls = self.cc.has_cong_control();
+        let cc_controls = self.cc_controls;
         if !cc_controls {
             self.tp.cwnd_pkts = match self.cfg.full_ack_exit {
                 FullAckExit::Ssthresh => self.tp.ssthresh_pkts,

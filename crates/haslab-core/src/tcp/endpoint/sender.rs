@@ -172,7 +172,7 @@ impl Endpoint {
             if lost.is_none() && self.snd.sb.is_empty() {
                 // sending new data with nothing in flight: restart after idle, TX start
                 let cwnd_before = self.tp.cwnd_pkts;
-                if self.snd.has_sent_data && !self.cc.has_cong_control() {
+                if self.snd.has_sent_data && !self.cc_controls {
                     let idle_ns = now_ns.saturating_sub(self.tp.last_send_ns);
                     self.tp.now_ns = now_ns;
                     self.tp.rto_ns = self.rtt.rto_ns();
@@ -371,7 +371,7 @@ impl Endpoint {
     /// cwnd growth on an ACK that delivered `acked_pkts` packets (see
     /// [`crate::tcp::config::CwndGrowth`] for what the ACK counts for).
     pub(super) fn grow(&mut self, acked_pkts: u32) {
-        if acked_pkts > 0 && !self.cc.has_cong_control() && self.cwv.allow_cwnd_growth(&self.tp) {
+        if acked_pkts > 0 && !self.cc_controls && self.cwv.allow_cwnd_growth(&self.tp) {
             let counted = match self.cfg.cwnd_growth {
                 CwndGrowth::PerPacket => acked_pkts,
                 CwndGrowth::PerAck => 1,
@@ -413,7 +413,7 @@ impl Endpoint {
             return;
         }
         let own_rule = self.cfg.pacing != crate::tcp::config::PacingMode::Off || max.is_some();
-        if self.cc.has_cong_control() || !own_rule {
+        if self.cc_controls || !own_rule {
             // the algorithm's own rate (BBR, or a custom algorithm), capped by the maximum
             if let (Some(r), Some(m)) = (self.tp.pacing_rate_bps, max) {
                 self.tp.pacing_rate_bps = Some(r.min(m));
