@@ -464,6 +464,43 @@ mod tests {
         }
     }
 
+    /// The heap alone, against a sorted list: random pushes, pops and top replacements at
+    /// sizes from empty to a few hundred (several levels, both an odd and an even last child).
+    #[test]
+    fn the_heap_pops_in_key_order() {
+        let mut rng = crate::sim::rng::Stream::new(11, "heap-test");
+        let mut heap = Heap { v: Vec::new() };
+        let mut reference: Vec<u128> = Vec::new();
+        let mut largest = 0;
+        for step in 0..20_000u32 {
+            let key = (rng.next_u64() % 1000) as u128 * 1_000_000 + step as u128;
+            // grow towards 300 entries, then shrink to a few, and again
+            let growing = step % 4000 < 2000;
+            let target = if growing { 300 } else { 3 };
+            match rng.next_u32() % if growing { 5 } else { 3 } {
+                0 if !reference.is_empty() => {
+                    heap.pop();
+                    reference.remove(0);
+                }
+                1 if !reference.is_empty() => {
+                    heap.replace_top(Entry { key, event: step });
+                    reference[0] = key;
+                    reference.sort();
+                }
+                _ if reference.len() < target => {
+                    heap.push(Entry { key, event: step });
+                    reference.push(key);
+                    reference.sort();
+                }
+                _ => {}
+            }
+            assert_eq!(heap.len(), reference.len());
+            assert_eq!(heap.first().map(|e| e.key), reference.first().copied());
+            largest = largest.max(reference.len());
+        }
+        assert!(largest >= 200, "{largest}");
+    }
+
     #[test]
     fn pop_until_respects_horizon() {
         let mut q = EventQueue::new();
