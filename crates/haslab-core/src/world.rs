@@ -431,9 +431,7 @@ impl World {
             }
             if let Transport::Tcp(h) = pkt.transport {
                 let side = pkt.to_server as usize;
-                let mut out = std::mem::take(&mut self.out);
-                self.conns[pkt.conn as usize].ends[side].on_segment(&h, now, &mut out);
-                self.out = out;
+                self.conns[pkt.conn as usize].ends[side].on_segment(&h, now, &mut self.out);
                 self.after_tcp(pkt.conn, now);
             } else {
                 self.on_datagram(pkt.conn, pkt.size_bytes);

@@ -73,6 +73,23 @@ pub struct Schedule {
     head_started: bool,
     /// bytes of the packets of `pending` that have not started (the queue's occupancy)
     waiting_bytes: u64,
+    /// the serialisation time of the last packet size seen (`tx_time`; 0 bytes: none yet):
+    /// a link carries few sizes (full segments, ACKs), and the rate never changes
+    last_size_bytes: u32,
+    last_tx_ns: u64,
+}
+
+impl Schedule {
+    /// The serialisation time of `size_bytes` at `rate_bps` ([`tx_time_ns`], remembered for the
+    /// last size).
+    #[inline]
+    fn tx_time(&mut self, size_bytes: u32, rate_bps: u64) -> u64 {
+        if size_bytes != self.last_size_bytes {
+            self.last_size_bytes = size_bytes;
+            self.last_tx_ns = tx_time_ns(size_bytes as u64, rate_bps);
+        }
+        self.last_tx_ns
+    }
 }
 
 /// One packet of the scheduled form: when it was enqueued, starts and ends serialisation.
@@ -197,7 +214,7 @@ impl LinkDir {
             return LinkAction::None;
         }
         q.enqueued += 1;
-        let d = tx_time_ns(pkt.size_bytes as u64, self.rate_bps);
+        let d = sch.tx_time(pkt.size_bytes, self.rate_bps);
         let start_ns = now_ns.max(sch.free_at_ns);
         let end_ns = start_ns + d;
         sch.free_at_ns = end_ns;
