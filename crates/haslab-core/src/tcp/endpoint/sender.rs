@@ -132,27 +132,62 @@ impl Endpoint {
     pub(super) fn byte_window_allows(&self, start: u64) -> bool {
         let mss = self.cfg.mss as u64;
         let cwnd_bytes = self.tp.cwnd_pkts as u64 * mss + self.tp.window_credit_bytes() as u64;
-        let short_deficit: u64 = self
-            .snd
-            .short_segs
-            .iter()
-            .filter_map(|&(seg_start, len)| {
-                let i = self.snd.sb.index_of(seg_start)?;
-                Some(self.snd.sb.pipe_count(i) as u64 * mss.saturating_sub(len as u64))
-            })
-            .sum();
-        let in_flight_bytes = (self.window_pipe() as u64 * mss).saturating_sub(short_deficit);
+        let pipe_bytes = self.window_pipe() as u64 * mss;
+        // (no short segment in flight, the usual case: nothing to subtract)
+        let in_flight_bytes = if self.snd.short_segs.is_empty() {
+            pipe_bytes
+        } else {
+            let short_deficit: u64 = self
+                .snd
+                .short_segs
+                .iter()
+                .filter_map(|&(seg_start, len)| {
+                    let i = self.snd.sb.index_of(seg_start)?;
+                    Some(self.snd.sb.pipe_count(i) as u64 * mss.saturating_sub(len as u64))
+                })
+                .sum();
+            pipe_bytes.saturating_sub(short_deficit)
+        };
         let available = cwnd_bytes.saturating_sub(in_flight_bytes);
         let data_left = self.snd.write_end.saturating_sub(start);
         available > 0 && (available >= mss || data_left <= available)
     }
 
     /// Sends what the windows allow: lost segments first, then new data.
+    ///
+    /// Fast path: with no lost segment to resend, no new data or FIN to send, and RFC 6675
+    /// NextSeg rule (3) not applying, the loop of [`Self::send_loop`] would stop at once,
+    /// before the window check, having changed nothing (its `next_lost` and
+    /// `next_unsacked_not_retransmitted` only read the scoreboard); what is left is its
+    /// ending, [`Self::end_send_round`], with nothing sent and the window not found full. So
+    /// the fast path calls just that, and the state, the timers and the statistics end up as
+    /// after the full path.
     pub fn try_send(&mut self, now_ns: u64, out: &mut Output) {
         if !self.state.is_synchronized() {
             return;
         }
         self.tp.now_ns = now_ns;
+        if self.snd.nxt >= self.snd.stream_end()
+            && self.snd.sb.next_lost().is_none()
+            && !self.nextseg_rule3_applies()
+        {
+            self.end_send_round(false, false, now_ns, out);
+            return;
+        }
+        self.send_loop(now_ns, out);
+    }
+
+    /// RFC 6675 NextSeg rule (3) applies (with `nextseg_rule3`, ns-3 3.37): SACK is on and the
+    /// sender is in recovery.
+    #[inline]
+    fn nextseg_rule3_applies(&self) -> bool {
+        self.cfg.nextseg_rule3 && self.sack_ok && self.tp.ca_state == CaState::Recovery
+    }
+
+    /// The transmission loop of [`Self::try_send`]: lost segments first, then new data, while
+    /// the windows and pacing allow.
+    #[inline(never)]
+    fn send_loop(&mut self, now_ns: u64, out: &mut Output) {
         let mut cwnd_limited = false;
         let mut sent_new = false;
         loop {
@@ -160,9 +195,8 @@ impl Endpoint {
             if lost.is_none() && self.snd.nxt >= self.snd.stream_end() {
                 // RFC 6675 NextSeg rule (3), with `nextseg_rule3` (ns-3 3.37): in recovery and
                 // with nothing lost nor new to send, resend the first segment not SACKed
-                lost = (self.cfg.nextseg_rule3
-                    && self.sack_ok
-                    && self.tp.ca_state == CaState::Recovery)
+                lost = self
+                    .nextseg_rule3_applies()
                     .then(|| self.snd.sb.next_unsacked_not_retransmitted())
                     .flatten();
                 if lost.is_none() {
@@ -220,11 +254,25 @@ impl Endpoint {
                 }
             }
         }
-        if self.snd.nxt >= self.snd.stream_end()
-            && self.snd.sb.lost_out <= self.snd.sb.retrans_out
-            && self.window_pipe() < self.tp.cwnd_pkts
+        self.end_send_round(cwnd_limited, sent_new, now_ns, out);
+    }
+
+    /// The end of a [`Self::try_send`] round: the app-limited mark when all was sent and the
+    /// window is not full, cwnd validation, and the tail loss probe after new data.
+    #[inline]
+    fn end_send_round(
+        &mut self,
+        cwnd_limited: bool,
+        sent_new: bool,
+        now_ns: u64,
+        out: &mut Output,
+    ) {
+        if self.snd.nxt >= self.snd.stream_end() && self.snd.sb.lost_out <= self.snd.sb.retrans_out
         {
-            self.rate.mark_app_limited(&self.tp, self.window_pipe());
+            let pipe = self.window_pipe();
+            if pipe < self.tp.cwnd_pkts {
+                self.rate.mark_app_limited(&self.tp, pipe);
+            }
         }
         self.cwnd_validate(cwnd_limited);
         if sent_new {
@@ -338,7 +386,9 @@ impl Endpoint {
         self.snd.has_sent_data = true;
         self.tp.last_send_ns = now_ns;
         self.tp.in_flight_pkts = self.snd.sb.len();
-        self.cwv.on_data_sent(&mut self.tp, len);
+        if self.cwv_per_packet {
+            self.cwv.on_data_sent(&mut self.tp, len);
+        }
         // the ACK rides on this segment
         self.rcv.delack_timer.cancel();
         self.rcv.unacked_bytes = 0;
@@ -371,7 +421,10 @@ impl Endpoint {
     /// cwnd growth on an ACK that delivered `acked_pkts` packets (see
     /// [`crate::tcp::config::CwndGrowth`] for what the ACK counts for).
     pub(super) fn grow(&mut self, acked_pkts: u32) {
-        if acked_pkts > 0 && !self.cc_controls && self.cwv.allow_cwnd_growth(&self.tp) {
+        if acked_pkts > 0
+            && !self.cc_controls
+            && (!self.cwv_per_packet || self.cwv.allow_cwnd_growth(&self.tp))
+        {
             let counted = match self.cfg.cwnd_growth {
                 CwndGrowth::PerPacket => acked_pkts,
                 CwndGrowth::PerAck => 1,
