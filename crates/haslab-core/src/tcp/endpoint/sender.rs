@@ -368,6 +368,7 @@ impl Endpoint {
         }
     }
 
+    #[inline]
     pub(super) fn on_segment_sent(
         &mut self,
         len: u32,
