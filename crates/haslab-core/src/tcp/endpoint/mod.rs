@@ -595,6 +595,7 @@ impl Endpoint {
     }
 
     /// A pure ACK.
+    #[inline]
     fn send_ack(&mut self, now_ns: u64, out: &mut Output) {
         let h = self.header(now_ns, self.snd.nxt, flags::ACK, 0);
         self.emit(h, out);
