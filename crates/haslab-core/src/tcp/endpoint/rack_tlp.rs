@@ -100,7 +100,10 @@ impl Endpoint {
 
     /// Linux `tcp_schedule_loss_probe` / RFC 8985 §7.2: PTO = 2·SRTT (+ min_rto with a single
     /// packet out, else + 2 ms), at most the time left until the RTO; only in the Open state,
-    /// with SACK, and once per episode.
+    /// with SACK, and once per episode. The conditions are checked inline (most calls, every
+    /// send round and every ACK, stop there); the timer is computed and armed by
+    /// [`Self::arm_loss_probe`].
+    #[inline]
     pub(super) fn schedule_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
         if !self.cfg.tlp
             || !self.sack_ok
@@ -111,6 +114,13 @@ impl Endpoint {
         {
             return;
         }
+        self.arm_loss_probe(now_ns, out);
+    }
+
+    /// The PTO computation and the arming of [`Self::schedule_loss_probe`], once its
+    /// conditions hold.
+    #[inline(never)]
+    fn arm_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
         let mut pto = if self.tp.srtt_ns > 0 {
             2 * self.tp.srtt_ns
                 + if self.snd.sb.len() == 1 {
