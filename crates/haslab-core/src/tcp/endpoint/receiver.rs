@@ -92,34 +92,43 @@ impl RecvHalf {
     }
 
     /// Writes the D-SACK block (if any) and the current SACK blocks into an outgoing ACK.
+    ///
+    /// Without allocating: the remembered blocks are refreshed in place (each kept one is
+    /// written at or before the index it was read from), and the blocks to send are gathered
+    /// in an array, in the same order and with the same exclusions as a list would. A kept
+    /// block is recognised by its start alone: the out-of-order ranges are disjoint and a
+    /// range found holding a start is not empty, so two such ranges with the same start are
+    /// the same range.
     pub(super) fn fill_sack_blocks(&mut self, h: &mut TcpHeader) {
-        let mut blocks: Vec<(u64, u64)> = Vec::with_capacity(MAX_SACK_BLOCKS);
+        let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
+        let mut n = 0;
         if let Some(d) = self.dsack.take() {
-            blocks.push(d);
+            blocks[0] = d;
+            n = 1;
         }
         // refresh the remembered blocks against the out-of-order queue: each becomes the range
-        // now holding its start (they grow by merging); those now below rcv_nxt are gone
-        let mut kept: Vec<(u64, u64)> = Vec::with_capacity(self.sack_recent.len());
-        for &(s, _) in &self.sack_recent {
+        // now holding its start (they grow by merging); those now below rcv_nxt are gone.
+        // Each kept range, most recent first, is also reported unless the blocks are full or
+        // it is reported already (as the D-SACK block)
+        let mut kept = 0;
+        for i in 0..self.sack_recent.len() {
+            let s = self.sack_recent[i].0;
             if let Some(&r) = self.ooo.iter().find(|&&(a, b)| a <= s && s < b) {
-                if !kept.contains(&r) {
-                    kept.push(r);
+                if !self.sack_recent[..kept].iter().any(|&(a, _)| a == r.0) {
+                    self.sack_recent[kept] = (r.0, r.0);
+                    kept += 1;
+                    if n < MAX_SACK_BLOCKS && !blocks[..n].contains(&r) {
+                        blocks[n] = r;
+                        n += 1;
+                    }
                 }
             }
         }
-        self.sack_recent = kept.iter().map(|&(a, _)| (a, a)).collect();
-        for r in kept {
-            if blocks.len() == MAX_SACK_BLOCKS {
-                break;
-            }
-            if !blocks.contains(&r) {
-                blocks.push(r);
-            }
-        }
-        for (i, &(s, e)) in blocks.iter().enumerate() {
+        self.sack_recent.truncate(kept);
+        for (i, &(s, e)) in blocks[..n].iter().enumerate() {
             h.sack[i] = (to_wire(self.irs, s), to_wire(self.irs, e));
         }
-        h.sack_len = blocks.len() as u8;
+        h.sack_len = n as u8;
     }
 }
 
