@@ -267,6 +267,16 @@ impl LinkDir {
         if now_ns < next_step_ns {
             return;
         }
+        if sch.head_started && sch.pending.len() == 1 {
+            // the usual case of an uncongested link: its one pending packet, in transmission
+            // when last settled, has ended
+            let size_bytes = first.size_bytes as u64;
+            self.tx_packets += 1;
+            self.tx_bytes += size_bytes;
+            sch.pending.clear();
+            sch.head_started = false;
+            return;
+        }
         let (queue, busy_ns) = (&mut self.queue, &mut self.busy_ns);
         let (mut ended, mut started_bytes) = (0usize, 0u64);
         let (tx_packets, tx_bytes) = (&mut self.tx_packets, &mut self.tx_bytes);
