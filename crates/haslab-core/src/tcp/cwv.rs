@@ -42,13 +42,6 @@ pub trait CwndValidation: Send {
     fn allow_cwnd_growth(&self, _tp: &CcState) -> bool {
         true
     }
-    /// Whether the policy overrides [`Self::on_data_sent`], [`Self::on_ack`] or
-    /// [`Self::allow_cwnd_growth`]. `false` promises that all three are the defaults (do
-    /// nothing, do nothing, `true`), and the sender then skips those calls. A property of the
-    /// policy: the sender reads it once, when the policy is installed.
-    fn has_per_packet_hooks(&self) -> bool {
-        true
-    }
 }
 
 /// Builds the policy selected by `idle_restart`.
@@ -66,9 +59,6 @@ pub fn from_config(mode: IdleRestart, nvp_ns: u64) -> Box<dyn CwndValidation> {
 pub struct NoRestart;
 
 impl CwndValidation for NoRestart {
-    fn has_per_packet_hooks(&self) -> bool {
-        false
-    }
     fn name(&self) -> &'static str {
         "off"
     }
@@ -80,9 +70,6 @@ impl CwndValidation for NoRestart {
 pub struct Rfc5681Restart;
 
 impl CwndValidation for Rfc5681Restart {
-    fn has_per_packet_hooks(&self) -> bool {
-        false
-    }
     fn name(&self) -> &'static str {
         "rfc5681"
     }
@@ -108,9 +95,6 @@ impl CwndValidation for Rfc5681Restart {
 pub struct LinuxRestart;
 
 impl CwndValidation for LinuxRestart {
-    fn has_per_packet_hooks(&self) -> bool {
-        false
-    }
     fn name(&self) -> &'static str {
         "linux"
     }

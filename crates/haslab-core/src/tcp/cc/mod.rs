@@ -325,13 +325,6 @@ pub trait CongestionControl: Send {
     fn pkts_acked(&mut self, _tp: &mut CcState, _sample: &AckSample) {}
     /// Every ACK, new data or duplicate, with `CA_ACK_*` flags (Linux `in_ack_event`).
     fn in_ack_event(&mut self, _tp: &mut CcState, _flags: u32) {}
-    /// Whether the algorithm overrides [`Self::pkts_acked`] or [`Self::in_ack_event`].
-    /// `false` promises that both are the defaults (do nothing), and the sender then skips
-    /// those calls. A property of the algorithm: the sender reads it once, when the algorithm
-    /// is installed.
-    fn has_ack_hooks(&self) -> bool {
-        true
-    }
     /// Whether the algorithm controls cwnd and pacing itself on every ACK (Linux: a non-null
     /// `cong_control`, as BBR). The sender then calls [`Self::cong_control`] after its own loss
     /// recovery step and never calls [`Self::cong_avoid`]. A property of the algorithm: the

@@ -54,9 +54,6 @@ impl NewReno {
 }
 
 impl CongestionControl for NewReno {
-    fn has_ack_hooks(&self) -> bool {
-        false
-    }
     fn name(&self) -> &'static str {
         "newreno"
     }

@@ -189,7 +189,7 @@ impl Endpoint {
         } else {
             self.rate.finish_unsampled(&mut self.tp);
         }
-        if info.advanced && self.cwv_per_packet {
+        if info.advanced {
             self.cwv.on_ack(&mut self.tp, info.bytes_acked);
         }
         if self.snd.una > self.snd.chunk_start && self.chunk_head_acked() {
@@ -210,9 +210,7 @@ impl Endpoint {
         self.tp.snd_nxt_bytes = self.snd.nxt;
         self.tp.in_flight_pkts = self.snd.sb.len();
         // every ACK that tells something (Linux calls in_ack_event from tcp_ack)
-        if self.cc_ack_hooks
-            && (info.advanced || (duplicate && (same_window || info.newly_sacked > 0)))
-        {
+        if info.advanced || (duplicate && (same_window || info.newly_sacked > 0)) {
             self.cc.in_ack_event(&mut self.tp, fl);
         }
 
@@ -415,9 +413,7 @@ impl Endpoint {
             rtt_ns,
             in_flight_pkts: in_flight_before,
         };
-        if self.cc_ack_hooks {
-            self.cc.pkts_acked(&mut self.tp, &sample);
-        }
+        self.cc.pkts_acked(&mut self.tp, &sample);
         *info = AckInfo {
             advanced: true,
             pkts_acked,

@@ -239,11 +239,7 @@ pub struct Endpoint {
     cc: Box<dyn CongestionControl>,
     /// `cc.has_cong_control()`, read once when the algorithm is installed
     cc_controls: bool,
-    /// `cc.has_ack_hooks()`, read once when the algorithm is installed
-    cc_ack_hooks: bool,
     cwv: Box<dyn CwndValidation>,
-    /// `cwv.has_per_packet_hooks()`, read once when the policy is installed
-    cwv_per_packet: bool,
     rate: RateSampler,
     pub rtt: RttEstimator,
     /// The per-chunk mechanisms of Enhancing-TCP §3 (novel pacing, Reducing Tail Loss) that
@@ -330,9 +326,7 @@ impl Endpoint {
             sack_ok: false,
             tp,
             cc_controls: cc.has_cong_control(),
-            cc_ack_hooks: cc.has_ack_hooks(),
             cc,
-            cwv_per_packet: cwv.has_per_packet_hooks(),
             cwv,
             rate: RateSampler::default(),
             rtt,
@@ -357,12 +351,10 @@ impl Endpoint {
     pub fn set_congestion_control(&mut self, mut cc: Box<dyn CongestionControl>) {
         cc.init(&mut self.tp);
         self.cc_controls = cc.has_cong_control();
-        self.cc_ack_hooks = cc.has_ack_hooks();
         self.cc = cc;
     }
     /// Replaces the congestion-window validation policy (newCWV plugs in here).
     pub fn set_cwnd_validation(&mut self, policy: Box<dyn CwndValidation>) {
-        self.cwv_per_packet = policy.has_per_packet_hooks();
         self.cwv = policy;
     }
     /// Passes application data down to the congestion control.

@@ -387,9 +387,7 @@ impl Endpoint {
         self.snd.has_sent_data = true;
         self.tp.last_send_ns = now_ns;
         self.tp.in_flight_pkts = self.snd.sb.len();
-        if self.cwv_per_packet {
-            self.cwv.on_data_sent(&mut self.tp, len);
-        }
+        self.cwv.on_data_sent(&mut self.tp, len);
         // the ACK rides on this segment
         self.rcv.delack_timer.cancel();
         self.rcv.unacked_bytes = 0;
@@ -422,10 +420,7 @@ impl Endpoint {
     /// cwnd growth on an ACK that delivered `acked_pkts` packets (see
     /// [`crate::tcp::config::CwndGrowth`] for what the ACK counts for).
     pub(super) fn grow(&mut self, acked_pkts: u32) {
-        if acked_pkts > 0
-            && !self.cc_controls
-            && (!self.cwv_per_packet || self.cwv.allow_cwnd_growth(&self.tp))
-        {
+        if acked_pkts > 0 && !self.cc_controls && self.cwv.allow_cwnd_growth(&self.tp) {
             let counted = match self.cfg.cwnd_growth {
                 CwndGrowth::PerPacket => acked_pkts,
                 CwndGrowth::PerAck => 1,
