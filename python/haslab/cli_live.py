@@ -251,6 +251,11 @@ def check(
         help="The simulated players' start times are uniform in [0, this] ms (live runs' players start "
              "within 3-7 ms of each other).",
     ),
+    sim_recovery: str = typer.Option(
+        "prr", "--sim-recovery",
+        help="Fast recovery of the simulated runs of --ranking: prr (the kernel's only rule, what the live runs "
+             "get) or classic (the simulator's default, RFC 6582 inflation).",
+    ),
     out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep the live results of --ranking here."),
     as_json: bool = typer.Option(False, "--json", help="Print the --ranking numbers as JSON."),
     wait: Optional[float] = typer.Option(
@@ -276,7 +281,8 @@ def check(
     def go():
         log = None if as_json else (lambda m: err.print(m))
         rep = run_ranking(seconds, out_dir=out_dir, say=log or (lambda m: None), wait_s=wait, runs=runs,
-                          sim_runs=sim_runs, sim_start_spread_ns=round(sim_start_spread_ms * 1e6))
+                          sim_runs=sim_runs, sim_start_spread_ns=round(sim_start_spread_ms * 1e6),
+                          sim_recovery=sim_recovery)
         if as_json:
             out.print(json.dumps(rep, indent=1), soft_wrap=True)
             return

@@ -685,6 +685,22 @@ def test_live_players_download_in_parallel_and_abandon_like_the_simulator(live, 
             assert len(later) or r.abandon_ns > res.summary["duration_ns"] - 10 * 10**9, r
 
 
+def test_ranking_scenario_runs_the_kernels_tcp_in_the_simulator():
+    """The ranking check's simulated side runs the TCP its live side gets: live mode maps its
+    scenario with no note of a TCP difference (PRR, as the kernel's only fast recovery; SACK with
+    RACK), while the "classic" reading keeps the note that says the kernel cannot run it."""
+    from haslab.live.checks import RANKING_CCS, tcphas_home_dumbbell
+
+    for cc in RANKING_CCS:
+        notes = from_plan(haslab.validate(tcphas_home_dumbbell(cc, 10))).notes
+        assert not [n for n in notes if "recovery" in n or "RACK" in n], (cc, notes)
+        assert {p["tcp"]["recovery"] for p in haslab.validate(tcphas_home_dumbbell(cc, 10))["players"]} == {"prr"}
+    classic = from_plan(haslab.validate(tcphas_home_dumbbell("cubic", 10, recovery="classic"))).notes
+    assert any("always uses PRR" in n for n in classic)
+    with pytest.raises(ValueError, match="recovery"):
+        tcphas_home_dumbbell("cubic", 10, recovery="rfc6675")
+
+
 def test_ranking_judges_live_against_simulated_by_the_live_runs_own_spread():
     """The ranking check's live-simulated agreement: the simulated number must lie in the 95 %
     prediction interval of one more live run (mean ± t(0.975, n-1) · sd · sqrt(1 + 1/n)); with

@@ -58,12 +58,23 @@ def sim_starts(k: int, spread_ns: int, players: int = RANKING_PLAYERS) -> list[i
     return [rng.randint(0, spread_ns) if spread_ns else 0 for _ in range(players)]
 
 
-def tcphas_home_dumbbell(cc: str, duration_s: int, starts_ns: Optional[Sequence[int]] = None) -> str:
+#: fast-recovery rules the ranking check's simulated side accepts (``tcp.recovery``)
+SIM_RECOVERIES = ("prr", "classic")
+
+
+def tcphas_home_dumbbell(cc: str, duration_s: int, starts_ns: Optional[Sequence[int]] = None,
+                         recovery: str = "prr") -> str:
     """The tcphas-home preset's setting on a dumbbell: 8 RBB players (video "tcphas"), 8 Mbit/s,
     100 ms RTT, a one-BDP drop-tail queue (100 kB), the players' congestion control ``cc``;
     player i starts at ``starts_ns[i]`` (default: all at 0). TCP with SACK and RACK loss
     detection but no tail-loss probe: the closest to the TcpHas paper's stack (ns-3, neither)
-    that Linux 6.17 and later can run, since RACK is their only SACK loss detection."""
+    that Linux 6.17 and later can run, since RACK is their only SACK loss detection. Fast
+    recovery ``recovery``: "prr" (default) is the kernel's only rule (RFC 6937,
+    ``tcp_cwnd_reduction`` in net/ipv4/tcp_input.c), so the simulated runs use the TCP the live
+    runs get; "classic" (RFC 6582 inflation, the simulator's default) is the other reading,
+    reported beside it in docs/live.md."""
+    if recovery not in SIM_RECOVERIES:
+        raise ValueError(f"recovery: {recovery!r} is not accepted; give one of {', '.join(SIM_RECOVERIES)}")
     players = "".join(f"""
 [[player]]
 name = "p{i}"
@@ -85,7 +96,7 @@ access_rate = "100Mbps"
 access_delay = "5ms"
 [defaults]
 cc = "{cc}"
-tcp = {{ sack = true, rack = true }}
+tcp = {{ sack = true, rack = true, recovery = "{recovery}" }}
 {players}
 [trace]
 queues = ["r1->r2"]
@@ -190,11 +201,13 @@ def ranking_verdicts(nums: dict) -> list[dict]:
 
 def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
             say: Callable[[str], None] = lambda m: None, wait_s: Optional[float] = None,
-            runs: int = 3, sim_runs: int = SIM_RUNS, sim_start_spread_ns: int = SIM_START_SPREAD_NS) -> dict:
+            runs: int = 3, sim_runs: int = SIM_RUNS, sim_start_spread_ns: int = SIM_START_SPREAD_NS,
+            sim_recovery: str = "prr") -> dict:
     """Runs the ranking check: per algorithm, ``runs`` live runs (one after the other) and
     ``sim_runs`` simulated runs, run k with the players' starts of :func:`sim_starts` (k = 1..;
-    one run with a spread of 0 is the scenario as the live runs get it). Returns {"duration_s",
-    "live_runs": runs, "sim_runs", "sim_start_spread_ns", "runs": {cc: {"live": mean numbers,
+    one run with a spread of 0 is the scenario as the live runs get it) and fast recovery
+    ``sim_recovery`` (the live runs always run the kernel's PRR). Returns {"duration_s",
+    "live_runs": runs, "sim_runs", "sim_start_spread_ns", "sim_recovery", "runs": {cc: {"live": mean numbers,
     "live_sd": their standard deviations, "live_runs": each run's numbers, "sim", "sim_sd",
     "sim_runs" (the same for the simulated runs), "load": [1/5/15-min load before the first
     live run, after the last]}}, "verdicts": [...]}. The live results go to OUT/live-CC (one
@@ -209,6 +222,8 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
         raise ValueError(f"sim_runs: {sim_runs} is not accepted; give 1 or more simulated runs per algorithm")
     if sim_start_spread_ns < 0:
         raise ValueError(f"sim_start_spread: {sim_start_spread_ns} ns is not accepted; give 0 or more")
+    if sim_recovery not in SIM_RECOVERIES:
+        raise ValueError(f"sim_recovery: {sim_recovery!r} is not accepted; give one of {', '.join(SIM_RECOVERIES)}")
     nums: dict = {}
     for cc in RANKING_CCS:
         text = tcphas_home_dumbbell(cc, duration_s)
@@ -221,11 +236,13 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
             live_runs.append(ranking_numbers(live))
         after = os.getloadavg()
         say(f"{cc}: {sim_runs} simulated run{'s' if sim_runs != 1 else ''}")
-        sims = [ranking_numbers(haslab.run(tcphas_home_dumbbell(cc, duration_s, sim_starts(k, sim_start_spread_ns))))
+        sims = [ranking_numbers(haslab.run(tcphas_home_dumbbell(cc, duration_s, sim_starts(k, sim_start_spread_ns),
+                                                                  sim_recovery)))
                 for k in range(1, sim_runs + 1)]
         mean, sd = summarize_runs(live_runs)
         sim_mean, sim_sd = summarize_runs(sims)
         nums[cc] = {"live": mean, "live_sd": sd, "live_runs": live_runs, "sim": sim_mean, "sim_sd": sim_sd,
                     "sim_runs": sims, "load": [round(x, 1) for x in before + after]}
     return {"duration_s": duration_s, "live_runs": runs, "sim_runs": sim_runs,
-            "sim_start_spread_ns": sim_start_spread_ns, "runs": nums, "verdicts": ranking_verdicts(nums)}
+            "sim_start_spread_ns": sim_start_spread_ns, "sim_recovery": sim_recovery, "runs": nums,
+            "verdicts": ranking_verdicts(nums)}
