@@ -72,7 +72,9 @@ def tcphas_home_dumbbell(cc: str, duration_s: int, starts_ns: Optional[Sequence[
     recovery ``recovery``: "prr" (default) is the kernel's only rule (RFC 6937,
     ``tcp_cwnd_reduction`` in net/ipv4/tcp_input.c), so the simulated runs use the TCP the live
     runs get; "classic" (RFC 6582 inflation, the simulator's default) is the other reading,
-    reported beside it in docs/live.md."""
+    reported beside it in docs/live.md. The congestion control gets its samples as the kernel
+    gives them (``ca_sample = "linux"``: ``pkts_acked`` on every ACK that finds data
+    outstanding, ``tcp_clean_rtx_queue``)."""
     if recovery not in SIM_RECOVERIES:
         raise ValueError(f"recovery: {recovery!r} is not accepted; give one of {', '.join(SIM_RECOVERIES)}")
     players = "".join(f"""
@@ -96,7 +98,7 @@ access_rate = "100Mbps"
 access_delay = "5ms"
 [defaults]
 cc = "{cc}"
-tcp = {{ sack = true, rack = true, recovery = "{recovery}" }}
+tcp = {{ sack = true, rack = true, recovery = "{recovery}", ca_sample = "linux" }}
 {players}
 [trace]
 queues = ["r1->r2"]

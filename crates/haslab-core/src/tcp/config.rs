@@ -165,6 +165,23 @@ pub enum FullAckExit {
     Flight,
 }
 
+/// When the congestion control's `pkts_acked` runs, and which RTT sample it gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaSample {
+    /// On each ACK that acknowledges new data, with the RTO estimator's sample
+    /// ([`RttSampling`]: from the oldest segment it acknowledges).
+    NewAck,
+    /// Linux 6.x `tcp_clean_rtx_queue` (net/ipv4/tcp_input.c), which calls `pkts_acked` at its
+    /// end for every ACK that finds data outstanding, also one that only SACKs (0 packets
+    /// acknowledged), with `ca_rtt_us` (`tcp_ack_update_rtt`: "RTT of last (S)ACKed packet"):
+    /// the send time of the highest segment this ACK newly SACKed that was never
+    /// retransmitted; without one, of the highest segment the cumulative ACK newly covered,
+    /// unless it covered any retransmitted segment (`FLAG_RETRANS_DATA_ACKED`); without
+    /// either, the timestamp echo of an ACK that advanced `snd_una`; else no sample.
+    Linux,
+}
+
 /// Where RTT samples come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -314,6 +331,11 @@ pub struct TcpConfig {
     /// Where RTT samples come from: `send-time` (default, Linux) or `ts-echo` (ns-3 3.37:
     /// whole-millisecond timestamp echoes, none from a retransmitted segment).
     pub rtt_sampling: RttSampling,
+    /// When the congestion control's `pkts_acked` runs and which RTT it gets: `new-ack`
+    /// (default: on an ACK of new data, the RTO estimator's sample) or `linux` (every ACK
+    /// with data outstanding, the RTT of the newest segment it SACKed or acknowledged); see
+    /// [`CaSample`].
+    pub ca_sample: CaSample,
     /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
     /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.
     pub rto_undo: bool,
@@ -396,6 +418,7 @@ impl Default for TcpConfig {
             rto_restart_on_retransmit: true,
             rto_restart_on_sack_advance: true,
             rtt_sampling: RttSampling::SendTime,
+            ca_sample: CaSample::NewAck,
             limited_transmit: true,
             recover_guard: true,
             nextseg_rule3: false,

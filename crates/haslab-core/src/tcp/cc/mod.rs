@@ -12,7 +12,7 @@
 //! | [`CongestionControl::cong_avoid`] | `cong_avoid` | on an ACK of new data outside recovery |
 //! | [`CongestionControl::set_state`] | `set_state` | on a change of [`CaState`] |
 //! | [`CongestionControl::cwnd_event`] | `cwnd_event` | on [`CaEvent`]s (TX start after idle, restart, loss) |
-//! | [`CongestionControl::pkts_acked`] | `pkts_acked` | on every ACK of new data, with an RTT sample |
+//! | [`CongestionControl::pkts_acked`] | `pkts_acked` | on every ACK of new data, with an RTT sample; with `ca_sample = "linux"` on every ACK that finds data outstanding (`tcp_clean_rtx_queue`) |
 //! | [`CongestionControl::in_ack_event`] | `in_ack_event` | on every ACK (new data or duplicate), after `snd_una_bytes` is updated |
 //! | [`CongestionControl::cong_control`] | `cong_control` | on every ACK, instead of `cong_avoid`, when [`CongestionControl::has_cong_control`] (BBR) |
 //! | [`CongestionControl::undo_cwnd`] | `undo_cwnd` | when a reduction is found spurious |
@@ -321,7 +321,9 @@ pub trait CongestionControl: Send {
     /// The congestion state changes to `new_state` (tp.ca_state still holds the old one).
     fn set_state(&mut self, _tp: &mut CcState, _new_state: CaState) {}
     fn cwnd_event(&mut self, _tp: &mut CcState, _event: CaEvent) {}
-    /// Every ACK of new data, with the RTT sample when there is one.
+    /// Every ACK of new data, with the RTT sample when there is one; with the sender's
+    /// `ca_sample = "linux"`, every ACK that finds data outstanding, also one that acknowledges
+    /// no packet (see [`crate::tcp::config::CaSample`]).
     fn pkts_acked(&mut self, _tp: &mut CcState, _sample: &AckSample) {}
     /// Every ACK, new data or duplicate, with `CA_ACK_*` flags (Linux `in_ack_event`).
     fn in_ack_event(&mut self, _tp: &mut CcState, _flags: u32) {}

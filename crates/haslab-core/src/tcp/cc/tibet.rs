@@ -148,6 +148,11 @@ impl CongestionControl for Tibet {
     }
 
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
+        if sample.pkts_acked == 0 {
+            // an ACK that acknowledges no segment (`ca_sample = "linux"` reports SACK-only
+            // ACKs) is not a sample of the estimator: see the module's reconstructed choices
+            return;
+        }
         let now = tp.now_ns;
         let Some(last) = self.last_ack_ns.replace(now) else {
             return; // the first ACK starts the clock

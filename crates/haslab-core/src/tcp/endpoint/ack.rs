@@ -6,7 +6,7 @@ use super::rack_tlp::rack_candidate;
 use super::{Endpoint, Output};
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
-use crate::tcp::config::{PartialAckRto, RecoveryMode, RttSampling};
+use crate::tcp::config::{CaSample, PartialAckRto, RecoveryMode, RttSampling};
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
 use crate::tcp::seq::from_wire;
 
@@ -24,6 +24,9 @@ pub(super) struct AckInfo {
     /// The cumulative ACK covered a segment that had been retransmitted (ns-3
     /// `m_isRetransDataAcked`; Linux `FLAG_RETRANS_DATA_ACKED`).
     pub(super) retrans_acked: bool,
+    /// With `ca_sample = "linux"`: the RTT of the highest segment this ACK newly SACKed that
+    /// was never retransmitted (Linux `last_sackt`).
+    pub(super) sack_rtt_ns: Option<u64>,
 }
 
 impl AckInfo {
@@ -59,6 +62,18 @@ impl Endpoint {
         }
         if ack > self.snd.una {
             self.clean_acked(ack, h, now_ns, &mut info, &mut rack_newest);
+        } else if self.cfg.ca_sample == CaSample::Linux
+            && ack == self.snd.una
+            && !self.snd.sb.is_empty()
+        {
+            // Linux calls pkts_acked for every ACK that finds data outstanding
+            let sample = AckSample {
+                pkts_acked: 0,
+                bytes_acked: 0,
+                rtt_ns: info.sack_rtt_ns,
+                in_flight_pkts: self.snd.sb.len(),
+            };
+            self.cc.pkts_acked(&mut self.tp, &sample);
         }
         // a hook's echo (RTL: the duplicate ACK a dummy draws once its chunk is wholly
         // acknowledged, what a D-SACK would report) is not a sign of loss in the next chunk
@@ -324,7 +339,11 @@ impl Endpoint {
             }
             let (tp, rate) = (&mut self.tp, &mut self.rate);
             let min_rtt = tp.min_rtt_ns;
+            let sack_rtt = &mut info.sack_rtt_ns;
             info.newly_sacked += self.snd.sb.sack(s.max(ack), e.min(self.snd.nxt), |seg| {
+                if !seg.has(segflags::EVER_RETRANS) {
+                    *sack_rtt = Some(now_ns - seg.sent_ns);
+                }
                 rate.on_delivered(tp, seg, now_ns);
                 rack_candidate(rack_newest, seg, now_ns, min_rtt);
                 seg.tx.set_counted();
@@ -363,6 +382,14 @@ impl Endpoint {
         }
     }
 
+    /// The RTT from the timestamp echo of `h`, if timestamps are on and it carries one.
+    fn ts_echo_rtt(&self, h: &TcpHeader, now_ns: u64) -> Option<u64> {
+        match (self.cfg.timestamps, h.ts) {
+            (true, Some((_, ecr))) => Some(super::ts_rtt(now_ns, ecr)),
+            _ => None,
+        }
+    }
+
     /// Removes what the cumulative ACK covers; RTT sample, delivery accounting, pkts_acked.
     pub(super) fn clean_acked(
         &mut self,
@@ -377,8 +404,12 @@ impl Endpoint {
         let (tp, rate) = (&mut self.tp, &mut self.rate);
         let min_rtt = tp.min_rtt_ns;
         let mut retrans_acked = false;
+        let mut last_acked_rtt = None;
         let acked = self.snd.sb.ack_to(ack, |seg| {
             retrans_acked |= seg.has(segflags::EVER_RETRANS);
+            if !seg.has(segflags::EVER_RETRANS) {
+                last_acked_rtt = Some(now_ns - seg.sent_ns);
+            }
             rate.on_delivered(tp, seg, now_ns);
             rack_candidate(rack_newest, seg, now_ns, min_rtt);
         });
@@ -407,10 +438,19 @@ impl Endpoint {
         self.tp.snd_una_bytes = self.snd.una;
         self.tp.snd_nxt_bytes = self.snd.nxt;
         self.tp.in_flight_pkts = self.snd.sb.len();
+        let ca_rtt_ns = match self.cfg.ca_sample {
+            CaSample::NewAck => rtt_ns,
+            // Linux tcp_clean_rtx_queue / tcp_ack_update_rtt: a SACK sample first, then the
+            // cumulative one unless retransmitted data was covered, then the timestamp echo
+            CaSample::Linux => info
+                .sack_rtt_ns
+                .or(last_acked_rtt.filter(|_| !retrans_acked))
+                .or_else(|| self.ts_echo_rtt(h, now_ns)),
+        };
         let sample = AckSample {
             pkts_acked,
             bytes_acked,
-            rtt_ns,
+            rtt_ns: ca_rtt_ns,
             in_flight_pkts: in_flight_before,
         };
         self.cc.pkts_acked(&mut self.tp, &sample);

@@ -3,8 +3,9 @@
 
 use super::{Endpoint, Output, TimerKind};
 use crate::net::packet::{TcpHeader, Transport};
-use crate::tcp::cc::CcConfig;
-use crate::tcp::config::{DelayedAckMode, RttSampling, TcpConfig};
+use crate::tcp::cc::{AckSample, CcConfig, CcState, CongestionControl};
+use crate::tcp::config::{CaSample, DelayedAckMode, RttSampling, TcpConfig};
+use std::sync::{Arc, Mutex};
 
 pub(super) const MS: u64 = 1_000_000;
 pub(super) const MSS: u64 = 1448;
@@ -21,9 +22,23 @@ pub(super) fn headers(out: &mut Output) -> Vec<TcpHeader> {
 
 /// A client/server pair after a handshake with a 50 ms RTT, at t = 75 ms.
 pub(super) fn pair(cfg: TcpConfig) -> (Endpoint, Endpoint) {
-    let cc = || CcConfig::default().build();
-    let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc(), 1000);
-    let mut s = Endpoint::new(0, 1, 1, 0, 5201, 32768, cfg, cc(), 900_000);
+    pair_with_cc(cfg, CcConfig::default().build())
+}
+
+/// [`pair`] with `cc` as the client's (the sender's) congestion control.
+pub(super) fn pair_with_cc(cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> (Endpoint, Endpoint) {
+    let mut c = Endpoint::new(0, 0, 0, 1, 32768, 5201, cfg.clone(), cc, 1000);
+    let mut s = Endpoint::new(
+        0,
+        1,
+        1,
+        0,
+        5201,
+        32768,
+        cfg,
+        CcConfig::default().build(),
+        900_000,
+    );
     let mut out = Output::default();
     c.connect(0, &mut out);
     for h in headers(&mut out) {
@@ -543,4 +558,98 @@ fn a_short_last_segment_leaves_on_the_bytes_left_in_a_byte_counted_window() {
         sent(packets, 1100, &[440, 10 * MSS]),
         [vec![440], full(9)].concat()
     );
+}
+
+/// What each `pkts_acked` call got: (packets acknowledged, RTT sample).
+type Calls = Arc<Mutex<Vec<(u32, Option<u64>)>>>;
+
+/// Reno that records its `pkts_acked` calls.
+struct Recorder(Calls);
+
+impl CongestionControl for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn ssthresh(&mut self, tp: &CcState) -> u32 {
+        (tp.cwnd_pkts / 2).max(2)
+    }
+    fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
+        tp.reno_grow(acked_pkts);
+    }
+    fn pkts_acked(&mut self, _tp: &mut CcState, sample: &AckSample) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((sample.pkts_acked, sample.rtt_ns));
+    }
+}
+
+/// `ca_sample`: by default `pkts_acked` runs on ACKs of new data with the RTO estimator's
+/// sample (the oldest segment acknowledged); with `"linux"` it runs on every ACK that finds
+/// data outstanding, as Linux's `tcp_clean_rtx_queue` calls it, with the RTT of the newest
+/// segment newly SACKed, else newly acknowledged, else the timestamp echo when retransmitted
+/// data was acknowledged (`tcp_ack_update_rtt`).
+#[test]
+fn pkts_acked_follows_linux_with_ca_sample_linux() {
+    for mode in [CaSample::NewAck, CaSample::Linux] {
+        let cfg = TcpConfig {
+            ca_sample: mode,
+            tlp: false,
+            rack: Some(true),
+            ..sack_cfg()
+        };
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let (mut c, mut s) = pair_with_cc(cfg, Box::new(Recorder(calls.clone())));
+        let mut out = Output::default();
+        // two segments 10 ms apart; one ACK (the second) covers both, 60 ms after the first
+        c.write(MSS, 1, 100 * MS, &mut out);
+        c.write(MSS, 2, 110 * MS, &mut out);
+        let data = headers(&mut out);
+        let acks = deliver(&mut s, &data, 130 * MS);
+        assert_eq!(acks.len(), 2, "delayed ACKs are off");
+        c.on_segment(&acks[1], 160 * MS, &mut out);
+        let oldest_first = if mode == CaSample::Linux { 50 } else { 60 };
+        assert_eq!(
+            calls.lock().unwrap().clone(),
+            vec![(2, Some(oldest_first * MS))]
+        );
+        calls.lock().unwrap().clear();
+        // five segments at 200 ms, the second lost: one ACK of new data, three that only SACK
+        c.write(5 * MSS, 3, 200 * MS, &mut out);
+        let data = headers(&mut out);
+        let acks = deliver(&mut s, &all_but(&data, &[1]), 230 * MS);
+        assert_eq!(acks.len(), 4);
+        for h in &acks {
+            c.on_segment(h, 260 * MS, &mut out);
+        }
+        let resent = headers(&mut out);
+        assert_eq!(
+            resent.first().map(|h| h.seq),
+            Some(data[1].seq),
+            "fast retransmit"
+        );
+        let got = calls.lock().unwrap().clone();
+        if mode == CaSample::Linux {
+            assert_eq!(
+                got,
+                vec![
+                    (1, Some(60 * MS)),
+                    (0, Some(60 * MS)),
+                    (0, Some(60 * MS)),
+                    (0, Some(60 * MS))
+                ]
+            );
+        } else {
+            assert_eq!(got, vec![(1, Some(60 * MS))]);
+        }
+        calls.lock().unwrap().clear();
+        // the retransmission's ACK covers it and the SACKed segments: no send-time sample
+        // (Karn); Linux falls back to the timestamp echo (resent at 260 ms, ACKed at 320 ms)
+        let ack = deliver(&mut s, &resent[..1], 290 * MS);
+        c.on_segment(&ack[0], 320 * MS, &mut out);
+        let got = calls.lock().unwrap().clone();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, 4, "the hole and the three SACKed segments");
+        assert_eq!(got[0].1, Some(60 * MS), "{mode:?}");
+    }
 }
