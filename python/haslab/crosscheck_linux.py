@@ -5,7 +5,8 @@ NewReno and CUBIC, run once in the simulator and once in live mode (python/hasla
 namespaces, an HTB + drop-tail bottleneck, the NFQUEUE delay box; docs/live.md) on the kernel's
 ``reno`` and ``cubic``. The scenario is Linux's own configuration, which live mode reproduces
 on the kernel: MSS 1448, IW 10, timestamps, delayed ACKs (40 ms), min RTO 200 ms with Linux's
-RTO formula, PRR, and with SACK also RACK-TLP (on by default in Linux). Live runs take real time
+RTO formula, PRR, with SACK also RACK-TLP (on by default in Linux), and the congestion
+control's samples as ``tcp_clean_rtx_queue`` gives them (``ca_sample = "linux"``). Live runs take real time
 and use the one testbed, so they run one after the other; each cell has one seed (a real kernel
 is not deterministic: the seed is not what varies).
 
@@ -83,6 +84,7 @@ def scenario(cell: xc.Cell) -> dict:
             "min_rto": "200ms",
             "rto_formula": "linux",
             "recovery": "prr",
+            "ca_sample": "linux",
             "sack": cell.sack,
             "tlp": cell.sack,
             "pacing": "off",
@@ -201,7 +203,9 @@ def write_report(results: list[xc.CellResult], known, path, quick: bool = False)
         "drop-tail queue, 60 s), 1, 2 or 4 bulk flows with NewReno (kernel `reno`) or CUBIC (kernel",
         f"`cubic`), SACK on or off, {seeds_text}. Both sides run Linux's own settings: MSS 1448, IW 10,",
         "timestamps, delayed ACKs with the 40 ms timer, min RTO 200 ms with Linux's RTO formula, PRR,",
-        "and RACK-TLP with SACK (Linux's default), and the receiver's buffer autotuning",
+        "RACK-TLP with SACK (Linux's default), the congestion control's samples as the kernel gives",
+        "them (`ca_sample = \"linux\"`: `pkts_acked` on every ACK with data outstanding, docs/tcp.md),",
+        "and the receiver's buffer autotuning",
         f"(`rcvbuf = \"linux\"`, docs/tcp.md; `tcp_rmem` = {' '.join(map(str, tcp_rmem()))} on both",
         f"sides, `scaling_ratio` = {LIVE_SCALING_RATIO}, the value the kernel measures on this testbed).",
         "Queue delay is the time average of the bottleneck",
