@@ -277,6 +277,16 @@ impl LinkDir {
             sch.head_started = false;
             return;
         }
+        self.settle_walk(now_ns);
+    }
+
+    /// [`LinkDir::settle`]'s general case, out of line: walks the pending packets as far as
+    /// `now_ns`, counting those that started and those that ended.
+    #[inline(never)]
+    fn settle_walk(&mut self, now_ns: u64) {
+        let Some(sch) = self.scheduled.as_mut() else {
+            return;
+        };
         let (queue, busy_ns) = (&mut self.queue, &mut self.busy_ns);
         let (mut ended, mut started_bytes) = (0usize, 0u64);
         let (tx_packets, tx_bytes) = (&mut self.tx_packets, &mut self.tx_bytes);
