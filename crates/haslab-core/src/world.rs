@@ -314,23 +314,6 @@ impl World {
     fn handle(&mut self, ev: Ev) {
         let now = self.q.now_ns();
         match ev {
-            Ev::TxDone(ld) => {
-                let link = &mut self.links[ld as usize];
-                let (pkt, pipe_was_empty, next) = link.tx_done(now);
-                if pipe_was_empty {
-                    let t = now + link.delay_ns;
-                    self.q
-                        .schedule_arrival(t, link.delay_ns, pkt.stamp, Ev::Arrive(ld));
-                }
-                if let LinkAction::TxDoneAt(t) = next {
-                    self.q.schedule_departure(t, ld, Ev::TxDone(ld));
-                }
-                if let Some(w) = &mut self.pcaps[ld as usize] {
-                    // a failing disk must not stop the simulation; the error surfaces at finish
-                    w.write_packet(now, &pkt).ok();
-                }
-                self.trace_queue(ld as usize, now);
-            }
             Ev::Arrive(ld) => {
                 let link = &mut self.links[ld as usize];
                 let to = link.to;
@@ -352,6 +335,32 @@ impl World {
                 self.conns[conn as usize].ends[side as usize].on_timer_entry(kind, now, &mut out);
                 self.out = out;
                 self.after_tcp(conn, now);
+            }
+            _ => self.handle_other(ev, now),
+        }
+    }
+
+    /// [`World::handle`] for the events other than arrivals and TCP timers.
+    #[inline(never)]
+    fn handle_other(&mut self, ev: Ev, now: u64) {
+        match ev {
+            Ev::Arrive(_) | Ev::Tcp { .. } => unreachable!("handled by World::handle"),
+            Ev::TxDone(ld) => {
+                let link = &mut self.links[ld as usize];
+                let (pkt, pipe_was_empty, next) = link.tx_done(now);
+                if pipe_was_empty {
+                    let t = now + link.delay_ns;
+                    self.q
+                        .schedule_arrival(t, link.delay_ns, pkt.stamp, Ev::Arrive(ld));
+                }
+                if let LinkAction::TxDoneAt(t) = next {
+                    self.q.schedule_departure(t, ld, Ev::TxDone(ld));
+                }
+                if let Some(w) = &mut self.pcaps[ld as usize] {
+                    // a failing disk must not stop the simulation; the error surfaces at finish
+                    w.write_packet(now, &pkt).ok();
+                }
+                self.trace_queue(ld as usize, now);
             }
             Ev::AppStart(app) => {
                 let mut actions = std::mem::take(&mut self.actions);
