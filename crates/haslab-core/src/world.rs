@@ -331,9 +331,11 @@ impl World {
                 }
             }
             Ev::Tcp { conn, side, kind } => {
-                let mut out = std::mem::take(&mut self.out);
-                self.conns[conn as usize].ends[side as usize].on_timer_entry(kind, now, &mut out);
-                self.out = out;
+                self.conns[conn as usize].ends[side as usize].on_timer_entry(
+                    kind,
+                    now,
+                    &mut self.out,
+                );
                 self.after_tcp(conn, now);
             }
             _ => self.handle_other(ev, now),
