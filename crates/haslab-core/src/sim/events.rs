@@ -49,10 +49,11 @@
 //! class in the next 2, the sequence number, link index or an arrival's two keys in the low 62),
 //! so a comparison is one 128-bit compare, and every key is distinct: any correct heap pops the
 //! events in exactly one order, whatever its arity. The heap is `dary_heap`'s with two children
-//! per node: a replaced top entry sinks through more levels than in a 4-ary heap but compares
-//! one pair of children per level instead of four children, which takes fewer instructions on
-//! the small heaps of a few flows and no more time on a heap of thousands of entries
-//! (docs/performance.md).
+//! per node: a replaced top entry sinks through more levels than in a 4-ary heap but makes two
+//! comparisons per level instead of four, which takes fewer instructions on the small heaps of
+//! a few flows and took no more time on `haslab bench`'s case (b), with thousands of entries
+//! (docs/performance.md; only a synthetic loop whose new entries land anywhere in the heap is
+//! slower with it).
 //!
 //! Cancellation is lazy: a component that re-arms a timer keeps its own deadline in a
 //! [`Timer`]; a heap entry whose deadline was moved or cancelled is ignored when it pops. A
