@@ -362,6 +362,13 @@ impl LinkDir {
         if self.scheduled.is_some() {
             return self.enqueue_scheduled(pkt, now_ns);
         }
+        self.enqueue_unscheduled(pkt, now_ns)
+    }
+
+    /// [`LinkDir::enqueue`] for a direction not in the scheduled form (trace-served, or with an
+    /// end-of-serialisation event), out of line.
+    #[inline(never)]
+    fn enqueue_unscheduled(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
         if self.trace.is_some() {
             return self.trace_enqueue(pkt, now_ns);
         }
