@@ -314,23 +314,6 @@ impl World {
     fn handle(&mut self, ev: Ev) {
         let now = self.q.now_ns();
         match ev {
-            Ev::TxDone(ld) => {
-                let link = &mut self.links[ld as usize];
-                let (pkt, pipe_was_empty, next) = link.tx_done(now);
-                if pipe_was_empty {
-                    let t = now + link.delay_ns;
-                    self.q
-                        .schedule_arrival(t, link.delay_ns, pkt.stamp, Ev::Arrive(ld));
-                }
-                if let LinkAction::TxDoneAt(t) = next {
-                    self.q.schedule_departure(t, ld, Ev::TxDone(ld));
-                }
-                if let Some(w) = &mut self.pcaps[ld as usize] {
-                    // a failing disk must not stop the simulation; the error surfaces at finish
-                    w.write_packet(now, &pkt).ok();
-                }
-                self.trace_queue(ld as usize, now);
-            }
             Ev::Arrive(ld) => {
                 let link = &mut self.links[ld as usize];
                 let to = link.to;
@@ -348,10 +331,38 @@ impl World {
                 }
             }
             Ev::Tcp { conn, side, kind } => {
-                let mut out = std::mem::take(&mut self.out);
-                self.conns[conn as usize].ends[side as usize].on_timer_entry(kind, now, &mut out);
-                self.out = out;
+                self.conns[conn as usize].ends[side as usize].on_timer_entry(
+                    kind,
+                    now,
+                    &mut self.out,
+                );
                 self.after_tcp(conn, now);
+            }
+            _ => self.handle_other(ev, now),
+        }
+    }
+
+    /// [`World::handle`] for the events other than arrivals and TCP timers.
+    #[inline(never)]
+    fn handle_other(&mut self, ev: Ev, now: u64) {
+        match ev {
+            Ev::Arrive(_) | Ev::Tcp { .. } => unreachable!("handled by World::handle"),
+            Ev::TxDone(ld) => {
+                let link = &mut self.links[ld as usize];
+                let (pkt, pipe_was_empty, next) = link.tx_done(now);
+                if pipe_was_empty {
+                    let t = now + link.delay_ns;
+                    self.q
+                        .schedule_arrival(t, link.delay_ns, pkt.stamp, Ev::Arrive(ld));
+                }
+                if let LinkAction::TxDoneAt(t) = next {
+                    self.q.schedule_departure(t, ld, Ev::TxDone(ld));
+                }
+                if let Some(w) = &mut self.pcaps[ld as usize] {
+                    // a failing disk must not stop the simulation; the error surfaces at finish
+                    w.write_packet(now, &pkt).ok();
+                }
+                self.trace_queue(ld as usize, now);
             }
             Ev::AppStart(app) => {
                 let mut actions = std::mem::take(&mut self.actions);
@@ -528,36 +539,52 @@ impl World {
                 );
             }
             self.out.timers.clear();
-            if let (Some(cw), Some(flow)) = (self.cwnd.as_mut(), self.conn_flow[conn as usize]) {
-                let ep = &self.conns[conn as usize].ends[self.data_side[conn as usize] as usize];
-                if ep.stats.transfer.bytes_written > 0 {
-                    cw.observe(
-                        now,
-                        flow,
-                        ep.tp.cwnd_pkts,
-                        ep.tp.ssthresh_pkts,
-                        ep.tp.srtt_ns,
-                    );
-                }
+            if self.cwnd.is_some() {
+                self.observe_cwnd(conn, now);
             }
             if self.out.notices.is_empty() {
                 return;
             }
-            let mut notices = std::mem::take(&mut self.notices);
-            std::mem::swap(&mut notices, &mut self.out.notices);
-            for &n in &notices {
-                if let Some(app) = self.conn_apps[n.conn as usize][n.side as usize] {
-                    let mut actions = std::mem::take(&mut self.actions);
-                    let next = self.conns.len() as u32;
-                    self.apps[app as usize]
-                        .on_notice(&mut AppApi::with_next_conn(now, &mut actions, next), &n);
-                    self.actions = actions;
-                    self.apply_actions_no_drain(app, now);
-                }
-            }
-            notices.clear();
-            self.notices = notices;
+            self.deliver_notices(now);
         }
+    }
+
+    /// Records the congestion window of connection `conn`'s data sender, if its flow is traced
+    /// and it has data to send.
+    #[inline(never)]
+    fn observe_cwnd(&mut self, conn: u32, now: u64) {
+        if let (Some(cw), Some(flow)) = (self.cwnd.as_mut(), self.conn_flow[conn as usize]) {
+            let ep = &self.conns[conn as usize].ends[self.data_side[conn as usize] as usize];
+            if ep.stats.transfer.bytes_written > 0 {
+                cw.observe(
+                    now,
+                    flow,
+                    ep.tp.cwnd_pkts,
+                    ep.tp.ssthresh_pkts,
+                    ep.tp.srtt_ns,
+                );
+            }
+        }
+    }
+
+    /// Hands the notices TCP produced to the applications (whose actions may produce more
+    /// output, which [`World::after_tcp`] drains next).
+    #[inline(never)]
+    fn deliver_notices(&mut self, now: u64) {
+        let mut notices = std::mem::take(&mut self.notices);
+        std::mem::swap(&mut notices, &mut self.out.notices);
+        for &n in &notices {
+            if let Some(app) = self.conn_apps[n.conn as usize][n.side as usize] {
+                let mut actions = std::mem::take(&mut self.actions);
+                let next = self.conns.len() as u32;
+                self.apps[app as usize]
+                    .on_notice(&mut AppApi::with_next_conn(now, &mut actions, next), &n);
+                self.actions = actions;
+                self.apply_actions_no_drain(app, now);
+            }
+        }
+        notices.clear();
+        self.notices = notices;
     }
 
     /// Applies an application's actions and drains the resulting TCP output.

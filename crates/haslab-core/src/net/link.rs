@@ -277,6 +277,16 @@ impl LinkDir {
             sch.head_started = false;
             return;
         }
+        self.settle_walk(now_ns);
+    }
+
+    /// [`LinkDir::settle`]'s general case, out of line: walks the pending packets as far as
+    /// `now_ns`, counting those that started and those that ended.
+    #[inline(never)]
+    fn settle_walk(&mut self, now_ns: u64) {
+        let Some(sch) = self.scheduled.as_mut() else {
+            return;
+        };
         let (queue, busy_ns) = (&mut self.queue, &mut self.busy_ns);
         let (mut ended, mut started_bytes) = (0usize, 0u64);
         let (tx_packets, tx_bytes) = (&mut self.tx_packets, &mut self.tx_bytes);
@@ -352,6 +362,13 @@ impl LinkDir {
         if self.scheduled.is_some() {
             return self.enqueue_scheduled(pkt, now_ns);
         }
+        self.enqueue_unscheduled(pkt, now_ns)
+    }
+
+    /// [`LinkDir::enqueue`] for a direction not in the scheduled form (trace-served, or with an
+    /// end-of-serialisation event), out of line.
+    #[inline(never)]
+    fn enqueue_unscheduled(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
         if self.trace.is_some() {
             return self.trace_enqueue(pkt, now_ns);
         }

@@ -1,4 +1,4 @@
-//! The event list: a 4-ary min-heap of `(time_ns, class, tie key, event)`.
+//! The event list: a binary min-heap of `(time_ns, class, tie key, event)`.
 //!
 //! Events are small `Copy` values (component indices), never boxed closures, so scheduling
 //! allocates nothing once the heap has grown (htsim's lesson).
@@ -48,17 +48,19 @@
 //! The key `(time_ns, class, tie)` is packed into one `u128` (time in the high 64 bits, the
 //! class in the next 2, the sequence number, link index or an arrival's two keys in the low 62),
 //! so a comparison is one 128-bit compare, and every key is distinct: any correct heap pops the
-//! events in exactly one order, whatever its arity. A 4-ary heap (`dary_heap`) is half as deep
-//! as a binary one and reads a node's four children from two adjacent cache lines, which
-//! matters once the heap (one entry per busy link direction and per armed timer) outgrows the
-//! caches.
+//! events in exactly one order, whatever its arity. The heap is `dary_heap`'s with two children
+//! per node: a replaced top entry sinks through more levels than in a 4-ary heap but makes two
+//! comparisons per level instead of four, which takes fewer instructions on the small heaps of
+//! a few flows and took no more time on `haslab bench`'s case (b), with thousands of entries
+//! (docs/performance.md; only a synthetic loop whose new entries land anywhere in the heap is
+//! slower with it).
 //!
 //! Cancellation is lazy: a component that re-arms a timer keeps its own deadline in a
 //! [`Timer`]; a heap entry whose deadline was moved or cancelled is ignored when it pops. A
 //! timer that only moves later (the RTO, re-armed on every ACK) therefore costs no heap
 //! operation per re-arm.
 
-use dary_heap::QuaternaryHeap;
+use dary_heap::BinaryHeap;
 use std::cmp::Ordering;
 
 struct Entry<E> {
@@ -99,7 +101,7 @@ impl<E> Ord for Entry<E> {
 /// or until the next pop: a link's arrival usually schedules the link's next arrival, a timer
 /// its next expiry. Since every key is distinct, the events pop in the same order either way.
 pub struct EventQueue<E> {
-    heap: QuaternaryHeap<Entry<E>>,
+    heap: BinaryHeap<Entry<E>>,
     /// whether the top entry is the event last popped, not yet removed
     top_spent: bool,
     next_seq: u64,
@@ -116,7 +118,7 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: QuaternaryHeap::with_capacity(1024),
+            heap: BinaryHeap::with_capacity(1024),
             top_spent: false,
             next_seq: 0,
             now_ns: 0,

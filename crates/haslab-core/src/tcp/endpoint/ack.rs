@@ -315,13 +315,13 @@ impl Endpoint {
         rack_newest: &mut Option<(u64, u64, u64)>,
     ) {
         let n = (h.sack_len as usize).min(h.sack.len());
-        let blocks: Vec<(u64, u64)> = h.sack[..n]
-            .iter()
-            .map(|&(l, r)| {
-                let s = from_wire(self.snd.iss, l, self.snd.una);
-                (s, from_wire(self.snd.iss, r, s))
-            })
-            .collect();
+        // the blocks as stream offsets, in a buffer the size of the header's
+        let mut buf = [(0u64, 0u64); 3];
+        for (b, &(l, r)) in buf.iter_mut().zip(&h.sack[..n]) {
+            let s = from_wire(self.snd.iss, l, self.snd.una);
+            *b = (s, from_wire(self.snd.iss, r, s));
+        }
+        let blocks = &buf[..n];
         for (k, &(s, e)) in blocks.iter().enumerate() {
             if e <= s {
                 continue;
