@@ -6,9 +6,9 @@ namespaces, an HTB + drop-tail bottleneck, the NFQUEUE delay box; docs/live.md) 
 ``reno`` and ``cubic``. The scenario is Linux's own configuration, which live mode reproduces
 on the kernel: MSS 1448, IW 10, timestamps, delayed ACKs (40 ms), min RTO 200 ms with Linux's
 RTO formula, PRR, with SACK also RACK-TLP (on by default in Linux), and the congestion
-control's samples as ``tcp_clean_rtx_queue`` gives them (``ca_sample = "linux"``). Live runs take real time
-and use the one testbed, so they run one after the other; each cell has one seed (a real kernel
-is not deterministic: the seed is not what varies).
+control's samples as ``tcp_clean_rtx_queue`` gives them (``ca_sample = "linux"``). Live runs
+take real time and use the one testbed, so they run one after the other; each cell has one seed
+(a real kernel is not deterministic: the seed is not what varies).
 
 Queue delay is compared as a time average here (the live router samples its queue occupancy;
 the simulator's queue trace is averaged over time the same way), not per packet.

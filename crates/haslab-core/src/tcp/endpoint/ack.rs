@@ -366,8 +366,7 @@ impl Endpoint {
             // Karn: the send-time sample only from a never-retransmitted segment; otherwise
             // the timestamp echo disambiguates (RFC 7323 §4)
             (RttSampling::SendTime, _, _) if never_retransmitted => Some(now_ns - first.sent_ns),
-            (RttSampling::SendTime, true, Some((_, ecr))) => Some(super::ts_rtt(now_ns, ecr)),
-            (RttSampling::SendTime, _, _) => None,
+            (RttSampling::SendTime, _, _) => self.ts_echo_rtt(h, now_ns),
             // ns-3: the echo's age in whole milliseconds, 1 µs when not positive
             (RttSampling::TsEcho, true, Some((_, ecr))) if never_retransmitted => {
                 let ms = super::ts_now(now_ns).wrapping_sub(ecr);
@@ -382,7 +381,8 @@ impl Endpoint {
         }
     }
 
-    /// The RTT from the timestamp echo of `h`, if timestamps are on and it carries one.
+    /// The RTT from the timestamp echo of `h`, if timestamps are on and it carries one (at the
+    /// timestamp clock's 1 ms resolution).
     fn ts_echo_rtt(&self, h: &TcpHeader, now_ns: u64) -> Option<u64> {
         match (self.cfg.timestamps, h.ts) {
             (true, Some((_, ecr))) => Some(super::ts_rtt(now_ns, ecr)),
