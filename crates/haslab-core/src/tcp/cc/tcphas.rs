@@ -7,7 +7,8 @@
 //! Submodules, each a paper algorithm:
 //! - **Bandwidth estimator** (§III-A): TIBET's Algorithm 2 ([`super::tibet`]) with a constant
 //!   second-filter gain γ = 0.99 and α = 0.8 (§IV-B); B̂we starts at the highest encoding
-//!   bitrate (§IV-B).
+//!   bitrate (§IV-B). Every received ACK is a sample by default (`samples`, whose readings
+//!   [`super::tibet`] argues).
 //! - **QLevelEstimator** (Algorithm 3, [`qlevel`]): the highest level whose encoding bitrate is
 //!   ≤ B̂we (level 0 if none); run after each congestion event and each OFF period > RTO.
 //! - **Congestion events** (Algorithm 4): ssthresh = EncodingRate[QLevel] × RTT_min × 1.2; cwnd
@@ -28,7 +29,7 @@
 //! RTT sample; the OFF-period test uses the current RTO and the time since the last
 //! transmission, as Linux's restart after idle does.
 
-use super::tibet::{Tibet, TibetConfig};
+use super::tibet::{Tibet, TibetConfig, TibetSamples};
 use super::{AckSample, AppData, CaEvent, CaState, CcState, CongestionControl};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,9 @@ pub struct TcpHasConfig {
     pub psi: f64,
     /// Shaping rate as a multiple of the encoding bitrate (1.2, from Trickle).
     pub shaping_factor: f64,
+    /// Which ACKs are samples of the TIBET estimator: `every-ack` (default), `westwood` or
+    /// `new-data` (the readings and their arguments: [`super::tibet`]).
+    pub samples: TibetSamples,
 }
 
 impl Default for TcpHasConfig {
@@ -58,6 +62,7 @@ impl Default for TcpHasConfig {
             gamma: 0.99,
             psi: 0.99,
             shaping_factor: 1.2,
+            samples: TibetSamples::EveryAck,
         }
     }
 }
@@ -131,6 +136,7 @@ impl TcpHas {
         let estimator = Tibet::new(TibetConfig {
             alpha: cfg.alpha,
             gamma: Some(cfg.gamma),
+            samples: cfg.samples,
         });
         TcpHas {
             cfg,
@@ -225,8 +231,12 @@ impl CongestionControl for TcpHas {
         }
     }
 
+    fn in_ack_event(&mut self, tp: &mut CcState, _flags: u32) {
+        self.estimator.on_ack(tp);
+    }
+
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
-        self.estimator.pkts_acked(tp, sample);
+        self.estimator.on_pkts_acked(tp, sample.pkts_acked);
         if let Some(rtt) = sample.rtt_ns {
             let psi = self.cfg.psi;
             self.rtt_hat_ns = Some(match self.rtt_hat_ns {
@@ -310,6 +320,7 @@ mod tests {
                 in_flight_pkts: 10,
             },
         );
+        cc.in_ack_event(tp, 0);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Algorithm 2 (bandwidth estimation) with the second filter γ = e^(−T_k), and the adaptive
 //! decrease of Algorithm 1.
 //!
-//! Estimator (Algorithm 2), on every ACK of new data k at time t_k:
+//! Estimator (Algorithm 2), on every received ACK k at time t_k (see `samples` below):
 //! - `sample_length = acked × packet_size × 8` (bits; acked = segments acknowledged,
 //!   packet_size = MSS);
 //! - `sample_interval = t_k − t_{k−1}` (time since the previous ACK);
@@ -17,6 +17,26 @@
 //! studies several and its value is not recorded here); `gamma` absent
 //! = e^(−T_k).
 //!
+//! Which ACKs are samples, and what `acked` is for each (`samples`), is a reading of the text:
+//! - `every-ack` (default): every ACK the sender receives (RFC 793 acceptable: not older than
+//!   snd_una), a duplicate ACK, a window update or a data segment such as the client's next
+//!   HTTP request included; `acked` = the segments it newly acknowledges, 0 for a duplicate.
+//!   The text supports this: Algorithm 2 runs "if ACK is received", with `acked` "the number of
+//!   segments acknowledged by the last ACK" and `last_ack_time` "the time of the previous ACK
+//!   reception"; the estimator "is applied to the stream of the received ACKs"; γ's T_k is
+//!   "the time interval between the two last received ACKs" (§II-C); and §III-A says that after
+//!   an OFF period "the HTTP Get request packet sent from client to server … is considered by
+//!   the server as a new ACK", giving an underestimated sample, which only happens if a
+//!   segment that acknowledges nothing new is a sample.
+//! - `westwood`: the same ACKs, counted as Westwood counts them (ns-3.17
+//!   `TcpWestwood::CountAck`, the estimator next to which the paper's ns-3.17 TcpHas would
+//!   have been written, and Linux `westwood_acked_count`): an ACK that acknowledges nothing
+//!   new counts one segment (a segment left the network) and is remembered; a later ACK of
+//!   more than one segment counts only what was not counted already. In segments as the
+//!   sender counts them (ns-3.17 divides the byte advance by the segment size).
+//! - `new-data`: only ACKs that acknowledge new data; the interval then spans any duplicates
+//!   in between. Not supported by the text; kept to compare with results made with it.
+//!
 //! Adaptive decrease (Algorithm 1), with RTT_min the smallest RTT measured (the connection's):
 //! - 3 duplicate ACKs: ssthresh = B̂we·RTT_min (in segments, at least 2); cwnd = min(cwnd,
 //!   ssthresh). The sender's fast recovery runs with that ssthresh; when it ends, cwnd =
@@ -28,13 +48,27 @@
 //!
 //! Reconstructed (not stated by the paper): the filters start from zero, which makes
 //! L̄/T̄ unbiased from the first sample, and B̂we starts at the first Bwe (TcpHas starts it at
-//! the highest encoding rate, TIBET's start is not given); duplicate ACKs do not feed the
-//! estimator (they acknowledge no segment); the first ACK only starts the interval clock;
-//! before any estimate ssthresh falls back to Reno's cwnd/2.
+//! the highest encoding rate, TIBET's start is not given); the first ACK only starts the
+//! interval clock; before any estimate ssthresh falls back to Reno's cwnd/2.
 
 use super::{AckSample, CaState, CcState, CongestionControl};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+/// Which received ACKs are samples of Algorithm 2, and what `acked` is for each (the module
+/// documentation gives the argument for each reading).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TibetSamples {
+    /// Every acceptable ACK; `acked` = segments newly acknowledged (0 for a duplicate).
+    #[default]
+    EveryAck,
+    /// Every acceptable ACK, counted as Westwood counts (ns-3.17 `CountAck`): an ACK that
+    /// acknowledges nothing new counts one segment, deducted from a later cumulative ACK.
+    Westwood,
+    /// Only ACKs of new data.
+    NewData,
+}
 
 /// Parameters of TIBET.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -46,6 +80,8 @@ pub struct TibetConfig {
     /// Constant second-filter gain γ in [0, 1) (TcpHas: 0.99). Absent: TIBET's variable
     /// γ = e^(−T_k), T_k the time between the last two ACKs in seconds.
     pub gamma: Option<f64>,
+    /// Which ACKs are samples: `every-ack` (default), `westwood` or `new-data`.
+    pub samples: TibetSamples,
 }
 
 impl Default for TibetConfig {
@@ -53,6 +89,7 @@ impl Default for TibetConfig {
         TibetConfig {
             alpha: 0.8,
             gamma: None,
+            samples: TibetSamples::EveryAck,
         }
     }
 }
@@ -83,6 +120,11 @@ pub struct Tibet {
     /// B̂we, bit/s (None before the first estimate).
     bwe_hat_bps: Option<f64>,
     last_ack_ns: Option<u64>,
+    /// Segments the current ACK newly acknowledged (`pkts_acked` comes before
+    /// `in_ack_event` in the sender).
+    pending_pkts: u32,
+    /// `westwood`: segments counted by ACKs that acknowledged nothing new, not yet deducted.
+    accounted_pkts: u32,
 }
 
 impl Tibet {
@@ -93,6 +135,76 @@ impl Tibet {
             avg_interval_s: 0.0,
             bwe_hat_bps: None,
             last_ack_ns: None,
+            pending_pkts: 0,
+            accounted_pkts: 0,
+        }
+    }
+
+    /// Algorithm 2 for one ACK at `now` that acknowledged `acked` segments.
+    fn sample(&mut self, now: u64, acked: u32, mss_bytes: u32) {
+        let Some(last) = self.last_ack_ns.replace(now) else {
+            return; // the first ACK starts the clock
+        };
+        let a = self.cfg.alpha;
+        let t_k = now.saturating_sub(last) as f64 / 1e9;
+        let len = acked as f64 * mss_bytes as f64 * 8.0;
+        self.avg_len_bits = a * self.avg_len_bits + (1.0 - a) * len;
+        self.avg_interval_s = a * self.avg_interval_s + (1.0 - a) * t_k;
+        if self.avg_interval_s <= 0.0 {
+            return; // ACKs at the same instant: no rate yet
+        }
+        let bwe = self.avg_len_bits / self.avg_interval_s;
+        let gamma = self.cfg.gamma.unwrap_or_else(|| (-t_k).exp());
+        self.bwe_hat_bps = Some(match self.bwe_hat_bps {
+            None => bwe,
+            Some(b) => gamma * b + (1.0 - gamma) * bwe,
+        });
+    }
+
+    /// ns-3.17 `TcpWestwood::CountAck` in segments: what an ACK that newly acknowledged
+    /// `pkts` segments stands for.
+    fn westwood_count(&mut self, pkts: u32) -> u32 {
+        let mut cumul = pkts;
+        if cumul == 0 {
+            // nothing new acknowledged: one segment left the network
+            self.accounted_pkts += 1;
+            cumul = 1;
+        }
+        if cumul > 1 {
+            // a delayed or cumulative ACK: count only what duplicates did not count
+            if self.accounted_pkts >= cumul {
+                self.accounted_pkts -= cumul;
+                cumul = 1;
+            } else {
+                cumul -= self.accounted_pkts;
+                self.accounted_pkts = 0;
+            }
+        }
+        cumul
+    }
+
+    /// Every received ACK (the sender's `in_ack_event`): feeds the estimator under the
+    /// `every-ack` and `westwood` readings.
+    pub fn on_ack(&mut self, tp: &CcState) {
+        let pkts = std::mem::take(&mut self.pending_pkts);
+        let acked = match self.cfg.samples {
+            TibetSamples::NewData => return,
+            TibetSamples::EveryAck => pkts,
+            TibetSamples::Westwood => self.westwood_count(pkts),
+        };
+        self.sample(tp.now_ns, acked, tp.mss_bytes);
+    }
+
+    /// An ACK's newly acknowledged segments (the sender's `pkts_acked`): a sample under
+    /// `new-data`, otherwise remembered for [`Self::on_ack`].
+    pub fn on_pkts_acked(&mut self, tp: &CcState, pkts: u32) {
+        match self.cfg.samples {
+            TibetSamples::NewData => {
+                if pkts > 0 {
+                    self.sample(tp.now_ns, pkts, tp.mss_bytes);
+                }
+            }
+            _ => self.pending_pkts += pkts,
         }
     }
 
@@ -148,29 +260,11 @@ impl CongestionControl for Tibet {
     }
 
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
-        if sample.pkts_acked == 0 {
-            // an ACK that acknowledges no segment (`ca_sample = "linux"` reports SACK-only
-            // ACKs) is not a sample of the estimator: see the module's reconstructed choices
-            return;
-        }
-        let now = tp.now_ns;
-        let Some(last) = self.last_ack_ns.replace(now) else {
-            return; // the first ACK starts the clock
-        };
-        let a = self.cfg.alpha;
-        let t_k = now.saturating_sub(last) as f64 / 1e9;
-        let len = sample.pkts_acked as f64 * tp.mss_bytes as f64 * 8.0;
-        self.avg_len_bits = a * self.avg_len_bits + (1.0 - a) * len;
-        self.avg_interval_s = a * self.avg_interval_s + (1.0 - a) * t_k;
-        if self.avg_interval_s <= 0.0 {
-            return; // ACKs at the same instant: no rate yet
-        }
-        let bwe = self.avg_len_bits / self.avg_interval_s;
-        let gamma = self.cfg.gamma.unwrap_or_else(|| (-t_k).exp());
-        self.bwe_hat_bps = Some(match self.bwe_hat_bps {
-            None => bwe,
-            Some(b) => gamma * b + (1.0 - gamma) * bwe,
-        });
+        self.on_pkts_acked(tp, sample.pkts_acked);
+    }
+
+    fn in_ack_event(&mut self, tp: &mut CcState, _flags: u32) {
+        self.on_ack(tp);
     }
 }
 
@@ -198,17 +292,114 @@ mod tests {
     const MS: u64 = 1_000_000;
     const MSS: u32 = 1448;
 
+    /// An ACK as the sender delivers it: `pkts_acked` when it acknowledges new data, then
+    /// `in_ack_event`.
     fn ack(cc: &mut Tibet, tp: &mut CcState, now: u64, pkts: u32) {
         tp.now_ns = now;
-        cc.pkts_acked(
-            tp,
-            &AckSample {
-                pkts_acked: pkts,
-                bytes_acked: pkts as u64 * MSS as u64,
-                rtt_ns: Some(50 * MS),
-                in_flight_pkts: 10,
-            },
+        if pkts > 0 {
+            cc.pkts_acked(
+                tp,
+                &AckSample {
+                    pkts_acked: pkts,
+                    bytes_acked: pkts as u64 * MSS as u64,
+                    rtt_ns: Some(50 * MS),
+                    in_flight_pkts: 10,
+                },
+            );
+        }
+        cc.in_ack_event(tp, 0);
+    }
+
+    fn with_samples(samples: TibetSamples) -> Tibet {
+        Tibet::new(TibetConfig {
+            gamma: Some(0.99),
+            samples,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_duplicate_ack_is_a_sample_of_zero_segments_under_every_ack() {
+        // 1 segment per ms, then three duplicate ACKs 1 ms apart: Algorithm 2 runs on each
+        // received ACK, so each duplicate shrinks L̄ (acked = 0) and the estimate falls;
+        // under `new-data` the duplicates are no samples and the estimate stays
+        let mut tp = CcState::new(10, MSS);
+        let mut every = with_samples(TibetSamples::EveryAck);
+        let mut new_data = with_samples(TibetSamples::NewData);
+        for cc in [&mut every, &mut new_data] {
+            for i in 0..2000u64 {
+                ack(cc, &mut tp, i * MS, 1);
+            }
+        }
+        let want = MSS as f64 * 8.0 / 0.001;
+        assert!((every.bwe_bps() - want).abs() / want < 0.01);
+        assert_eq!(every.bwe_bps(), new_data.bwe_bps());
+        // L̄ after 3 zero-length samples: 0.8³ of a segment; T̄ unchanged (1 ms apart)
+        let l_after = every.avg_len_bits * 0.8f64.powi(3);
+        for cc in [&mut every, &mut new_data] {
+            for i in 2000..2003u64 {
+                ack(cc, &mut tp, i * MS, 0);
+            }
+        }
+        assert!((every.avg_len_bits - l_after).abs() < 1e-6 * l_after);
+        assert!(every.bwe_bps() < 0.99 * want, "{}", every.bwe_bps());
+        assert!((new_data.bwe_bps() - want).abs() / want < 0.01);
+    }
+
+    #[test]
+    fn westwood_counts_a_duplicate_as_one_segment_and_deducts_it_later() {
+        // ns-3.17 CountAck: three duplicates count 1 segment each; the cumulative ACK of 4
+        // segments that follows counts 4 − 3 = 1. Every ACK is one segment 1 ms apart, so
+        // the estimate does not move from one segment per ms
+        let mut tp = CcState::new(10, MSS);
+        let mut cc = with_samples(TibetSamples::Westwood);
+        for i in 0..2000u64 {
+            ack(&mut cc, &mut tp, i * MS, 1);
+        }
+        let want = MSS as f64 * 8.0 / 0.001;
+        for i in 2000..2003u64 {
+            ack(&mut cc, &mut tp, i * MS, 0);
+        }
+        assert_eq!(cc.accounted_pkts, 3);
+        ack(&mut cc, &mut tp, 2003 * MS, 4);
+        assert_eq!(cc.accounted_pkts, 0);
+        assert!((cc.bwe_bps() - want).abs() / want < 1e-9, "{}", cc.bwe_bps());
+        // a cumulative ACK of more than was counted keeps the rest
+        for i in 2004..2006u64 {
+            ack(&mut cc, &mut tp, i * MS, 0);
+        }
+        let l_before = cc.avg_len_bits;
+        ack(&mut cc, &mut tp, 2006 * MS, 5);
+        let three = 3.0 * MSS as f64 * 8.0;
+        assert!((cc.avg_len_bits - (0.8 * l_before + 0.2 * three)).abs() < 1e-6 * three);
+    }
+
+    #[test]
+    fn a_request_after_an_off_period_is_a_sample_of_its_own() {
+        // §III-A: after an OFF period the client's next request (a segment acknowledging
+        // nothing new) "is considered by the server as a new ACK" and gives an
+        // underestimated sample. Under `new-data` it is no sample: the next chunk's first
+        // ACK alone carries the long interval, so the estimate falls less
+        let run = |samples| {
+            let mut tp = CcState::new(10, MSS);
+            let mut cc = with_samples(samples);
+            for i in 0..2000u64 {
+                ack(&mut cc, &mut tp, i * MS, 1);
+            }
+            let before = cc.bwe_bps();
+            ack(&mut cc, &mut tp, 2000 * MS + 1000 * MS, 0); // the request, 1 s later
+            ack(&mut cc, &mut tp, 3001 * MS, 1); // the first ACK of the next chunk
+            cc.bwe_bps() / before
+        };
+        let (every, westwood, new_data) = (
+            run(TibetSamples::EveryAck),
+            run(TibetSamples::Westwood),
+            run(TibetSamples::NewData),
         );
+        assert!(new_data < 0.995, "{new_data}");
+        assert!(every < new_data, "{every} vs {new_data}");
+        // westwood counts the request as one segment: between the two
+        assert!(every < westwood && westwood < new_data, "{westwood}");
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! (TIBET with γ = 0.99).
 
 use super::tcphas::{check_filter_pole, check_shaping_factor, ladder_of, qlevel, rate_rtt_pkts};
-use super::tibet::{Tibet, TibetConfig};
+use super::tibet::{Tibet, TibetConfig, TibetSamples};
 use super::{AckSample, AppData, CaEvent, CaState, CcState, CongestionControl};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -35,6 +35,9 @@ pub struct TrickleConfig {
     pub gamma: f64,
     /// Shaping rate as a multiple of the encoding bitrate (1.2, Trickle's 20 % headroom).
     pub shaping_factor: f64,
+    /// Which ACKs are samples of the estimator: `every-ack` (default), `westwood` or
+    /// `new-data` ([`super::tibet`]).
+    pub samples: TibetSamples,
 }
 
 impl Default for TrickleConfig {
@@ -43,6 +46,7 @@ impl Default for TrickleConfig {
             alpha: 0.8,
             gamma: 0.99,
             shaping_factor: 1.2,
+            samples: TibetSamples::EveryAck,
         }
     }
 }
@@ -67,6 +71,7 @@ impl Trickle {
         let estimator = Tibet::new(TibetConfig {
             alpha: cfg.alpha,
             gamma: Some(cfg.gamma),
+            samples: cfg.samples,
         });
         Trickle {
             cfg,
@@ -135,8 +140,12 @@ impl CongestionControl for Trickle {
         }
     }
 
+    fn in_ack_event(&mut self, tp: &mut CcState, _flags: u32) {
+        self.estimator.on_ack(tp);
+    }
+
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
-        self.estimator.pkts_acked(tp, sample);
+        self.estimator.on_pkts_acked(tp, sample.pkts_acked);
         if let Some(clamp) = self.clamp_pkts(tp) {
             tp.cwnd_pkts = tp.cwnd_pkts.min(clamp);
         }
@@ -190,6 +199,7 @@ mod tests {
                 in_flight_pkts: 10,
             },
         );
+        cc.in_ack_event(tp, 0);
     }
 
     #[test]

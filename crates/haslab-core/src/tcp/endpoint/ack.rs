@@ -46,6 +46,8 @@ impl Endpoint {
         }
         let prev_wnd = self.snd.wnd_bytes;
         self.snd.wnd_bytes = (h.window as u64) << self.snd.wscale;
+        // an old ACK (Linux tcp_ack `old_ack`) reaches no congestion-control hook
+        let old_ack = ack < self.snd.una;
         if ack == self.snd.una && self.snd.sb.is_empty() && self.quiet_ack_applies(h) {
             self.quiet_ack();
             return;
@@ -224,8 +226,9 @@ impl Endpoint {
         self.tp.snd_una_bytes = self.snd.una;
         self.tp.snd_nxt_bytes = self.snd.nxt;
         self.tp.in_flight_pkts = self.snd.sb.len();
-        // every ACK that tells something (Linux calls in_ack_event from tcp_ack)
-        if info.advanced || (duplicate && (same_window || info.newly_sacked > 0)) {
+        // every acceptable ACK, duplicate, data-bearing or window update alike (Linux
+        // tcp_ack calls tcp_in_ack_event on each ACK that is neither old nor for unsent data)
+        if !old_ack {
             self.cc.in_ack_event(&mut self.tp, fl);
         }
 
@@ -268,6 +271,9 @@ impl Endpoint {
         self.tp.snd_una_bytes = self.snd.una;
         self.tp.snd_nxt_bytes = self.snd.nxt;
         self.tp.in_flight_pkts = 0;
+        // Linux's slow path (snd_una does not advance); an HTTP request arriving after an
+        // OFF period is such an ACK
+        self.cc.in_ack_event(&mut self.tp, CA_ACK_SLOWPATH);
     }
 
     /// Whether an ACK of new data restarts the RTO timer (RFC 6298 §5.3: yes), with ns-3's

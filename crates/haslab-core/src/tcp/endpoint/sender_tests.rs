@@ -653,3 +653,69 @@ fn pkts_acked_follows_linux_with_ca_sample_linux() {
         assert_eq!(got[0].1, Some(60 * MS), "{mode:?}");
     }
 }
+
+/// The flags of each `in_ack_event` call.
+type AckEvents = Arc<Mutex<Vec<u32>>>;
+
+/// Reno that records its `in_ack_event` calls.
+struct AckEventRecorder(AckEvents);
+
+impl CongestionControl for AckEventRecorder {
+    fn name(&self) -> &'static str {
+        "ack-event-recorder"
+    }
+    fn ssthresh(&mut self, tp: &CcState) -> u32 {
+        (tp.cwnd_pkts / 2).max(2)
+    }
+    fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
+        tp.reno_grow(acked_pkts);
+    }
+    fn in_ack_event(&mut self, _tp: &mut CcState, flags: u32) {
+        self.0.lock().unwrap().push(flags);
+    }
+}
+
+/// Linux `tcp_ack` calls `in_ack_event` on every ACK that is neither old nor for unsent data:
+/// an ACK of new data in order (the fast path, `CA_ACK_WIN_UPDATE`), a duplicate ACK, and a
+/// data segment that acknowledges nothing new, such as a client's next request after an OFF
+/// period (the slow path, `CA_ACK_SLOWPATH`). An old ACK reaches no hook.
+#[test]
+fn in_ack_event_runs_on_every_acceptable_ack_as_linux_tcp_ack() {
+    use crate::tcp::cc::{CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let (mut c, mut s) = pair_with_cc(
+        TcpConfig {
+            tlp: false,
+            ..sack_cfg()
+        },
+        Box::new(AckEventRecorder(events.clone())),
+    );
+    events.lock().unwrap().clear(); // the handshake's
+    let mut out = Output::default();
+    // three segments; the second lost: an ACK of new data, then a duplicate that SACKs
+    c.write(3 * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    let acks = deliver(&mut s, &all_but(&data, &[1]), 125 * MS);
+    assert_eq!(acks.len(), 2);
+    for h in &acks {
+        c.on_segment(h, 150 * MS, &mut out);
+    }
+    assert_eq!(
+        events.lock().unwrap().clone(),
+        vec![CA_ACK_WIN_UPDATE, CA_ACK_SLOWPATH]
+    );
+    // the hole filled: everything acknowledged, then the first ACK again (old): no event
+    let ack = deliver(&mut s, &data[1..2], 175 * MS);
+    c.on_segment(&ack[0], 200 * MS, &mut out);
+    c.on_segment(&acks[0], 201 * MS, &mut out);
+    assert_eq!(events.lock().unwrap().len(), 3);
+    assert!(c.snd.sb.is_empty());
+    // the peer's request, 1 s later: a data segment acknowledging nothing new
+    events.lock().unwrap().clear();
+    s.write(400, 1, 1200 * MS, &mut out);
+    let request = headers(&mut out);
+    assert_eq!(request.len(), 1);
+    assert!(request[0].payload_bytes > 0);
+    c.on_segment(&request[0], 1225 * MS, &mut out);
+    assert_eq!(events.lock().unwrap().clone(), vec![CA_ACK_SLOWPATH]);
+}
