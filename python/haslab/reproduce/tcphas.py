@@ -39,6 +39,13 @@ K_S = 180
 #   Linux-like default; Westwood+ with ns-3's estimator. ns-3.17's TcpWestwood is plain Westwood unless
 #   its ProtocolType is set to WestwoodPlus (src/internet/model/tcp-westwood.cc); the paper names
 #   Westwood+ and says it leaves plain Westwood out (§IV-C).
+# - "westwood-count" and "new-data": K = 180 s with the TIBET estimator (of TIBET, Trickle and TcpHas)
+#   reading other ACKs than the default's. By default every received ACK is a sample of Algorithm 2,
+#   a duplicate ACK or the client's next request acknowledging 0 segments (§II-C: "if ACK is
+#   received", "the stream of the received ACKs"; §III-A: the request after an OFF period "is
+#   considered by the server as a new ACK"). "westwood-count" counts as ns-3.17's TcpWestwood::CountAck
+#   does (an ACK acknowledging nothing new counts one segment, deducted from a later cumulative ACK);
+#   "new-data" samples only ACKs of new data. crates/haslab-core/src/tcp/cc/tibet.rs gives the argument.
 
 #: setting -> (run duration s, window start s, window end s, RBB buffering rule, server stack)
 SETTINGS = {
@@ -46,12 +53,21 @@ SETTINGS = {
     "steady": (600.0, 300.0, 560.0, "lowest", "linux"),
     "estimate": (float(K_S), 60.0, float(K_S), "estimate", "linux"),
     "ns3": (float(K_S), 60.0, float(K_S), "lowest", "ns3.17"),
+    "westwood-count": (float(K_S), 60.0, float(K_S), "lowest", "linux"),
+    "new-data": (float(K_S), 60.0, float(K_S), "lowest", "linux"),
 }
+#: setting -> which ACKs the TIBET estimator samples (the `samples` parameter of tibet, trickle and
+#: tcphas); a setting not named here uses the default, "every-ack"
+SAMPLES = {"westwood-count": "westwood", "new-data": "new-data"}
+#: the methods whose algorithm has the TIBET estimator
+ESTIMATOR_CCS = ("tibet", "trickle", "tcphas")
 #: how the report names the non-default settings
 READING_NAMES = {
     "steady": "the steady-state window ([300, 560) s of 600 s runs)",
     "estimate": "RBB buffering = \"estimate\" (K = 180 s)",
     "ns3": "the ns-3.17 sender (`ns3.17-tcp`, K = 180 s)",
+    "westwood-count": "the TIBET estimator counting ACKs as ns-3.17's Westwood (`samples = \"westwood\"`, K = 180 s)",
+    "new-data": "the TIBET estimator sampling only ACKs of new data (`samples = \"new-data\"`, K = 180 s)",
 }
 #: the server stack of a setting: a named transport (None: haslab's default, Linux-like sender)
 STACKS = {"linux": None, "ns3.17": "ns3.17-tcp"}
@@ -78,10 +94,17 @@ def scenario(clients: int, duration_s: float, buffering: str = "lowest", cwnd: b
     }
 
 
-def method_variants(stack: str = "linux") -> dict:
+def method_variants(stack: str = "linux", setting: str = "K") -> dict:
+    samples = SAMPLES.get(setting)
+
     def cc(c: str):
         # on the ns-3 stack, Westwood+ is ns-3's TcpWestwood with ProtocolType WestwoodPlus
-        return {"algorithm": c, "estimator": "ns3"} if (stack != "linux" and c == "westwood+") else c
+        if stack != "linux" and c == "westwood+":
+            return {"algorithm": c, "estimator": "ns3"}
+        # Westwood+ has no TIBET estimator: its runs are the same as the default setting's
+        if samples and c in ESTIMATOR_CCS:
+            return {"algorithm": c, "samples": samples}
+        return c
     return {"method": {label: {"preset.player.cc": cc(c)} for label, c in METHODS.items()}}
 
 
@@ -96,7 +119,7 @@ def fig2_build(quick: bool) -> dict:
         out[key] = Sweep(
             # the cwnd trace (every 100 ms) of the steady runs shows TcpHas's QLevel through ssthresh
             scenario(8, duration, buffering, cwnd=key == "steady", stack=stack),
-            variants=method_variants(stack),
+            variants=method_variants(stack, key),
             seeds=[1],
             traces=True,
             name=f"tcphas-fig2/{key}",
@@ -353,7 +376,9 @@ def _fig2_claims_for(p, where: str) -> list[Claim]:
 def fig2_claims(ctx: Context, tables: dict) -> list[Claim]:
     p = tables["players"]
     where = {"K": "K = 180 s, from 60 s", "steady": "[300, 560) s", "estimate": "K = 180 s, from 60 s",
-             "ns3": "ns-3.17 sender, K = 180 s, from 60 s"}
+             "ns3": "ns-3.17 sender, K = 180 s, from 60 s",
+             "westwood-count": "estimator counting as Westwood, K = 180 s, from 60 s",
+             "new-data": "estimator sampling ACKs of new data, K = 180 s, from 60 s"}
     per = {k: _fig2_claims_for(p[p["setting"] == k], where[k]) for k in SETTINGS if (p["setting"] == k).any()}
     full = p.groupby(["setting", "method"])["full_buffer_pct"].mean()
     ctx.notes.append(
@@ -478,13 +503,18 @@ FIG2 = Experiment(
     analyze=fig2_analyze,
     plot=fig2_plot,
     claims=fig2_claims,
-    forms=("16 runs: 4 methods × (K = 180 s, 600 s steady, estimate reading, ns-3.17 sender)", "the same"),
+    forms=("24 runs: 4 methods × (K = 180 s, 600 s steady, estimate reading, ns-3.17 sender, two estimator "
+           "readings)", "the same"),
     notes=(
-        "8 RBB players on `tcphas-home`, one run per method (seed 1) in each of three settings: `K` (the "
+        "8 RBB players on `tcphas-home`, one run per method (seed 1) in each of six settings: `K` (the "
         "paper's K = 180 s, RBB asking for the lowest level while buffering: the default reading, docs/has.md; "
         "claims measured from 60 s, as tests/paper_checks.rs), `steady` (600 s runs measured over [300, 560) s) "
         "`estimate` (K = 180 s with RBB's other buffering reading) and `ns3` (K = 180 s on the ns-3.17 sender, "
-        "transport `ns3.17-tcp`, side by side with haslab's Linux-like default). The figure shows player 0 in `K`. "
+        "transport `ns3.17-tcp`, side by side with haslab's Linux-like default), and two readings of which ACKs "
+        "TIBET's estimator samples (TIBET, Trickle, TcpHas; K = 180 s): by default every received ACK, a "
+        "duplicate or the client's next request counting 0 segments (Algorithm 2, §II-C, §III-A); "
+        "`westwood-count`, counted as ns-3.17's TcpWestwood::CountAck; `new-data`, only ACKs of new data. "
+        "The figure shows player 0 in `K`. "
         "The claims use all 8 players. Instability here is the per-second share of level changes over the window."
     ),
 )

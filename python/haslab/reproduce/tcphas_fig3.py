@@ -19,9 +19,11 @@ from .tcphas import (BOTTLENECK, COLORS, METHODS, READING_NAMES, SETTINGS, _bott
 def fig3_form(quick: bool) -> dict:
     """setting -> (player counts, seeds)."""
     if quick:
-        return {"K": ([1, 5, 9], 2), "steady": ([1, 5, 9], 1), "estimate": ([1, 5, 9], 1), "ns3": ([1, 5, 9], 2)}
+        return {"K": ([1, 5, 9], 2), "steady": ([1, 5, 9], 1), "estimate": ([1, 5, 9], 1), "ns3": ([1, 5, 9], 2),
+                "westwood-count": ([1, 5, 9], 1), "new-data": ([1, 5, 9], 1)}
     n = list(range(1, 10))
-    return {"K": (n, 16), "steady": (n, 4), "estimate": (n, 4), "ns3": (n, 16)}
+    return {"K": (n, 16), "steady": (n, 4), "estimate": (n, 4), "ns3": (n, 16),
+            "westwood-count": (n, 4), "new-data": (n, 4)}
 
 
 def fig3_build(quick: bool) -> dict:
@@ -31,7 +33,7 @@ def fig3_build(quick: bool) -> dict:
         out[key] = Sweep(
             scenario(8, duration, buffering, stack=stack),
             grid={"preset.clients": counts},
-            variants=method_variants(stack),
+            variants=method_variants(stack, key),
             seeds=seeds,
             traces=True,  # the players' per-second levels, the queue, the per-flow drops
             name=f"tcphas-fig3/{key}",
@@ -484,8 +486,10 @@ FIG3 = Experiment(
     plot=fig3_plot,
     claims=fig3_claims,
     forms=(
-        "N = 1, 5, 9: K = 180 s × 2 seeds, 600 s steady × 1, estimate reading × 1, ns-3.17 sender × 2 (72 runs)",
-        "N = 1…9: K = 180 s × 16 seeds, 600 s steady × 4, estimate reading × 4, ns-3.17 sender × 16 (1440 runs)",
+        "N = 1, 5, 9: K = 180 s × 2 seeds, 600 s steady × 1, estimate reading × 1, ns-3.17 sender × 2, "
+        "two estimator readings × 1 (96 runs; 90 distinct, Westwood+ has no TIBET estimator)",
+        "N = 1…9: K = 180 s × 16 seeds, 600 s steady × 4, estimate reading × 4, ns-3.17 sender × 16, "
+        "two estimator readings × 4 (1728 runs; 1656 distinct)",
     ),
     notes=(
         "Instability: the TcpHas paper's metric (docs/has.md, reconstructed: share of seconds whose "
@@ -494,12 +498,15 @@ FIG3 = Experiment(
         "in (a) are the paper's \"unfairness\": the run-averaged lowest and highest player "
         "(`haslab.aggregate.unfairness`). Queuing delay: mean sojourn in the DSLAM→HG queue. Drop "
         "rate: §IV-D's DropPkt(K) = dropped packets at the bottleneck during K s / K × 100 (the CSV "
-        "also has drops per second). Each claim is checked in three settings (the CSV's `setting` column): "
+        "also has drops per second). Each claim is checked in six settings (the CSV's `setting` column): "
         "`K`, the paper's K = 180 s with RBB's buffering state asking for the lowest level (the default "
         "reading, docs/has.md); `steady`, 600 s runs measured over [300, 560) s (instability and drops from the "
         "traces, the queuing delay time-averaged from the bottleneck's queue trace); `estimate`, K = 180 s with "
         "RBB's other buffering reading; `ns3`, K = 180 s on the ns-3.17 sender the paper simulated with "
-        "(transport `ns3.17-tcp`; haslab's default sender is Linux-like). The figure shows `K`. The quick form runs N = 1, 5, 9 only; its "
+        "(transport `ns3.17-tcp`; haslab's default sender is Linux-like); and two readings of which ACKs TIBET's "
+        "estimator samples (TIBET, Trickle, TcpHas; K = 180 s; by default every received ACK, Algorithm 2): "
+        "`westwood-count`, counted as ns-3.17's TcpWestwood::CountAck, and `new-data`, only ACKs of new data. "
+        "The figure shows `K`. The quick form runs N = 1, 5, 9 only; its "
         "claims are indicative."
     ),
 )

@@ -13,7 +13,8 @@
 //! | [`CongestionControl::set_state`] | `set_state` | on a change of [`CaState`] |
 //! | [`CongestionControl::cwnd_event`] | `cwnd_event` | on [`CaEvent`]s (TX start after idle, restart, loss) |
 //! | [`CongestionControl::pkts_acked`] | `pkts_acked` | on every ACK of new data, with an RTT sample; with `ca_sample = "linux"` on every ACK that finds data outstanding (`tcp_clean_rtx_queue`) |
-//! | [`CongestionControl::in_ack_event`] | `in_ack_event` | on every ACK (new data or duplicate), after `snd_una_bytes` is updated |
+//! | [`CongestionControl::in_ack_event`] | `in_ack_event` | on every ACK `tcp_ack` processes (not older than snd_una; new data, duplicate, window update, nothing outstanding), after `snd_una_bytes` is updated |
+//! | [`CongestionControl::in_data_segment`] | (none) | on a data segment that acknowledges nothing new, which Linux's fast path keeps from `tcp_ack` |
 //! | [`CongestionControl::cong_control`] | `cong_control` | on every ACK, instead of `cong_avoid`, when [`CongestionControl::has_cong_control`] (BBR) |
 //! | [`CongestionControl::undo_cwnd`] | `undo_cwnd` | when a reduction is found spurious |
 //! | [`CongestionControl::set_app_data`] | (socket storage in BPF) | when the application passes data down |
@@ -325,8 +326,16 @@ pub trait CongestionControl: Send {
     /// `ca_sample = "linux"`, every ACK that finds data outstanding, also one that acknowledges
     /// no packet (see [`crate::tcp::config::CaSample`]).
     fn pkts_acked(&mut self, _tp: &mut CcState, _sample: &AckSample) {}
-    /// Every ACK, new data or duplicate, with `CA_ACK_*` flags (Linux `in_ack_event`).
+    /// Every ACK Linux's `tcp_ack` processes, with `CA_ACK_*` flags (Linux `in_ack_event`):
+    /// an ACK that is not older than snd_una, of new data or duplicate, with data outstanding
+    /// or not, except a data segment that acknowledges nothing new (see
+    /// [`Self::in_data_segment`]).
     fn in_ack_event(&mut self, _tp: &mut CcState, _flags: u32) {}
+    /// Not a Linux hook: a data segment from the peer that acknowledges nothing new, e.g. a
+    /// client's next request. Linux's header-predicted fast path (`tcp_rcv_established`)
+    /// queues such a segment without calling `tcp_ack`, so `in_ack_event` does not see it;
+    /// ns-3.17's `ReceivedAck` does see it (a TIBET reading of the TcpHas paper reads it).
+    fn in_data_segment(&mut self, _tp: &mut CcState) {}
     /// Whether the algorithm controls cwnd and pacing itself on every ACK (Linux: a non-null
     /// `cong_control`, as BBR). The sender then calls [`Self::cong_control`] after its own loss
     /// recovery step and never calls [`Self::cong_avoid`]. A property of the algorithm: the

@@ -235,6 +235,10 @@ impl CongestionControl for TcpHas {
         self.estimator.on_ack(tp);
     }
 
+    fn in_data_segment(&mut self, tp: &mut CcState) {
+        self.estimator.on_ack(tp);
+    }
+
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
         self.estimator.on_pkts_acked(tp, sample.pkts_acked);
         if let Some(rtt) = sample.rtt_ns {

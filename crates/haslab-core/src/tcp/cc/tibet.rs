@@ -183,8 +183,9 @@ impl Tibet {
         cumul
     }
 
-    /// Every received ACK (the sender's `in_ack_event`): feeds the estimator under the
-    /// `every-ack` and `westwood` readings.
+    /// Every received ACK (the sender's `in_ack_event`, and `in_data_segment` for a data
+    /// segment that acknowledges nothing new): feeds the estimator under the `every-ack` and
+    /// `westwood` readings.
     pub fn on_ack(&mut self, tp: &CcState) {
         let pkts = std::mem::take(&mut self.pending_pkts);
         let acked = match self.cfg.samples {
@@ -264,6 +265,10 @@ impl CongestionControl for Tibet {
     }
 
     fn in_ack_event(&mut self, tp: &mut CcState, _flags: u32) {
+        self.on_ack(tp);
+    }
+
+    fn in_data_segment(&mut self, tp: &mut CcState) {
         self.on_ack(tp);
     }
 }
@@ -387,7 +392,9 @@ mod tests {
                 ack(&mut cc, &mut tp, i * MS, 1);
             }
             let before = cc.bwe_bps();
-            ack(&mut cc, &mut tp, 2000 * MS + 1000 * MS, 0); // the request, 1 s later
+            // the request, 1 s later: a data segment acknowledging nothing new
+            tp.now_ns = 3000 * MS;
+            cc.in_data_segment(&mut tp);
             ack(&mut cc, &mut tp, 3001 * MS, 1); // the first ACK of the next chunk
             cc.bwe_bps() / before
         };

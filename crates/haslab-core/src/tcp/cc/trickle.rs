@@ -144,6 +144,10 @@ impl CongestionControl for Trickle {
         self.estimator.on_ack(tp);
     }
 
+    fn in_data_segment(&mut self, tp: &mut CcState) {
+        self.estimator.on_ack(tp);
+    }
+
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
         self.estimator.on_pkts_acked(tp, sample.pkts_acked);
         if let Some(clamp) = self.clamp_pkts(tp) {

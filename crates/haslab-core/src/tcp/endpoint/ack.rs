@@ -49,7 +49,7 @@ impl Endpoint {
         // an old ACK (Linux tcp_ack `old_ack`) reaches no congestion-control hook
         let old_ack = ack < self.snd.una;
         if ack == self.snd.una && self.snd.sb.is_empty() && self.quiet_ack_applies(h) {
-            self.quiet_ack();
+            self.quiet_ack(h);
             return;
         }
         let prior_in_flight = self.window_pipe();
@@ -226,10 +226,8 @@ impl Endpoint {
         self.tp.snd_una_bytes = self.snd.una;
         self.tp.snd_nxt_bytes = self.snd.nxt;
         self.tp.in_flight_pkts = self.snd.sb.len();
-        // every acceptable ACK, duplicate, data-bearing or window update alike (Linux
-        // tcp_ack calls tcp_in_ack_event on each ACK that is neither old nor for unsent data)
         if !old_ack {
-            self.cc.in_ack_event(&mut self.tp, fl);
+            self.ack_event(h, info.advanced, fl);
         }
 
         if info.advanced {
@@ -264,16 +262,30 @@ impl Endpoint {
     /// What [`Self::on_ack`] does for an ACK of which [`Self::quiet_ack_applies`] holds, after
     /// the window update: the per-ACK bookkeeping only (rate sampler, pacing rate, cwnd clamp,
     /// the values the congestion control reads).
-    fn quiet_ack(&mut self) {
+    fn quiet_ack(&mut self, h: &TcpHeader) {
         self.rate.finish_unsampled(&mut self.tp);
         self.update_pacing_rate();
         self.apply_clamp();
         self.tp.snd_una_bytes = self.snd.una;
         self.tp.snd_nxt_bytes = self.snd.nxt;
         self.tp.in_flight_pkts = 0;
-        // Linux's slow path (snd_una does not advance); an HTTP request arriving after an
-        // OFF period is such an ACK
-        self.cc.in_ack_event(&mut self.tp, CA_ACK_SLOWPATH);
+        self.ack_event(h, false, CA_ACK_SLOWPATH);
+    }
+
+    /// The congestion control's view of an acceptable ACK (not older than snd_una). Linux
+    /// `tcp_ack` calls `in_ack_event` for each ACK it processes: an ACK of new data, a
+    /// duplicate, a window update, one with nothing outstanding. A data segment that
+    /// acknowledges nothing new, in order with no options but timestamps and no FIN (a
+    /// client's next request), takes `tcp_rcv_established`'s header-predicted path, which
+    /// calls `tcp_ack` only when the ACK advances: the algorithm hears of it through
+    /// `in_data_segment` instead. (Linux takes the slow path, and calls `tcp_ack`, also when
+    /// the advertised window changes or out-of-order data waits; not modelled.)
+    fn ack_event(&mut self, h: &TcpHeader, advanced: bool, flags: u32) {
+        if !advanced && h.payload_bytes > 0 && h.sack_len == 0 && !h.has(flags::FIN) {
+            self.cc.in_data_segment(&mut self.tp);
+        } else {
+            self.cc.in_ack_event(&mut self.tp, flags);
+        }
     }
 
     /// Whether an ACK of new data restarts the RTO timer (RFC 6298 §5.3: yes), with ns-3's

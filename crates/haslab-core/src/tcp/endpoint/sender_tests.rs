@@ -673,14 +673,22 @@ impl CongestionControl for AckEventRecorder {
     fn in_ack_event(&mut self, _tp: &mut CcState, flags: u32) {
         self.0.lock().unwrap().push(flags);
     }
+    fn in_data_segment(&mut self, _tp: &mut CcState) {
+        self.0.lock().unwrap().push(DATA_SEGMENT);
+    }
 }
 
+/// What [`AckEventRecorder`] records for an `in_data_segment` call.
+const DATA_SEGMENT: u32 = u32::MAX;
+
 /// Linux `tcp_ack` calls `in_ack_event` on every ACK that is neither old nor for unsent data:
-/// an ACK of new data in order (the fast path, `CA_ACK_WIN_UPDATE`), a duplicate ACK, and a
-/// data segment that acknowledges nothing new, such as a client's next request after an OFF
-/// period (the slow path, `CA_ACK_SLOWPATH`). An old ACK reaches no hook.
+/// an ACK of new data in order (the fast path, `CA_ACK_WIN_UPDATE`), a duplicate ACK, a pure
+/// ACK with nothing outstanding (the slow path, `CA_ACK_SLOWPATH`). A data segment that
+/// acknowledges nothing new, such as a client's next request after an OFF period, takes
+/// `tcp_rcv_established`'s fast path, which does not call `tcp_ack`: the algorithm hears of
+/// it through `in_data_segment` only. An old ACK reaches no hook.
 #[test]
-fn in_ack_event_runs_on_every_acceptable_ack_as_linux_tcp_ack() {
+fn in_ack_event_runs_on_every_ack_linux_tcp_ack_processes() {
     use crate::tcp::cc::{CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
     let events = Arc::new(Mutex::new(Vec::new()));
     let (mut c, mut s) = pair_with_cc(
@@ -717,5 +725,14 @@ fn in_ack_event_runs_on_every_acceptable_ack_as_linux_tcp_ack() {
     assert_eq!(request.len(), 1);
     assert!(request[0].payload_bytes > 0);
     c.on_segment(&request[0], 1225 * MS, &mut out);
-    assert_eq!(events.lock().unwrap().clone(), vec![CA_ACK_SLOWPATH]);
+    assert_eq!(events.lock().unwrap().clone(), vec![DATA_SEGMENT]);
+    // a pure ACK with nothing outstanding (the same ACK number again): tcp_ack's slow path
+    let mut pure = request[0];
+    pure.payload_bytes = 0;
+    pure.seq = request[0].seq.wrapping_add(400);
+    c.on_segment(&pure, 1226 * MS, &mut out);
+    assert_eq!(
+        events.lock().unwrap().clone(),
+        vec![DATA_SEGMENT, CA_ACK_SLOWPATH]
+    );
 }
