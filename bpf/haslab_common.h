@@ -68,6 +68,7 @@ struct tibet_est {
 	__u64 avg_int;     /* T̄, ns × EST_SCALE */
 	__u64 bwe_hat;     /* B̂we, bit/s; 0 before the first estimate */
 	__u64 last_ack_us; /* tcp_mstamp of the previous ACK; 0 before the first */
+	__u32 prev_una;    /* snd_una after the previous ACK */
 };
 
 /* e^(-x) in Q16 for x = us microseconds (TIBET's γ = e^(-T_k), T_k in seconds). Unsigned only
@@ -99,14 +100,22 @@ static __always_inline __u64 exp_neg_q16(__u64 us)
 	return r;
 }
 
-/* gamma_pct: constant γ in percent (TcpHas: 99), or 0 for TIBET's e^(-T_k) */
-static __always_inline void tibet_update(struct tibet_est *e, const struct sock *sk, __u32 acked, __u32 gamma_pct)
+/* Algorithm 2 on one ACK, called from in_ack_event: every ACK the kernel's tcp_ack processes is a
+ * sample (the simulator's `samples = "every-ack"`), a duplicate acknowledging 0 segments. A data
+ * segment acknowledging nothing new (the client's next request) takes tcp_rcv_established's
+ * fast path, which does not call tcp_ack, so it is no sample here (the simulator's
+ * in_data_segment makes it one). gamma_pct: constant γ in percent (TcpHas: 99), or 0 for
+ * TIBET's e^(-T_k). */
+static __always_inline void tibet_update(struct tibet_est *e, const struct sock *sk, __u32 gamma_pct)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	__u64 now = tp->tcp_mstamp, dt_us, len, bwe;
+	__u32 mss = tp->mss_cache ? tp->mss_cache : 1;
+	/* segments this ACK newly acknowledged (0 for a duplicate), from snd_una's advance, which
+	 * tcp_ack has made before in_ack_event */
+	__u32 acked = (tp->snd_una - e->prev_una + mss - 1) / mss;
 
-	if (!acked)
-		return;
+	e->prev_una = tp->snd_una;
 	if (!e->last_ack_us) {
 		e->last_ack_us = now;
 		return;

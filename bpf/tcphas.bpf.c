@@ -208,11 +208,9 @@ void BPF_PROG(has_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct has_ca *ca = ca_priv(sk);
 	struct haslab_ladder *l = has_ladder(sk, ca);
-	__u32 acked = sample->pkts_acked;
 	__s32 rtt = sample->rtt_us;
 	__u64 pkts;
 
-	tibet_update(&ca->est, sk, acked, HAS_GAMMA_PCT);
 	if (rtt > 0) {
 		/* RTT̂ = ψ·RTT̂ + (1 - ψ)·RTT, starting at the first sample */
 		if (!ca->rtt_hat_us16)
@@ -231,6 +229,15 @@ void BPF_PROG(has_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 		write_stats(sk, ca->qlevel, ca->flags, ca->est.bwe_hat, ca->shaping_bps, ca->rtt_hat_us16 / 16);
 }
 
+/* the TIBET estimator (§III-A) on every ACK tcp_ack processes */
+SEC("struct_ops/has_in_ack_event")
+void BPF_PROG(has_in_ack_event, struct sock *sk, __u32 flags)
+{
+	struct has_ca *ca = ca_priv(sk);
+
+	tibet_update(&ca->est, sk, HAS_GAMMA_PCT);
+}
+
 SEC("struct_ops/has_undo_cwnd")
 __u32 BPF_PROG(has_undo_cwnd, struct sock *sk)
 {
@@ -244,6 +251,7 @@ struct tcp_congestion_ops haslab_tcphas = {
 	.cong_avoid = (void *)has_cong_avoid,
 	.cwnd_event = (void *)has_cwnd_event,
 	.pkts_acked = (void *)has_pkts_acked,
+	.in_ack_event = (void *)has_in_ack_event,
 	.undo_cwnd = (void *)has_undo_cwnd,
 	.name = "haslab_tcphas",
 };

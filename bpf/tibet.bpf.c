@@ -5,8 +5,9 @@
  * Source: TIBET (Capone, Fratta, Martignon, IEEE TMC 3(2), 2004) as the TcpHas paper describes
  * it (Ben Ameur, Mory, Cousin, Dedu, IEEE ICC 2017, §II-C):
  *
- * - Algorithm 2, the bandwidth estimator (haslab_common.h), with α = 0.8 (4/5) and the second
- *   filter's γ = e^(-T_k), T_k the time since the previous ACK in seconds (e^(-x) in Q16).
+ * - Algorithm 2, the bandwidth estimator (haslab_common.h), on every ACK tcp_ack processes
+ *   (in_ack_event), with α = 0.8 (4/5) and the second filter's γ = e^(-T_k), T_k the time since
+ *   the previous ACK in seconds (e^(-x) in Q16).
  * - Algorithm 1, the adaptive decrease: ssthresh = B̂we × RTT_min (segments, at least 2) on
  *   3 dupACKs and on RTO; after a fast retransmit cwnd is not raised above its prior value.
  * - Growth: Reno (the kernel's tcp_reno_cong_avoid).
@@ -56,12 +57,12 @@ void BPF_PROG(tibet_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		cwnd_not_above_prior(sk);
 }
 
-SEC("struct_ops/tibet_pkts_acked")
-void BPF_PROG(tibet_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+SEC("struct_ops/tibet_in_ack_event")
+void BPF_PROG(tibet_in_ack_event, struct sock *sk, __u32 flags)
 {
 	struct tibet_ca *ca = ca_priv(sk);
 
-	tibet_update(&ca->est, sk, sample->pkts_acked, 0);
+	tibet_update(&ca->est, sk, 0);
 }
 
 SEC("struct_ops/tibet_undo_cwnd")
@@ -76,7 +77,7 @@ struct tcp_congestion_ops haslab_tibet = {
 	.ssthresh = (void *)tibet_ssthresh,
 	.cong_avoid = (void *)tibet_cong_avoid,
 	.cwnd_event = (void *)tibet_cwnd_event,
-	.pkts_acked = (void *)tibet_pkts_acked,
+	.in_ack_event = (void *)tibet_in_ack_event,
 	.undo_cwnd = (void *)tibet_undo_cwnd,
 	.name = "haslab_tibet",
 };

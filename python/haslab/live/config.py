@@ -37,8 +37,8 @@ CC_DEFAULTS = {
     "cubic": None,  # the kernel's own CUBIC: its parameters are module parameters, not per flow
     "bbr": None,
     "westwood+": {"estimator": "linux", "min_window": "50000000ns"},
-    "tibet": {"alpha": 0.8, "gamma": None},
-    "tcphas": {"alpha": 0.8, "gamma": 0.99, "psi": 0.99, "shaping_factor": 1.2},
+    "tibet": {"alpha": 0.8, "gamma": None, "samples": "every-ack"},
+    "tcphas": {"alpha": 0.8, "gamma": 0.99, "psi": 0.99, "shaping_factor": 1.2, "samples": "every-ack"},
 }
 
 MS = 1_000_000
