@@ -18,9 +18,10 @@
 //! = e^(−T_k).
 //!
 //! Which ACKs are samples, and what `acked` is for each (`samples`), is a reading of the text:
-//! - `every-ack` (default): every ACK the sender receives (RFC 793 acceptable: not older than
-//!   snd_una), a duplicate ACK, a window update or a data segment such as the client's next
-//!   HTTP request included; `acked` = the segments it newly acknowledges, 0 for a duplicate.
+//! - `every-ack` (default): every ACK the sender receives that is not older than snd_una
+//!   (Linux `tcp_ack`'s test), a duplicate ACK, a window update or a data segment such as the
+//!   client's next HTTP request included; `acked` = the segments it newly acknowledges, 0 for
+//!   a duplicate.
 //!   The text supports this: Algorithm 2 runs "if ACK is received", with `acked` "the number of
 //!   segments acknowledged by the last ACK" and `last_ack_time` "the time of the previous ACK
 //!   reception"; the estimator "is applied to the stream of the received ACKs"; γ's T_k is
@@ -30,7 +31,8 @@
 //!   segment that acknowledges nothing new is a sample.
 //! - `westwood`: the same ACKs, counted as Westwood counts them (ns-3.17
 //!   `TcpWestwood::CountAck`, the estimator next to which the paper's ns-3.17 TcpHas would
-//!   have been written, and Linux `westwood_acked_count`): an ACK that acknowledges nothing
+//!   have been written (an inference: the authors' code is not public), and Linux
+//!   `westwood_acked_count`): an ACK that acknowledges nothing
 //!   new counts one segment (a segment left the network) and is remembered; a later ACK of
 //!   more than one segment counts only what was not counted already. In segments as the
 //!   sender counts them (ns-3.17 divides the byte advance by the segment size).
