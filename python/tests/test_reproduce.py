@@ -63,7 +63,7 @@ def test_smoke_one_tiny_experiment_end_to_end(tmp_path, monkeypatch):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     md = (d / "tcphas-fig2.md").read_text()
     assert "| paper's claim |" in md and "tcphas-fig2.png" in md
-    assert outcome.runs == 16 and outcome.failed == 0  # 4 methods × 4 settings
+    assert outcome.runs == 24 and outcome.failed == 0  # 4 methods × 6 settings
     assert outcome.claims
     for c in outcome.claims:
         assert isinstance(c.holds, bool)
@@ -87,6 +87,27 @@ def test_smoke_one_tiny_experiment_end_to_end(tmp_path, monkeypatch):
     for name in missing():
         assert f"## `{name}`\n\n_Not yet reproduced._" in text
     assert "registered, not run" in text  # e.g. tcphas-fig3
+
+
+def test_the_tcphas_estimator_readings_reach_the_algorithms_that_have_the_estimator():
+    """The settings `westwood-count` and `new-data` set `samples` on TIBET, Trickle and TcpHas, and
+    leave Westwood+ (no TIBET estimator) as in the default setting, so its runs are shared; the
+    simulator accepts every value they set."""
+    import haslab
+    from haslab.reproduce.tcphas import METHODS, SAMPLES, method_variants, scenario
+
+    assert set(SAMPLES.values()) == {"westwood", "new-data"}
+    default = method_variants("linux", "K")["method"]
+    for setting, samples in SAMPLES.items():
+        v = method_variants("linux", setting)["method"]
+        assert v["Westwood+"] == default["Westwood+"]
+        for label in ("TIBET", "Trickle", "TcpHas"):
+            cc = v[label]["preset.player.cc"]
+            assert cc == {"algorithm": METHODS[label], "samples": samples}
+            sc = scenario(2, 1.0)
+            sc["preset"]["player"]["cc"] = cc
+            haslab.validate(sc)
+    assert all(isinstance(v["preset.player.cc"], str) for v in default.values())
 
 
 def test_a_claim_failing_by_default_but_holding_under_another_reading_is_named_so():
