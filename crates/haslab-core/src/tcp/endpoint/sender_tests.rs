@@ -563,8 +563,18 @@ fn a_short_last_segment_leaves_on_the_bytes_left_in_a_byte_counted_window() {
 /// What each `pkts_acked` call got: (packets acknowledged, RTT sample).
 type Calls = Arc<Mutex<Vec<(u32, Option<u64>)>>>;
 
-/// Reno that records its `pkts_acked` calls.
-struct Recorder(Calls);
+/// The flags of each `in_ack_event` call, and [`DATA_SEGMENT`] for each `in_data_segment`.
+type AckEvents = Arc<Mutex<Vec<u32>>>;
+
+/// What [`Recorder`] records for an `in_data_segment` call.
+const DATA_SEGMENT: u32 = u32::MAX;
+
+/// Reno that records its `pkts_acked`, `in_ack_event` and `in_data_segment` calls.
+#[derive(Default)]
+struct Recorder {
+    acked: Calls,
+    events: AckEvents,
+}
 
 impl CongestionControl for Recorder {
     fn name(&self) -> &'static str {
@@ -577,10 +587,16 @@ impl CongestionControl for Recorder {
         tp.reno_grow(acked_pkts);
     }
     fn pkts_acked(&mut self, _tp: &mut CcState, sample: &AckSample) {
-        self.0
+        self.acked
             .lock()
             .unwrap()
             .push((sample.pkts_acked, sample.rtt_ns));
+    }
+    fn in_ack_event(&mut self, _tp: &mut CcState, flags: u32) {
+        self.events.lock().unwrap().push(flags);
+    }
+    fn in_data_segment(&mut self, _tp: &mut CcState) {
+        self.events.lock().unwrap().push(DATA_SEGMENT);
     }
 }
 
@@ -598,8 +614,9 @@ fn pkts_acked_follows_linux_with_ca_sample_linux() {
             rack: Some(true),
             ..sack_cfg()
         };
-        let calls = Arc::new(Mutex::new(Vec::new()));
-        let (mut c, mut s) = pair_with_cc(cfg, Box::new(Recorder(calls.clone())));
+        let rec = Recorder::default();
+        let calls = rec.acked.clone();
+        let (mut c, mut s) = pair_with_cc(cfg, Box::new(rec));
         let mut out = Output::default();
         // two segments 10 ms apart; one ACK (the second) covers both, 60 ms after the first
         c.write(MSS, 1, 100 * MS, &mut out);
@@ -654,33 +671,6 @@ fn pkts_acked_follows_linux_with_ca_sample_linux() {
     }
 }
 
-/// The flags of each `in_ack_event` call.
-type AckEvents = Arc<Mutex<Vec<u32>>>;
-
-/// Reno that records its `in_ack_event` calls.
-struct AckEventRecorder(AckEvents);
-
-impl CongestionControl for AckEventRecorder {
-    fn name(&self) -> &'static str {
-        "ack-event-recorder"
-    }
-    fn ssthresh(&mut self, tp: &CcState) -> u32 {
-        (tp.cwnd_pkts / 2).max(2)
-    }
-    fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
-        tp.reno_grow(acked_pkts);
-    }
-    fn in_ack_event(&mut self, _tp: &mut CcState, flags: u32) {
-        self.0.lock().unwrap().push(flags);
-    }
-    fn in_data_segment(&mut self, _tp: &mut CcState) {
-        self.0.lock().unwrap().push(DATA_SEGMENT);
-    }
-}
-
-/// What [`AckEventRecorder`] records for an `in_data_segment` call.
-const DATA_SEGMENT: u32 = u32::MAX;
-
 /// Linux `tcp_ack` calls `in_ack_event` on every ACK that is neither old nor for unsent data:
 /// an ACK of new data in order (the fast path, `CA_ACK_WIN_UPDATE`), a duplicate ACK, a pure
 /// ACK with nothing outstanding (the slow path, `CA_ACK_SLOWPATH`). A data segment that
@@ -690,13 +680,14 @@ const DATA_SEGMENT: u32 = u32::MAX;
 #[test]
 fn in_ack_event_runs_on_every_ack_linux_tcp_ack_processes() {
     use crate::tcp::cc::{CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
-    let events = Arc::new(Mutex::new(Vec::new()));
+    let rec = Recorder::default();
+    let events = rec.events.clone();
     let (mut c, mut s) = pair_with_cc(
         TcpConfig {
             tlp: false,
             ..sack_cfg()
         },
-        Box::new(AckEventRecorder(events.clone())),
+        Box::new(rec),
     );
     events.lock().unwrap().clear(); // the handshake's
     let mut out = Output::default();
