@@ -229,12 +229,14 @@ void BPF_PROG(has_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 		write_stats(sk, ca->qlevel, ca->flags, ca->est.bwe_hat, ca->shaping_bps, ca->rtt_hat_us16 / 16);
 }
 
-/* the TIBET estimator (§III-A) on every ACK tcp_ack processes */
+/* the TIBET estimator (§III-A) on every ACK tcp_ack processes; the ladder is looked up first, so
+ * that the first ACK that finds it starts B̂we at the top level before its own sample */
 SEC("struct_ops/has_in_ack_event")
 void BPF_PROG(has_in_ack_event, struct sock *sk, __u32 flags)
 {
 	struct has_ca *ca = ca_priv(sk);
 
+	has_ladder(sk, ca);
 	tibet_update(&ca->est, sk, HAS_GAMMA_PCT);
 }
 
