@@ -256,6 +256,11 @@ def check(
         help="Fast recovery of the simulated runs of --ranking: prr (the kernel's only rule, what the live runs "
              "get) or classic (the simulator's default, RFC 6582 inflation).",
     ),
+    ccs: Optional[list[str]] = typer.Option(
+        None, "--cc",
+        help="Only this servers' algorithm in --ranking (cubic, westwood+ or tcphas; repeat the option for "
+             "several; default all three). TcpHas is compared with Westwood+ only when both run.",
+    ),
     out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep the live results of --ranking here."),
     as_json: bool = typer.Option(False, "--json", help="Print the --ranking numbers as JSON."),
     wait: Optional[float] = typer.Option(
@@ -268,8 +273,12 @@ def check(
     With --ranking, also measure how live runs compare with the simulator (numbers that depend on the machine's load;
     docs/live.md records them): 8 RBB players with CUBIC, Westwood+ and TcpHas servers.
     """
+    from .live.checks import RANKING_CCS
     from .live.run import missing_requirements
 
+    unknown = [c for c in ccs or () if c not in RANKING_CCS]
+    if unknown:
+        raise _fail(f"--cc: {', '.join(map(repr, unknown))} is not accepted; give one or more of {', '.join(RANKING_CCS)}")
     missing = missing_requirements(bpf=True)
     if missing:
         raise _fail("missing: " + "; ".join(missing))
@@ -282,7 +291,7 @@ def check(
         log = None if as_json else (lambda m: err.print(m))
         rep = run_ranking(seconds, out_dir=out_dir, say=log or (lambda m: None), wait_s=wait, runs=runs,
                           sim_runs=sim_runs, sim_start_spread_ns=round(sim_start_spread_ms * 1e6),
-                          sim_recovery=sim_recovery)
+                          sim_recovery=sim_recovery, ccs=tuple(ccs) if ccs else RANKING_CCS)
         if as_json:
             out.print(json.dumps(rep, indent=1), soft_wrap=True)
             return

@@ -773,6 +773,24 @@ def test_ranking_judges_a_simulated_ensemble_by_welchs_interval():
         sim_starts(1, -1)
 
 
+def test_ranking_runs_a_subset_of_the_algorithms_and_refuses_others():
+    """`--cc` narrows the ranking check to some of its algorithms (each full check takes about an
+    hour live): the agreement is judged for those, TcpHas against Westwood+ only when both ran;
+    an algorithm the check does not have, or none, is refused before any run, naming `ccs`."""
+    from haslab.live.checks import ranking, ranking_verdicts, summarize_runs
+
+    runs = [{"switches": s, "avg_level": 1.5, "queue_bytes": 5e4} for s in (2.0, 2.5, 3.0)]
+    mean, _ = summarize_runs(runs)
+    only = ranking_verdicts({"tcphas": {"live": mean, "live_runs": runs, "sim": mean, "sim_runs": runs}})
+    assert len(only) == 3 and all(v["claim"].startswith("tcphas: ") for v in only)
+    assert all(v["holds"] is True for v in only)
+    for bad in (("reno",), ()):
+        with pytest.raises(ValueError, match="ccs: .*cubic, westwood\\+, tcphas"):
+            ranking(10, ccs=bad)
+    r = cli("live", "check", "--ranking", "--cc", "vegas")
+    assert r.returncode != 0 and "vegas" in (r.stdout + r.stderr)
+
+
 def test_live_check_ranking_reports_every_algorithm_live_and_simulated(live_bpf, tmp_path):
     """`haslab live check --ranking` (the TcpHas/Westwood+/CUBIC comparison of 8 RBB players,
     live and simulated; its numbers are in docs/live.md) runs, here short, with two live runs

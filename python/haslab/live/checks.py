@@ -164,9 +164,10 @@ def ranking_verdicts(nums: dict) -> list[dict]:
     """The comparisons of the ranking check on numbers from :func:`ranking`: per algorithm,
     "live" (the mean over the live runs), "live_runs" (each run's numbers), "sim" (the mean over
     the simulated runs) and "sim_runs" (each simulated run's numbers; absent: one run, "sim").
-    A comparison that cannot be judged (one live run) has ``holds`` None."""
+    A comparison that cannot be judged (one live run) has ``holds`` None; TcpHas against Westwood+
+    needs both."""
     out = []
-    for mode in ("live", "sim"):
+    for mode in ("live", "sim") if "tcphas" in nums and "westwood+" in nums else ():
         t, w = nums["tcphas"][mode], nums["westwood+"][mode]
         what = "mean over the live runs" if mode == "live" else "mean over the simulated runs"
         out.append({"claim": f"{mode}: TcpHas players switch less than Westwood+ players ({what})",
@@ -204,11 +205,12 @@ def ranking_verdicts(nums: dict) -> list[dict]:
 def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
             say: Callable[[str], None] = lambda m: None, wait_s: Optional[float] = None,
             runs: int = 3, sim_runs: int = SIM_RUNS, sim_start_spread_ns: int = SIM_START_SPREAD_NS,
-            sim_recovery: str = "prr") -> dict:
+            sim_recovery: str = "prr", ccs: Sequence[str] = RANKING_CCS) -> dict:
     """Runs the ranking check: per algorithm, ``runs`` live runs (one after the other) and
     ``sim_runs`` simulated runs, run k with the players' starts of :func:`sim_starts` (k = 1..;
     one run with a spread of 0 is the scenario as the live runs get it) and fast recovery
-    ``sim_recovery`` (the live runs always run the kernel's PRR). Returns {"duration_s",
+    ``sim_recovery`` (the live runs always run the kernel's PRR), for the servers' algorithms
+    ``ccs`` (some of :data:`RANKING_CCS`, in their order). Returns {"duration_s",
     "live_runs": runs, "sim_runs", "sim_start_spread_ns", "sim_recovery", "runs": {cc: {"live": mean numbers,
     "live_sd": their standard deviations, "live_runs": each run's numbers, "sim", "sim_sd",
     "sim_runs" (the same for the simulated runs), "load": [1/5/15-min load before the first
@@ -226,8 +228,12 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
         raise ValueError(f"sim_start_spread: {sim_start_spread_ns} ns is not accepted; give 0 or more")
     if sim_recovery not in SIM_RECOVERIES:
         raise ValueError(f"sim_recovery: {sim_recovery!r} is not accepted; give one of {', '.join(SIM_RECOVERIES)}")
+    unknown = [c for c in ccs if c not in RANKING_CCS]
+    if unknown or not ccs:
+        raise ValueError(f"ccs: {', '.join(map(repr, unknown)) or 'none'} is not accepted; give one or more of "
+                         f"{', '.join(RANKING_CCS)}")
     nums: dict = {}
-    for cc in RANKING_CCS:
+    for cc in (c for c in RANKING_CCS if c in ccs):
         text = tcphas_home_dumbbell(cc, duration_s)
         before = os.getloadavg()
         live_runs = []
