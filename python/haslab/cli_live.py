@@ -261,7 +261,10 @@ def check(
         help="Only this servers' algorithm in --ranking (cubic, westwood+ or tcphas; repeat the option for "
              "several; default all three). TcpHas is compared with Westwood+ only when both run.",
     ),
-    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep the live results of --ranking here."),
+    out_dir: Optional[Path] = typer.Option(
+        None, "--out", "-o",
+        help="Keep the live results of --ranking here, and its numbers so far in ranking.json after each algorithm.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the --ranking numbers as JSON."),
     wait: Optional[float] = typer.Option(
         None, "--wait", min=0,

@@ -791,6 +791,45 @@ def test_ranking_runs_a_subset_of_the_algorithms_and_refuses_others():
     assert r.returncode != 0 and "vegas" in (r.stdout + r.stderr)
 
 
+def test_an_interrupted_ranking_check_keeps_the_algorithms_it_finished(tmp_path, monkeypatch):
+    """With an output directory, the ranking check writes its report so far to ranking.json after
+    each algorithm, so a check stopped in the middle (each algorithm takes about 20 minutes live)
+    keeps what it measured. The live runs are replaced here by a stand-in that fails on the
+    second algorithm."""
+    import json
+
+    import pandas as pd
+
+    import haslab.live.run as live_run
+    from haslab.live.checks import ranking
+
+    class Fake:
+        def __init__(self, k):  # run k: k + 1 switches, k + 5 drops
+            self.summary = {"players": [{"segments": 4, "switches": k + 1, "avg_level": 1.5 + k / 10, "stalls": 0}],
+                            "links": [{"name": "r1->r2", "dropped_packets": k + 5}]}
+            self.queue = pd.DataFrame({"link_name": ["r1->r2"] * 2, "bytes": [1000 * k, 3000 * k]})
+
+    calls = []
+
+    def fake_run_live(text, out_dir=None, wait_s=None):
+        calls.append(out_dir)
+        if 'cc = "tcphas"' in text:
+            raise KeyboardInterrupt
+        return Fake(len(calls))
+
+    monkeypatch.setattr(live_run, "run_live", fake_run_live)
+    with pytest.raises(KeyboardInterrupt):
+        ranking(5, out_dir=tmp_path, runs=2, sim_runs=2, ccs=("cubic", "tcphas"))
+    rep = json.loads((tmp_path / "ranking.json").read_text())
+    assert list(rep["runs"]) == ["cubic"]
+    cubic = rep["runs"]["cubic"]
+    assert [r["switches"] for r in cubic["live_runs"]] == [2, 3] and cubic["live"]["drops"] == 6.5
+    assert cubic["live"]["queue_bytes"] == pytest.approx(3000)
+    assert len(cubic["sim_runs"]) == 2 and rep["verdicts"]
+    assert calls[:2] == [tmp_path / "live-cubic-1", tmp_path / "live-cubic-2"]
+    assert not (tmp_path / "ranking.json.tmp").exists()
+
+
 def test_live_check_ranking_reports_every_algorithm_live_and_simulated(live_bpf, tmp_path):
     """`haslab live check --ranking` (the TcpHas/Westwood+/CUBIC comparison of 8 RBB players,
     live and simulated; its numbers are in docs/live.md) runs, here short, with two live runs

@@ -32,6 +32,7 @@ prediction interval of one more live run (mean ± t(0.975, n-1) · sd · sqrt(1 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import statistics
@@ -215,7 +216,8 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
     "live_sd": their standard deviations, "live_runs": each run's numbers, "sim", "sim_sd",
     "sim_runs" (the same for the simulated runs), "load": [1/5/15-min load before the first
     live run, after the last]}}, "verdicts": [...]}. The live results go to OUT/live-CC (one
-    run) or OUT/live-CC-K (K = 1..runs)."""
+    run) or OUT/live-CC-K (K = 1..runs), and this report, as far as it has got, to
+    OUT/ranking.json after each algorithm."""
     import haslab
 
     from .run import run_live
@@ -233,6 +235,7 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
         raise ValueError(f"ccs: {', '.join(map(repr, unknown)) or 'none'} is not accepted; give one or more of "
                          f"{', '.join(RANKING_CCS)}")
     nums: dict = {}
+    rep: dict = {}
     for cc in (c for c in RANKING_CCS if c in ccs):
         text = tcphas_home_dumbbell(cc, duration_s)
         before = os.getloadavg()
@@ -251,6 +254,13 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
         sim_mean, sim_sd = summarize_runs(sims)
         nums[cc] = {"live": mean, "live_sd": sd, "live_runs": live_runs, "sim": sim_mean, "sim_sd": sim_sd,
                     "sim_runs": sims, "load": [round(x, 1) for x in before + after]}
-    return {"duration_s": duration_s, "live_runs": runs, "sim_runs": sim_runs,
-            "sim_start_spread_ns": sim_start_spread_ns, "sim_recovery": sim_recovery, "runs": nums,
-            "verdicts": ranking_verdicts(nums)}
+        rep = {"duration_s": duration_s, "live_runs": runs, "sim_runs": sim_runs,
+               "sim_start_spread_ns": sim_start_spread_ns, "sim_recovery": sim_recovery, "runs": nums,
+               "verdicts": ranking_verdicts(nums)}
+        if out_dir:
+            # the numbers so far, after each algorithm: an interrupted check keeps what it measured
+            path = Path(out_dir) / "ranking.json"
+            tmp = path.with_suffix(".json.tmp")
+            tmp.write_text(json.dumps(rep, indent=1))
+            os.replace(tmp, path)
+    return rep
