@@ -126,7 +126,7 @@ pub struct Tibet {
     /// `in_ack_event` in the sender).
     pending_pkts: u32,
     /// `westwood`: segments counted by ACKs that acknowledged nothing new, not yet deducted.
-    accounted_pkts: u32,
+    accounted_pkts: u64,
 }
 
 impl Tibet {
@@ -163,28 +163,6 @@ impl Tibet {
         });
     }
 
-    /// ns-3.17 `TcpWestwood::CountAck` in segments: what an ACK that newly acknowledged
-    /// `pkts` segments stands for.
-    fn westwood_count(&mut self, pkts: u32) -> u32 {
-        let mut cumul = pkts;
-        if cumul == 0 {
-            // nothing new acknowledged: one segment left the network
-            self.accounted_pkts += 1;
-            cumul = 1;
-        }
-        if cumul > 1 {
-            // a delayed or cumulative ACK: count only what duplicates did not count
-            if self.accounted_pkts >= cumul {
-                self.accounted_pkts -= cumul;
-                cumul = 1;
-            } else {
-                cumul -= self.accounted_pkts;
-                self.accounted_pkts = 0;
-            }
-        }
-        cumul
-    }
-
     /// Every received ACK (the sender's `in_ack_event`, and `in_data_segment` for a data
     /// segment that acknowledges nothing new): feeds the estimator under the `every-ack` and
     /// `westwood` readings.
@@ -193,7 +171,9 @@ impl Tibet {
         let acked = match self.cfg.samples {
             TibetSamples::NewData => return,
             TibetSamples::EveryAck => pkts,
-            TibetSamples::Westwood => self.westwood_count(pkts),
+            TibetSamples::Westwood => {
+                super::westwood::count_acked(&mut self.accounted_pkts, pkts as u64, 1) as u32
+            }
         };
         self.sample(tp.now_ns, acked, tp.mss_bytes);
     }

@@ -203,25 +203,9 @@ impl Westwood {
 
     /// Linux `westwood_acked_count`: bytes this slow-path ACK stands for.
     fn acked_count(&mut self, tp: &CcState) -> u64 {
-        let mss = tp.mss_bytes as u64;
-        let mut cumul = tp.snd_una_bytes.saturating_sub(self.snd_una);
-        if cumul == 0 {
-            // a duplicate ACK: one segment left the network
-            self.accounted += mss;
-            cumul = mss;
-        }
-        if cumul > mss {
-            // partial or delayed ACK
-            if self.accounted >= cumul {
-                self.accounted -= cumul;
-                cumul = mss;
-            } else {
-                cumul -= self.accounted;
-                self.accounted = 0;
-            }
-        }
+        let cumul = tp.snd_una_bytes.saturating_sub(self.snd_una);
         self.snd_una = tp.snd_una_bytes;
-        cumul
+        count_acked(&mut self.accounted, cumul, tp.mss_bytes as u64)
     }
 
     /// ns-3 `EstimateBW`, run when the pending count's RTT has elapsed.
@@ -237,6 +221,30 @@ impl Westwood {
                 self.ns3_last_sample_bps = sample;
             }
         }
+    }
+}
+
+/// What an ACK that newly acknowledges `cumul` stands for, counted as Westwood counts (Linux
+/// `westwood_acked_count`, ns-3.17 `TcpWestwood::CountAck`), in units of `segment` (the MSS in
+/// bytes, or 1 to count in segments): an ACK that acknowledges nothing counts one segment (a
+/// segment left the network) and adds it to `accounted`; an ACK of more than one segment counts
+/// only what `accounted` does not already hold (one segment if it holds all of it).
+pub(super) fn count_acked(accounted: &mut u64, cumul: u64, segment: u64) -> u64 {
+    if cumul == 0 {
+        *accounted += segment;
+        return segment;
+    }
+    if cumul <= segment {
+        return cumul;
+    }
+    // a partial or delayed ACK
+    if *accounted >= cumul {
+        *accounted -= cumul;
+        segment
+    } else {
+        let counted = cumul - *accounted;
+        *accounted = 0;
+        counted
     }
 }
 
