@@ -358,8 +358,9 @@ impl Endpoint {
             let (tp, rate) = (&mut self.tp, &mut self.rate);
             let min_rtt = tp.min_rtt_ns;
             let sack_rtt = &mut info.sack_rtt_ns;
+            let linux_sample = self.cfg.ca_sample == CaSample::Linux;
             info.newly_sacked += self.snd.sb.sack(s.max(ack), e.min(self.snd.nxt), |seg| {
-                if !seg.has(segflags::EVER_RETRANS) {
+                if linux_sample && !seg.has(segflags::EVER_RETRANS) {
                     *sack_rtt = Some(now_ns - seg.sent_ns);
                 }
                 rate.on_delivered(tp, seg, now_ns);
@@ -423,9 +424,11 @@ impl Endpoint {
         let min_rtt = tp.min_rtt_ns;
         let mut retrans_acked = false;
         let mut last_acked_rtt = None;
+        // the newest acknowledged segment's RTT is only `ca_sample = "linux"`'s
+        let linux_sample = self.cfg.ca_sample == CaSample::Linux;
         let acked = self.snd.sb.ack_to(ack, |seg| {
             retrans_acked |= seg.has(segflags::EVER_RETRANS);
-            if !seg.has(segflags::EVER_RETRANS) {
+            if linux_sample && !seg.has(segflags::EVER_RETRANS) {
                 last_acked_rtt = Some(now_ns - seg.sent_ns);
             }
             rate.on_delivered(tp, seg, now_ns);
