@@ -276,12 +276,14 @@ def check(
     With --ranking, also measure how live runs compare with the simulator (numbers that depend on the machine's load;
     docs/live.md records them): 8 RBB players with CUBIC, Westwood+ and TcpHas servers.
     """
-    from .live.checks import RANKING_CCS
+    from .live.checks import RANKING_CCS, ranking_ccs
     from .live.run import missing_requirements
 
-    unknown = [c for c in ccs or () if c not in RANKING_CCS]
-    if unknown:
-        raise _fail(f"--cc: {', '.join(map(repr, unknown))} is not accepted; give one or more of {', '.join(RANKING_CCS)}")
+    try:
+        # before the requirements, so that a wrong name is told on any machine
+        order = ranking_ccs(ccs, "--cc") if ccs else RANKING_CCS
+    except ValueError as e:
+        raise _fail(str(e))
     missing = missing_requirements(bpf=True)
     if missing:
         raise _fail("missing: " + "; ".join(missing))
@@ -294,7 +296,7 @@ def check(
         log = None if as_json else (lambda m: err.print(m))
         rep = run_ranking(seconds, out_dir=out_dir, say=log or (lambda m: None), wait_s=wait, runs=runs,
                           sim_runs=sim_runs, sim_start_spread_ns=round(sim_start_spread_ms * 1e6),
-                          sim_recovery=sim_recovery, ccs=tuple(ccs) if ccs else RANKING_CCS)
+                          sim_recovery=sim_recovery, ccs=order)
         if as_json:
             out.print(json.dumps(rep, indent=1), soft_wrap=True)
             return

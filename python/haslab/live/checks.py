@@ -203,6 +203,16 @@ def ranking_verdicts(nums: dict) -> list[dict]:
     return out
 
 
+def ranking_ccs(ccs: Sequence[str], field: str = "ccs") -> tuple[str, ...]:
+    """The ranking check's algorithms named in ``ccs``, in the order the check runs them; raises
+    ValueError naming ``field`` and the accepted names for an unknown name or none."""
+    unknown = [c for c in ccs if c not in RANKING_CCS]
+    if unknown or not ccs:
+        raise ValueError(f"{field}: {', '.join(map(repr, unknown)) or 'none'} is not accepted; give one or more "
+                         f"of {', '.join(RANKING_CCS)}")
+    return tuple(c for c in RANKING_CCS if c in ccs)
+
+
 def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
             say: Callable[[str], None] = lambda m: None, wait_s: Optional[float] = None,
             runs: int = 3, sim_runs: int = SIM_RUNS, sim_start_spread_ns: int = SIM_START_SPREAD_NS,
@@ -230,13 +240,10 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
         raise ValueError(f"sim_start_spread: {sim_start_spread_ns} ns is not accepted; give 0 or more")
     if sim_recovery not in SIM_RECOVERIES:
         raise ValueError(f"sim_recovery: {sim_recovery!r} is not accepted; give one of {', '.join(SIM_RECOVERIES)}")
-    unknown = [c for c in ccs if c not in RANKING_CCS]
-    if unknown or not ccs:
-        raise ValueError(f"ccs: {', '.join(map(repr, unknown)) or 'none'} is not accepted; give one or more of "
-                         f"{', '.join(RANKING_CCS)}")
+    order = ranking_ccs(ccs)
     nums: dict = {}
     rep: dict = {}
-    for cc in (c for c in RANKING_CCS if c in ccs):
+    for cc in order:
         text = tcphas_home_dumbbell(cc, duration_s)
         before = os.getloadavg()
         live_runs = []

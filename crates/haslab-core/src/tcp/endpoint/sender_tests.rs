@@ -64,6 +64,23 @@ pub(super) fn all_but(hs: &[TcpHeader], lost: &[usize]) -> Vec<TcpHeader> {
         .collect()
 }
 
+/// `c` writes `bytes` at `sent_ns` and `s` receives them at `arrive_ns`, all but the segments
+/// at the indices in `lost`; returns the segments `c` sent and the ACKs `s` sends back.
+pub(super) fn write_with_losses(
+    c: &mut Endpoint,
+    s: &mut Endpoint,
+    bytes: u64,
+    sent_ns: u64,
+    lost: &[usize],
+    arrive_ns: u64,
+) -> (Vec<TcpHeader>, Vec<TcpHeader>) {
+    let mut out = Output::default();
+    c.write(bytes, 1, sent_ns, &mut out);
+    let data = headers(&mut out);
+    let acks = deliver(s, &all_but(&data, lost), arrive_ns);
+    (data, acks)
+}
+
 /// Delivers `hs` to `to` at `now_ns` and returns what it sends back.
 pub(super) fn deliver(to: &mut Endpoint, hs: &[TcpHeader], now_ns: u64) -> Vec<TcpHeader> {
     let mut out = Output::default();
@@ -632,9 +649,7 @@ fn pkts_acked_follows_linux_with_ca_sample_linux() {
         );
         calls.lock().unwrap().clear();
         // five segments at 200 ms, the second lost: one ACK of new data, three that only SACK
-        c.write(5 * MSS, 3, 200 * MS, &mut out);
-        let data = headers(&mut out);
-        let acks = deliver(&mut s, &all_but(&data, &[1]), 230 * MS);
+        let (data, acks) = write_with_losses(&mut c, &mut s, 5 * MSS, 200 * MS, &[1], 230 * MS);
         assert_eq!(acks.len(), 4);
         for h in &acks {
             c.on_segment(h, 260 * MS, &mut out);
@@ -692,9 +707,7 @@ fn in_ack_event_runs_on_every_ack_linux_tcp_ack_processes() {
     events.lock().unwrap().clear(); // the handshake's
     let mut out = Output::default();
     // three segments; the second lost: an ACK of new data, then a duplicate that SACKs
-    c.write(3 * MSS, 1, 100 * MS, &mut out);
-    let data = headers(&mut out);
-    let acks = deliver(&mut s, &all_but(&data, &[1]), 125 * MS);
+    let (data, acks) = write_with_losses(&mut c, &mut s, 3 * MSS, 100 * MS, &[1], 125 * MS);
     assert_eq!(acks.len(), 2);
     for h in &acks {
         c.on_segment(h, 150 * MS, &mut out);
