@@ -543,15 +543,17 @@ def _stop_sweep_and_resume(tmp_path: Path, how: str, executor: list[str]) -> Non
     says in one line what is stored, and that the resume runs exactly the runs not stored."""
     if not Path("/proc/self/stat").exists():
         pytest.skip("needs /proc to find the sweep's processes")
-    # 12 runs of 20 simulated seconds at 100 Mbps with 2 to 8 flows: each takes a while
+    # 3 short runs (1 simulated second) come first, then 3 long ones (600 s at 100 Mbps, about
+    # 1.5 s each here): the stop after two stored runs lands while long runs are in flight, however
+    # fast the machine (with short runs only, the whole sweep took 0.6 s and could end before the
+    # signal arrived)
     f = _sweep_file(
         tmp_path,
-        '"flow.0.count" = [1, 2, 3, 4]\n"dumbbell.bottleneck_delay" = ["5ms", "10ms", "20ms"]\n',
+        '"duration" = ["1s", "600s"]\n"flow.0.count" = [1, 3, 4]\n"trace.cwnd" = [false]\n',
         seeds="[1]",
-        duration="20s",
         rate="100Mbps",
     )
-    total = 12
+    total = 6
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "haslab", "sweep", "run", str(f), "--out", str(out), *executor, "--quiet"]
     # as a foreground command of a terminal: SIGINT at its default disposition (a background job
