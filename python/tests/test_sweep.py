@@ -479,11 +479,13 @@ def _stored(out: Path) -> dict[str, tuple]:
 
 
 def test_killed_sweep_resumes_without_recomputing_stored_runs(tmp_path):
-    # 16 runs of 10 simulated seconds at 100 Mbps (a tenth of a second or more each)
+    # 4 short runs (1 simulated second), then 4 long ones (600 s at 100 Mbps, about 1.5 s each
+    # here): the kill after three stored runs lands while long runs are in flight, however fast
+    # the machine
     f = _sweep_file(
-        tmp_path, '"flow.0.count" = [1, 2, 3, 4]\n"dumbbell.bottleneck_delay" = ["5ms", "20ms"]\n', duration="10s", rate="100Mbps"
+        tmp_path, '"duration" = ["1s", "600s"]\n"flow.0.count" = [1, 4]\n"trace.cwnd" = [false]\n', rate="100Mbps"
     )
-    total = 16
+    total = 8
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "haslab", "sweep", "run", str(f), "--out", str(out), "--jobs", "2", "--quiet"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
