@@ -13,7 +13,7 @@
 //! | [`CongestionControl::set_state`] | `set_state` | on a change of [`CaState`] |
 //! | [`CongestionControl::cwnd_event`] | `cwnd_event` | on [`CaEvent`]s (TX start after idle, restart, loss) |
 //! | [`CongestionControl::pkts_acked`] | `pkts_acked` | on every ACK of new data, with an RTT sample; with `ca_sample = "linux"` on every ACK that finds data outstanding (`tcp_clean_rtx_queue`) |
-//! | [`CongestionControl::in_ack_event`] | `in_ack_event` | on every ACK `tcp_ack` processes (not older than snd_una; new data, duplicate, window update, nothing outstanding), after `snd_una_bytes` is updated |
+//! | [`CongestionControl::in_ack_event`] | `in_ack_event` | on every ACK `tcp_ack` processes (not older than snd_una; new data, duplicate, window update, nothing outstanding): after `pkts_acked`, before loss detection, recovery and `cong_avoid`, as Linux since 6.15 |
 //! | [`CongestionControl::in_data_segment`] | (none) | on a data segment that acknowledges nothing new, which Linux's fast path keeps from `tcp_ack` |
 //! | [`CongestionControl::cong_control`] | `cong_control` | on every ACK, instead of `cong_avoid`, when [`CongestionControl::has_cong_control`] (BBR) |
 //! | [`CongestionControl::undo_cwnd`] | `undo_cwnd` | when a reduction is found spurious |
@@ -329,7 +329,11 @@ pub trait CongestionControl: Send {
     /// Every ACK Linux's `tcp_ack` processes, with `CA_ACK_*` flags (Linux `in_ack_event`):
     /// an ACK that is not older than snd_una, of new data or duplicate, with data outstanding
     /// or not, except a data segment that acknowledges nothing new (see
-    /// [`Self::in_data_segment`]).
+    /// [`Self::in_data_segment`]). Called where Linux 6.15 and later call it (`tcp_ack`): after
+    /// the SACK blocks are read and `tcp_clean_rtx_queue` (`pkts_acked`), with `snd_una_bytes`
+    /// updated, and before the tail-loss probe's ACK, loss detection and the state machine
+    /// (`tcp_fastretrans_alert`: `ssthresh`, `set_state`) and `cong_avoid` / `cong_control`;
+    /// so an estimate the algorithm updates here is current when it sets ssthresh on this ACK.
     fn in_ack_event(&mut self, _tp: &mut CcState, _flags: u32) {}
     /// Not a Linux hook: a data segment from the peer that acknowledges nothing new, e.g. a
     /// client's next request. Linux's header-predicted fast path (`tcp_rcv_established`)

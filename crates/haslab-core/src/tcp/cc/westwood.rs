@@ -31,8 +31,11 @@
 //!
 //! Differences from Linux: times are ns, not jiffies (Linux's windows and RTTs are rounded to
 //! jiffies and its rate is bytes per jiffy); the end of recovery is detected by `set_state`
-//! (the sender raises no `CA_EVENT_COMPLETE_CWR`); Linux calls `in_ack_event` before
-//! `pkts_acked`, the simulator after, so a window check sees the current ACK's RTT sample.
+//! (the sender raises no `CA_EVENT_COMPLETE_CWR`). The hooks run in Linux 6.15's order (the
+//! live testbed's kernel is 6.18): `pkts_acked` (the RTT sample), then `in_ack_event` (the
+//! window check, which sees this ACK's RTT), then recovery's entry or end (`ssthresh`,
+//! `set_state`), which read the estimate this ACK updated. Before Linux 6.15, `in_ack_event`
+//! ran before `pkts_acked`, so a window check saw the previous ACK's RTT sample.
 //! The ns-3 option keeps Linux's Reno growth (ns-3 grows by one segment per ACK in slow start
 //! and ignores the cwnd-limited gate).
 

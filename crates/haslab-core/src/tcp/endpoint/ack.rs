@@ -116,6 +116,20 @@ impl Endpoint {
         if let Some((xmit, end, rtt)) = rack_newest {
             self.recovery.rack.update(xmit, end, rtt);
         }
+        // Linux tcp_ack (since 6.15, "tcp: reorganize tcp_in_ack_event() and
+        // tcp_count_delivered()"): in_ack_event after tcp_clean_rtx_queue (pkts_acked) and
+        // before tcp_process_tlp_ack, tcp_fastretrans_alert (loss detection, entering and
+        // leaving recovery, the ssthresh hook) and tcp_cong_control (cong_avoid); before
+        // 6.15 it ran before pkts_acked, and also before all of those
+        if !old_ack {
+            let slow_path = prior_state != CaState::Open || !info.advanced || h.sack_len > 0;
+            let fl = if info.advanced { CA_ACK_WIN_UPDATE } else { 0 }
+                | if slow_path { CA_ACK_SLOWPATH } else { 0 };
+            self.tp.snd_una_bytes = self.snd.una;
+            self.tp.snd_nxt_bytes = self.snd.nxt;
+            self.tp.in_flight_pkts = self.snd.sb.len();
+            self.ack_event(h, info.advanced, fl);
+        }
         self.process_tlp_ack(ack, pure_dupack);
 
         // loss detection
@@ -219,16 +233,6 @@ impl Endpoint {
         self.update_pacing_rate();
         self.apply_clamp();
         self.send_extra_packets(now_ns, out);
-
-        let slow_path = prior_state != CaState::Open || !info.advanced || h.sack_len > 0;
-        let fl = if info.advanced { CA_ACK_WIN_UPDATE } else { 0 }
-            | if slow_path { CA_ACK_SLOWPATH } else { 0 };
-        self.tp.snd_una_bytes = self.snd.una;
-        self.tp.snd_nxt_bytes = self.snd.nxt;
-        self.tp.in_flight_pkts = self.snd.sb.len();
-        if !old_ack {
-            self.ack_event(h, info.advanced, fl);
-        }
 
         if info.advanced {
             if self.snd.sb.is_empty() {

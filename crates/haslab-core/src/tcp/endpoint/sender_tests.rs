@@ -686,6 +686,88 @@ fn pkts_acked_follows_linux_with_ca_sample_linux() {
     }
 }
 
+/// Reno that records the name of each hook it is called through, in order.
+#[derive(Default)]
+struct HookOrder {
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl CongestionControl for HookOrder {
+    fn name(&self) -> &'static str {
+        "hook-order"
+    }
+    fn ssthresh(&mut self, tp: &CcState) -> u32 {
+        self.log.lock().unwrap().push("ssthresh".into());
+        (tp.cwnd_pkts / 2).max(2)
+    }
+    fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
+        self.log.lock().unwrap().push("cong_avoid".into());
+        tp.reno_grow(acked_pkts);
+    }
+    fn set_state(&mut self, _tp: &mut CcState, new_state: crate::tcp::cc::CaState) {
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("set_state {new_state:?}"));
+    }
+    fn pkts_acked(&mut self, _tp: &mut CcState, _sample: &AckSample) {
+        self.log.lock().unwrap().push("pkts_acked".into());
+    }
+    fn in_ack_event(&mut self, _tp: &mut CcState, _flags: u32) {
+        self.log.lock().unwrap().push("in_ack_event".into());
+    }
+}
+
+/// Linux `tcp_ack` (6.15 and later; the live testbed runs 6.18) calls `in_ack_event` after
+/// `tcp_clean_rtx_queue` (`pkts_acked`) and before `tcp_fastretrans_alert` (ssthresh and the
+/// state changes of entering or leaving recovery) and `tcp_cong_control` (`cong_avoid`): what
+/// an algorithm estimates in `in_ack_event` (Westwood+, TIBET) is current when it sets ssthresh
+/// on the same ACK. Before 6.15 `in_ack_event` ran before `pkts_acked`, and before recovery too.
+#[test]
+fn in_ack_event_runs_after_pkts_acked_and_before_recovery_and_cong_avoid() {
+    let rec = HookOrder::default();
+    let log = rec.log.clone();
+    let take = || std::mem::take(&mut *log.lock().unwrap());
+    let cfg = TcpConfig {
+        tlp: false,
+        rack: Some(false),
+        ..sack_cfg()
+    };
+    let (mut c, mut s) = pair_with_cc(cfg, Box::new(rec));
+    let mut out = Output::default();
+    // an ACK of new data in Open
+    let (_, acks) = write_with_losses(&mut c, &mut s, MSS, 100 * MS, &[], 125 * MS);
+    take();
+    c.on_segment(&acks[0], 150 * MS, &mut out);
+    assert_eq!(take(), ["pkts_acked", "in_ack_event", "cong_avoid"]);
+    // five segments, the first lost: the third ACK that SACKs new data starts recovery
+    let (_, acks) = write_with_losses(&mut c, &mut s, 5 * MSS, 200 * MS, &[0], 230 * MS);
+    assert_eq!(acks.len(), 4);
+    take();
+    c.on_segment(&acks[0], 260 * MS, &mut out);
+    assert_eq!(take(), ["in_ack_event", "set_state Disorder"]);
+    c.on_segment(&acks[1], 260 * MS, &mut out);
+    take();
+    c.on_segment(&acks[2], 260 * MS, &mut out);
+    assert_eq!(
+        take(),
+        ["in_ack_event", "ssthresh", "set_state Recovery"],
+        "Linux tcp_enter_recovery: ssthresh, then the state"
+    );
+    c.on_segment(&acks[3], 260 * MS, &mut out);
+    let resent = headers(&mut out);
+    // the retransmission's ACK covers everything: recovery ends after in_ack_event
+    let ack = deliver(&mut s, &resent[..1], 290 * MS);
+    take();
+    c.on_segment(&ack[0], 320 * MS, &mut out);
+    let got = take();
+    assert_eq!(
+        got[..3],
+        ["pkts_acked", "in_ack_event", "set_state Open"],
+        "{got:?}"
+    );
+}
+
 /// Linux `tcp_ack` calls `in_ack_event` on every ACK that is neither old nor for unsent data:
 /// an ACK of new data in order (the fast path, `CA_ACK_WIN_UPDATE`), a duplicate ACK, a pure
 /// ACK with nothing outstanding (the slow path, `CA_ACK_SLOWPATH`). A data segment that
