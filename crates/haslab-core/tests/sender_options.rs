@@ -400,20 +400,24 @@ fn novel_pacing_reduces_the_initial_burst_drops_of_each_chunk() {
     );
 }
 
-/// Two NewReno flows without SACK on the 8 Mbps / 100 ms / one-BDP dumbbell, started 0.6 s
-/// apart so that the first overshoots alone and spends ~20 s repairing ~100 holes one per RTT
-/// while PRR keeps sending. Every segment the receiver holds above a hole was counted once, by
-/// its duplicate ACK; if the count is lost when recovery ends, the next recovery's partial ACK
-/// counts thousands again and PRR releases them as one burst. The sender without SACK must then
-/// lose about what it loses with SACK or with classic recovery, not several times more. The
-/// run without SACK resends each partial ACK's head at once (`partial_ack_retransmit = "forced"`, as
-/// classic recovery does), so that they differ from the classic run only in the count; with
-/// Linux's rule (`"window"`) a recovery of ~100 holes can also stall when PRR releases nothing
-/// and end in an RTO whose go-back-N resends what the receiver holds, which is a different
-/// mechanism (tested in the endpoint's recovery rule tests).
+/// Two NewReno flows without SACK on the 8 Mbps / 100 ms / one-BDP dumbbell, the second started
+/// 0.6 to 1.0 s after the first so that the first overshoots alone and spends ~20 s repairing
+/// ~100 holes one per RTT while PRR keeps sending. Every segment the receiver holds above a hole
+/// was counted once, by its duplicate ACK; if the count is lost when recovery ends, the next
+/// recovery's partial ACK counts thousands again and PRR releases them as one burst. The sender
+/// without SACK must then lose about what it loses with classic recovery, not several times
+/// more (with SACK it loses about half as much: SACK repairs several holes per RTT). The run
+/// without SACK resends each partial ACK's head at once
+/// (`partial_ack_retransmit = "forced"`, as classic recovery does), so that they differ from the
+/// classic run only in the count; with Linux's rule (`"window"`) a recovery of ~100 holes can
+/// also stall when PRR releases nothing and end in an RTO whose go-back-N resends what the
+/// receiver holds, which is a different mechanism (tested in the endpoint's recovery rule
+/// tests). That mechanism also strikes some start times under every variant without SACK (a
+/// lost retransmission, an RTO, the go-back-N's duplicates: 2–3 times the drops of one run),
+/// so the drops are compared as medians over twelve start times of the second flow.
 #[test]
 fn without_sack_a_multi_hole_recovery_does_not_end_in_a_burst() {
-    let text = |tcp: &str| {
+    let text = |tcp: &str, start_ms: u64| {
         format!(
             r#"
 seed = 1
@@ -439,21 +443,28 @@ name = "b"
 src = "left1"
 dst = "right1"
 app = "bulk"
-start = "845ms"
+start = "{start_ms}ms"
 "#
         )
     };
     let drops = |r: &SimResult| r.links.iter().map(|l| l.dropped_packets).sum::<u64>();
-    let prr = run(&text(
-        "sack = false, recovery = \"prr\", partial_ack_retransmit = \"forced\"",
-    ));
-    let classic = run(&text("sack = false, recovery = \"classic\""));
-    let sack = run(&text("sack = true, recovery = \"prr\""));
-    let (d_prr, d_classic, d_sack) = (drops(&prr), drops(&classic), drops(&sack));
+    let median = |tcp: &str| {
+        let mut d: Vec<u64> = (0..12)
+            .map(|k| {
+                let r = run(&text(tcp, 845 + 37 * k));
+                let rtos: u64 = r.flows.iter().map(|f| f.loss.rto_count).sum();
+                assert!(rtos <= 10, "{tcp}: {rtos} RTOs in 60 s");
+                drops(&r)
+            })
+            .collect();
+        d.sort_unstable();
+        (d[5] + d[6]) / 2
+    };
+    let d_prr = median("sack = false, recovery = \"prr\", partial_ack_retransmit = \"forced\"");
+    let d_classic = median("sack = false, recovery = \"classic\"");
+    let d_sack = median("sack = true, recovery = \"prr\"");
     assert!(
-        2 * d_prr <= 3 * d_classic && 2 * d_prr <= 3 * d_sack,
-        "drops without SACK (PRR) {d_prr}, with classic recovery {d_classic}, with SACK {d_sack}"
+        2 * d_prr <= 3 * d_classic,
+        "median drops without SACK (PRR) {d_prr}, with classic recovery {d_classic}, with SACK {d_sack}"
     );
-    let rtos: u64 = prr.flows.iter().map(|f| f.loss.rto_count).sum();
-    assert!(rtos <= 10, "{rtos} RTOs in 60 s");
 }

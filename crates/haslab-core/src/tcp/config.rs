@@ -186,11 +186,14 @@ pub enum CaSample {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RttSampling {
-    /// From the send time of the oldest segment an ACK acknowledges, at the simulator's
-    /// nanosecond resolution, when that segment was never retransmitted (Karn's rule, RFC
-    /// 6298 §3); otherwise from the timestamp echo on the 1 ms timestamp clock (RFC 7323 §4).
-    /// Linux `tcp_clean_rtx_queue` and `tcp_ack_update_rtt` (net/ipv4/tcp_input.c): the
-    /// skb's send time first, the echo only as a fallback.
+    /// Linux `tcp_clean_rtx_queue` and `tcp_ack_update_rtt` (net/ipv4/tcp_input.c), on every
+    /// ACK that finds data outstanding: the send time of the oldest segment the cumulative ACK
+    /// acknowledges, at the simulator's nanosecond resolution, unless a segment it covers was
+    /// ever retransmitted, SACKed before or not (`FLAG_RETRANS_DATA_ACKED`; Karn's rule, RFC
+    /// 6298 §3); else the send time of the oldest segment the ACK newly SACKs that was never
+    /// retransmitted (`first_sackt`; so an ACK that only SACKs also gives a sample); else, if
+    /// the ACK acknowledges new data, the timestamp echo on the 1 ms timestamp clock (RFC 7323
+    /// §4).
     SendTime,
     /// ns-3 3.37 `TcpSocketBase::EstimateRtt` (src/internet/model/tcp-socket-base.cc): a
     /// sample only when the ACK covers the oldest outstanding segment and that segment was

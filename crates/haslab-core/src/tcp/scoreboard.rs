@@ -110,6 +110,9 @@ pub struct Acked {
     pub removed: u32,
     /// Of those, the segments not SACKed before: delivered by this ACK.
     pub newly_delivered: u32,
+    /// Whether a removed segment, SACKed before or not, was ever retransmitted (Linux
+    /// `tcp_clean_rtx_queue` sets `FLAG_RETRANS_DATA_ACKED` for any skb with `TCPCB_RETRANS`).
+    pub retrans: bool,
 }
 
 /// RFC 6675 DupThresh.
@@ -185,6 +188,7 @@ impl Scoreboard {
             if seg.end <= ack {
                 let seg = self.segs.pop_front().unwrap();
                 self.forget(&seg);
+                n.retrans |= seg.has(EVER_RETRANS);
                 if !seg.has(SACKED) {
                     delivered(&seg);
                     n.newly_delivered += 1;

@@ -7,7 +7,7 @@ use super::{Endpoint, Output};
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
 use crate::tcp::config::{CaSample, PartialAckRto, RecoveryMode, RttSampling};
-use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
+use crate::tcp::scoreboard::{segflags, Acked, Seg, DUP_THRESH};
 use crate::tcp::seq::from_wire;
 
 /// What one ACK did, gathered while processing it.
@@ -21,12 +21,19 @@ pub(super) struct AckInfo {
     pub(super) pkts_newly_acked: u32,
     pub(super) bytes_acked: u64,
     pub(super) newly_sacked: u32,
-    /// The cumulative ACK covered a segment that had been retransmitted (ns-3
-    /// `m_isRetransDataAcked`; Linux `FLAG_RETRANS_DATA_ACKED`).
+    /// The cumulative ACK covered a segment not SACKed before that had been retransmitted
+    /// (ns-3 `TcpTxBuffer::IsRetransmittedDataAcked`: `!m_sacked && m_retrans`, which the
+    /// ns-3 flavour of PRR reads). Linux's `FLAG_RETRANS_DATA_ACKED` also counts SACKed
+    /// segments: [`crate::tcp::scoreboard::Acked::retrans`].
     pub(super) retrans_acked: bool,
-    /// With `ca_sample = "linux"`: the RTT of the highest segment this ACK newly SACKed that
-    /// was never retransmitted (Linux `last_sackt`).
+    /// The RTT of the newest segment this ACK newly SACKed that was never retransmitted
+    /// (Linux `last_sackt`; Linux sorts the blocks, so the highest such segment, the last
+    /// sent): the congestion control's sample with `ca_sample = "linux"`.
     pub(super) sack_rtt_ns: Option<u64>,
+    /// The RTT of the oldest segment this ACK newly SACKed that was never retransmitted
+    /// (Linux `first_sackt`): the RTO estimator's sample when the cumulative ACK gives none,
+    /// with `rtt_sampling = "send-time"` (Linux `tcp_ack_update_rtt`).
+    pub(super) sack_first_rtt_ns: Option<u64>,
 }
 
 impl AckInfo {
@@ -64,18 +71,24 @@ impl Endpoint {
         }
         if ack > self.snd.una {
             self.clean_acked(ack, h, now_ns, &mut info, &mut rack_newest);
-        } else if self.cfg.ca_sample == CaSample::Linux
-            && ack == self.snd.una
-            && !self.snd.sb.is_empty()
-        {
-            // Linux calls pkts_acked for every ACK that finds data outstanding
-            let sample = AckSample {
-                pkts_acked: 0,
-                bytes_acked: 0,
-                rtt_ns: info.sack_rtt_ns,
-                in_flight_pkts: self.snd.sb.len(),
-            };
-            self.cc.pkts_acked(&mut self.tp, &sample);
+        } else if ack == self.snd.una && !self.snd.sb.is_empty() {
+            // Linux tcp_clean_rtx_queue runs for every ACK that finds data outstanding: its
+            // tcp_ack_update_rtt takes the oldest newly SACKed segment's RTT
+            if self.cfg.rtt_sampling == RttSampling::SendTime {
+                if let Some(r) = info.sack_first_rtt_ns {
+                    self.take_rtt_sample(r);
+                }
+            }
+            // and it calls pkts_acked
+            if self.cfg.ca_sample == CaSample::Linux {
+                let sample = AckSample {
+                    pkts_acked: 0,
+                    bytes_acked: 0,
+                    rtt_ns: info.sack_rtt_ns,
+                    in_flight_pkts: self.snd.sb.len(),
+                };
+                self.cc.pkts_acked(&mut self.tp, &sample);
+            }
         }
         // a hook's echo (RTL: the duplicate ACK a dummy draws once its chunk is wholly
         // acknowledged, what a D-SACK would report) is not a sign of loss in the next chunk
@@ -361,11 +374,14 @@ impl Endpoint {
             }
             let (tp, rate) = (&mut self.tp, &mut self.rate);
             let min_rtt = tp.min_rtt_ns;
-            let sack_rtt = &mut info.sack_rtt_ns;
-            let linux_sample = self.cfg.ca_sample == CaSample::Linux;
+            let (newest, oldest) = (&mut info.sack_rtt_ns, &mut info.sack_first_rtt_ns);
             info.newly_sacked += self.snd.sb.sack(s.max(ack), e.min(self.snd.nxt), |seg| {
-                if linux_sample && !seg.has(segflags::EVER_RETRANS) {
-                    *sack_rtt = Some(now_ns - seg.sent_ns);
+                // never-retransmitted segments leave in sequence order: the blocks' order
+                // does not matter (Linux sorts them)
+                if !seg.has(segflags::EVER_RETRANS) {
+                    let rtt = now_ns - seg.sent_ns;
+                    *newest = Some(newest.map_or(rtt, |r| r.min(rtt)));
+                    *oldest = Some(oldest.map_or(rtt, |r| r.max(rtt)));
                 }
                 rate.on_delivered(tp, seg, now_ns);
                 rack_candidate(rack_newest, seg, now_ns, min_rtt);
@@ -374,22 +390,32 @@ impl Endpoint {
         }
     }
 
-    /// The RTT sample of an ACK that removed `pkts_acked` segments, `first` the oldest of
-    /// them (see [`RttSampling`]).
+    /// The RTO estimator's sample from an ACK that removed `acked` segments, `first` the
+    /// oldest of them, with `info` its SACK samples (see [`RttSampling`]).
     pub(super) fn rtt_sample(
         &self,
         first: Option<Seg>,
-        pkts_acked: u32,
+        acked: &Acked,
+        info: &AckInfo,
         h: &TcpHeader,
         now_ns: u64,
     ) -> Option<u64> {
-        let first = first.filter(|_| pkts_acked > 0)?;
+        if self.cfg.rtt_sampling == RttSampling::SendTime {
+            // Linux tcp_clean_rtx_queue and tcp_ack_update_rtt (Karn, RFC 6298 §3): the
+            // oldest acknowledged segment's send time unless a segment this ACK removes was
+            // ever retransmitted (FLAG_RETRANS_DATA_ACKED, SACKed ones included); else the
+            // oldest newly SACKed segment's; else the timestamp echo (RFC 7323 §4)
+            let cumulative = first
+                .filter(|_| acked.removed > 0 && !acked.retrans)
+                .map(|f| now_ns - f.sent_ns);
+            return cumulative
+                .or(info.sack_first_rtt_ns)
+                .or_else(|| self.ts_echo_rtt(h, now_ns).filter(|_| acked.removed > 0));
+        }
+        let first = first.filter(|_| acked.removed > 0)?;
         let never_retransmitted = !first.has(segflags::EVER_RETRANS);
         match (self.cfg.rtt_sampling, self.cfg.timestamps, h.ts) {
-            // Karn: the send-time sample only from a never-retransmitted segment; otherwise
-            // the timestamp echo disambiguates (RFC 7323 §4)
-            (RttSampling::SendTime, _, _) if never_retransmitted => Some(now_ns - first.sent_ns),
-            (RttSampling::SendTime, _, _) => self.ts_echo_rtt(h, now_ns),
+            (RttSampling::SendTime, _, _) => unreachable!("handled above"),
             // ns-3: the echo's age in whole milliseconds, 1 µs when not positive
             (RttSampling::TsEcho, true, Some((_, ecr))) if never_retransmitted => {
                 let ms = super::ts_now(now_ns).wrapping_sub(ecr);
@@ -439,7 +465,7 @@ impl Endpoint {
             rack_candidate(rack_newest, seg, now_ns, min_rtt);
         });
         let pkts_acked = acked.removed;
-        let rtt_ns = self.rtt_sample(first, pkts_acked, h, now_ns);
+        let rtt_ns = self.rtt_sample(first, &acked, info, h, now_ns);
         let data_end = self.snd.write_end;
         let bytes_acked = ack.min(data_end) - self.snd.una.clamp(1, data_end);
         self.snd.una = ack;
@@ -469,7 +495,7 @@ impl Endpoint {
             // cumulative one unless retransmitted data was covered, then the timestamp echo
             CaSample::Linux => info
                 .sack_rtt_ns
-                .or(last_acked_rtt.filter(|_| !retrans_acked))
+                .or(last_acked_rtt.filter(|_| !acked.retrans))
                 .or_else(|| self.ts_echo_rtt(h, now_ns)),
         };
         let sample = AckSample {

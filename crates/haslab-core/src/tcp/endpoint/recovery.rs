@@ -259,7 +259,12 @@ impl Endpoint {
     /// outstanding before it and `acked_pkts` delivered by it: cwnd = ssthresh (Linux
     /// `tcp_end_cwnd_reduction`, which a `cong_control` algorithm skips), or with
     /// `full_ack_exit = "flight"` ns-3.17's `TcpNewReno::NewAck`: min(ssthresh, BytesInFlight +
-    /// SMSS), then the ACK's ordinary increase.
+    /// SMSS); then, in the Open state, the ACK's ordinary increase: Linux 6.18's `tcp_ack`
+    /// calls `tcp_cong_control` after `tcp_fastretrans_alert` has left recovery, and it calls
+    /// `tcp_cong_avoid` with the ACK's delivered count (`tcp_may_raise_cwnd`: data was
+    /// acknowledged); ns-3.37's `TcpSocketBase::ProcessAck` calls `IncreaseWindow` on the same
+    /// ACK (with its cumulatively acknowledged segments); ns-3.17's `NewAck` falls through to
+    /// its per-ACK increase.
     pub(super) fn exit_recovery(&mut self, prior_packets_out: u32, acked_pkts: u32) {
         let cc_controls = self.cc_controls;
         if !cc_controls {
@@ -274,7 +279,7 @@ impl Endpoint {
         self.set_ca_state(CaState::Open);
         self.cwv
             .on_recovery_end(&mut self.tp, self.recovery.retrans);
-        if self.cfg.full_ack_exit == FullAckExit::Flight && !cc_controls {
+        if !cc_controls {
             self.grow(acked_pkts);
         }
     }

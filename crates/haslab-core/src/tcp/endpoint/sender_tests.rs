@@ -686,6 +686,33 @@ fn pkts_acked_follows_linux_with_ca_sample_linux() {
     }
 }
 
+/// Linux `tcp_clean_rtx_queue` runs on every ACK that finds data outstanding, and its
+/// `tcp_ack_update_rtt` gives the RTO estimator the oldest newly SACKed segment's RTT when the
+/// cumulative ACK gives none (`rtt_sampling = "send-time"`, the default); ns-3 3.37's
+/// `EstimateRtt` samples only ACKs that cover the oldest outstanding segment (`"ts-echo"`).
+#[test]
+fn an_ack_that_only_sacks_feeds_the_rto_estimator_as_linux_does() {
+    for sampling in [RttSampling::SendTime, RttSampling::TsEcho] {
+        let cfg = TcpConfig {
+            rtt_sampling: sampling,
+            tlp: false,
+            rack: Some(false),
+            ..sack_cfg()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        assert_eq!(c.tp.srtt_ns, 50 * MS, "the handshake's sample");
+        // five segments at 200 ms, the first lost: the second's ACK SACKs it at 290 ms (90 ms)
+        let (_, acks) = write_with_losses(&mut c, &mut s, 5 * MSS, 200 * MS, &[0], 230 * MS);
+        c.on_segment(&acks[0], 290 * MS, &mut out);
+        let want = match sampling {
+            RttSampling::SendTime => (7 * 50 + 90) * MS / 8,
+            RttSampling::TsEcho => 50 * MS,
+        };
+        assert_eq!(c.tp.srtt_ns, want, "{sampling:?}");
+    }
+}
+
 /// Reno that records the name of each hook it is called through, in order.
 #[derive(Default)]
 struct HookOrder {
@@ -723,6 +750,7 @@ impl CongestionControl for HookOrder {
 /// state changes of entering or leaving recovery) and `tcp_cong_control` (`cong_avoid`): what
 /// an algorithm estimates in `in_ack_event` (Westwood+, TIBET) is current when it sets ssthresh
 /// on the same ACK. Before 6.15 `in_ack_event` ran before `pkts_acked`, and before recovery too.
+/// The ACK that ends recovery also grows cwnd, after the state is Open.
 #[test]
 fn in_ack_event_runs_after_pkts_acked_and_before_recovery_and_cong_avoid() {
     let rec = HookOrder::default();
@@ -756,15 +784,15 @@ fn in_ack_event_runs_after_pkts_acked_and_before_recovery_and_cong_avoid() {
     );
     c.on_segment(&acks[3], 260 * MS, &mut out);
     let resent = headers(&mut out);
-    // the retransmission's ACK covers everything: recovery ends after in_ack_event
+    // the retransmission's ACK covers everything: recovery ends after in_ack_event, and the
+    // same ACK then grows cwnd (Linux tcp_cong_control finds the state Open and calls
+    // tcp_cong_avoid; ns-3.37 ProcessAck calls IncreaseWindow)
     let ack = deliver(&mut s, &resent[..1], 290 * MS);
     take();
     c.on_segment(&ack[0], 320 * MS, &mut out);
-    let got = take();
     assert_eq!(
-        got[..3],
-        ["pkts_acked", "in_ack_event", "set_state Open"],
-        "{got:?}"
+        take(),
+        ["pkts_acked", "in_ack_event", "set_state Open", "cong_avoid"]
     );
 }
 
