@@ -154,14 +154,15 @@ pub enum PartialAckRto {
     Impatient,
 }
 
-/// cwnd at the end of a fast recovery (see [`TcpConfig::full_ack_exit`]).
+/// cwnd at the end of a fast recovery (see [`TcpConfig::full_ack_exit`]), before the ACK's
+/// ordinary increase in the Open state (which every stack modelled here makes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FullAckExit {
     /// cwnd = ssthresh (RFC 6582 §3.2 step 3 option 2; Linux; ns-3.37).
     Ssthresh,
-    /// cwnd = min(ssthresh, packets in flight before the ACK + 1), then the ACK's ordinary
-    /// increase (RFC 6582 option 1 as ns-3.17's `TcpNewReno::NewAck` computes it).
+    /// cwnd = min(ssthresh, packets in flight before the ACK + 1) (RFC 6582 option 1 as
+    /// ns-3.17's `TcpNewReno::NewAck` computes it).
     Flight,
 }
 
