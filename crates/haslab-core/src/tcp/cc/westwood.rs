@@ -5,10 +5,13 @@
 //! ssthresh (and cwnd) come from an end-to-end bandwidth estimate: `BWE · RTT_min / MSS`.
 //!
 //! **Linux estimator** (`estimator = "linux"`, the default):
-//! - Bytes acknowledged are counted per ACK (`in_ack_event`): on the fast path (in-order ACK
-//!   in the Open state) the advance of snd_una; on the slow path (duplicate ACKs, recovery)
-//!   a duplicate ACK counts one MSS (and is remembered in `accounted`), and a later cumulative
-//!   ACK of more than one MSS counts only what was not already counted.
+//! - Bytes acknowledged are counted per ACK (`in_ack_event`): on the fast path the advance of
+//!   snd_una; on the slow path (`CA_ACK_SLOWPATH`) a duplicate ACK counts one MSS (and is
+//!   remembered in `accounted`), and a later cumulative ACK of more than one MSS counts only
+//!   what was not already counted. Since Linux 6.15 the slow path is an ACK that fails header
+//!   prediction (SACK blocks, a new window, a FIN: the sender's `ack_flags`), so with SACK a
+//!   duplicate ACK counts one MSS and without SACK it takes the fast path and counts nothing;
+//!   before 6.15 every ACK that did not advance snd_una took the slow path.
 //! - One sample per RTT: when the time since the window start exceeds max(RTT, 50 ms)
 //!   (`TCP_WESTWOOD_RTT_MIN` = HZ/20), sample = bytes / window length; a shorter window keeps
 //!   accumulating. RTT is the latest raw RTT sample (initially `TCP_WESTWOOD_INIT_RTT` = 20 s).

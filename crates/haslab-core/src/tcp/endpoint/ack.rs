@@ -56,7 +56,8 @@ impl Endpoint {
         // an old ACK (Linux tcp_ack `old_ack`) reaches no congestion-control hook
         let old_ack = ack < self.snd.una;
         if ack == self.snd.una && self.snd.sb.is_empty() && self.quiet_ack_applies(h) {
-            self.quiet_ack(h);
+            let fl = self.ack_flags(h, false, prev_wnd);
+            self.quiet_ack(h, fl);
             return;
         }
         let prior_in_flight = self.window_pipe();
@@ -135,9 +136,7 @@ impl Endpoint {
         // leaving recovery, the ssthresh hook) and tcp_cong_control (cong_avoid); before
         // 6.15 it ran before pkts_acked, and also before all of those
         if !old_ack {
-            let slow_path = prior_state != CaState::Open || !info.advanced || h.sack_len > 0;
-            let fl = if info.advanced { CA_ACK_WIN_UPDATE } else { 0 }
-                | if slow_path { CA_ACK_SLOWPATH } else { 0 };
+            let fl = self.ack_flags(h, info.advanced, prev_wnd);
             self.tp.snd_una_bytes = self.snd.una;
             self.tp.snd_nxt_bytes = self.snd.nxt;
             self.tp.in_flight_pkts = self.snd.sb.len();
@@ -279,14 +278,28 @@ impl Endpoint {
     /// What [`Self::on_ack`] does for an ACK of which [`Self::quiet_ack_applies`] holds, after
     /// the window update: the per-ACK bookkeeping only (rate sampler, pacing rate, cwnd clamp,
     /// the values the congestion control reads).
-    fn quiet_ack(&mut self, h: &TcpHeader) {
+    fn quiet_ack(&mut self, h: &TcpHeader, flags: u32) {
         self.rate.finish_unsampled(&mut self.tp);
         self.update_pacing_rate();
         self.apply_clamp();
         self.tp.snd_una_bytes = self.snd.una;
         self.tp.snd_nxt_bytes = self.snd.nxt;
         self.tp.in_flight_pkts = 0;
-        self.ack_event(h, false, CA_ACK_SLOWPATH);
+        self.ack_event(h, false, flags);
+    }
+
+    /// The `in_ack_event` flags of ACK `h` (the window before it `prev_wnd`), as Linux 6.15 and
+    /// later compute them (`tcp_in_ack_event(sk, flag)`). `CA_ACK_SLOWPATH` when
+    /// `tcp_rcv_established`'s header prediction fails and `tcp_ack` gets `FLAG_SLOWPATH`: SACK
+    /// blocks (the option changes the header length), a window other than the last one
+    /// (`pred_flags` holds it), a FIN; not the CA state, nor whether snd_una advanced (before
+    /// 6.15 every ACK that did not advance snd_una got it). `CA_ACK_WIN_UPDATE` when snd_una
+    /// advanced or the window grew (`tcp_may_update_window` for a peer that sends no data).
+    fn ack_flags(&self, h: &TcpHeader, advanced: bool, prev_wnd: u64) -> u32 {
+        let slow_path = h.sack_len > 0 || self.snd.wnd_bytes != prev_wnd || h.has(flags::FIN);
+        let win_update = advanced || self.snd.wnd_bytes > prev_wnd;
+        (if win_update { CA_ACK_WIN_UPDATE } else { 0 })
+            | if slow_path { CA_ACK_SLOWPATH } else { 0 }
     }
 
     /// The congestion control's view of an acceptable ACK (not older than snd_una). Linux

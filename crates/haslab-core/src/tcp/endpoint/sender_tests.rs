@@ -797,16 +797,19 @@ fn in_ack_event_runs_after_pkts_acked_and_before_recovery_and_cong_avoid() {
 }
 
 /// Linux `tcp_ack` calls `in_ack_event` on every ACK that is neither old nor for unsent data:
-/// an ACK of new data in order (the fast path, `CA_ACK_WIN_UPDATE`), a duplicate ACK, a pure
-/// ACK with nothing outstanding (the slow path, `CA_ACK_SLOWPATH`). A data segment that
-/// acknowledges nothing new, such as a client's next request after an OFF period, takes
+/// an ACK of new data, a duplicate ACK, a pure ACK with nothing outstanding. A data segment
+/// that acknowledges nothing new, such as a client's next request after an OFF period, takes
 /// `tcp_rcv_established`'s fast path, which does not call `tcp_ack`: the algorithm hears of
-/// it through `in_data_segment` only. An old ACK reaches no hook.
+/// it through `in_data_segment` only. An old ACK reaches no hook. The flags are Linux 6.15's
+/// (`tcp_in_ack_event(sk, flag)`): `CA_ACK_SLOWPATH` when header prediction fails (SACK
+/// blocks, a new window), whether or not snd_una advanced; `CA_ACK_WIN_UPDATE` when snd_una
+/// advanced or the window grew.
 #[test]
 fn in_ack_event_runs_on_every_ack_linux_tcp_ack_processes() {
     use crate::tcp::cc::{CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
     let rec = Recorder::default();
     let events = rec.events.clone();
+    let take = || std::mem::take(&mut *events.lock().unwrap());
     let (mut c, mut s) = pair_with_cc(
         TcpConfig {
             tlp: false,
@@ -814,39 +817,48 @@ fn in_ack_event_runs_on_every_ack_linux_tcp_ack_processes() {
         },
         Box::new(rec),
     );
-    events.lock().unwrap().clear(); // the handshake's
+    take(); // the handshake's
     let mut out = Output::default();
+    // every ACK below advertises the window the sender holds, unless it says otherwise
+    let raw_window = (c.snd.wnd_bytes >> c.snd.wscale) as u16;
+    let same_window = |h: &TcpHeader| TcpHeader {
+        window: raw_window,
+        ..*h
+    };
+    // a first exchange scales the window the SYN left unscaled (a new window: the slow path,
+    // as Linux's first ACK after the handshake, whose pred_flags are 0 with window scaling)
+    let (_, first) = write_with_losses(&mut c, &mut s, MSS, 80 * MS, &[], 90 * MS);
+    c.on_segment(&same_window(&first[0]), 95 * MS, &mut out);
+    take();
     // three segments; the second lost: an ACK of new data, then a duplicate that SACKs
     let (data, acks) = write_with_losses(&mut c, &mut s, 3 * MSS, 100 * MS, &[1], 125 * MS);
     assert_eq!(acks.len(), 2);
+    assert!(acks[0].sack_len == 0 && acks[1].sack_len > 0);
     for h in &acks {
-        c.on_segment(h, 150 * MS, &mut out);
+        c.on_segment(&same_window(h), 150 * MS, &mut out);
     }
-    assert_eq!(
-        events.lock().unwrap().clone(),
-        vec![CA_ACK_WIN_UPDATE, CA_ACK_SLOWPATH]
-    );
-    // the hole filled: everything acknowledged, then the first ACK again (old): no event
+    assert_eq!(take(), vec![CA_ACK_WIN_UPDATE, CA_ACK_SLOWPATH]);
+    // the hole filled: everything acknowledged (no SACK blocks: the fast path although the
+    // sender is in Disorder), then the first ACK again (old): no event
     let ack = deliver(&mut s, &data[1..2], 175 * MS);
-    c.on_segment(&ack[0], 200 * MS, &mut out);
-    c.on_segment(&acks[0], 201 * MS, &mut out);
-    assert_eq!(events.lock().unwrap().len(), 3);
+    c.on_segment(&same_window(&ack[0]), 200 * MS, &mut out);
+    c.on_segment(&same_window(&acks[0]), 201 * MS, &mut out);
+    assert_eq!(take(), vec![CA_ACK_WIN_UPDATE]);
     assert!(c.snd.sb.is_empty());
     // the peer's request, 1 s later: a data segment acknowledging nothing new
-    events.lock().unwrap().clear();
     s.write(400, 1, 1200 * MS, &mut out);
     let request = headers(&mut out);
     assert_eq!(request.len(), 1);
     assert!(request[0].payload_bytes > 0);
-    c.on_segment(&request[0], 1225 * MS, &mut out);
-    assert_eq!(events.lock().unwrap().clone(), vec![DATA_SEGMENT]);
-    // a pure ACK with nothing outstanding (the same ACK number again): tcp_ack's slow path
-    let mut pure = request[0];
+    c.on_segment(&same_window(&request[0]), 1225 * MS, &mut out);
+    assert_eq!(take(), vec![DATA_SEGMENT]);
+    // a pure ACK with nothing outstanding (the same ACK number again), then one that opens the
+    // window: the fast path, then the slow path with a window update
+    let mut pure = same_window(&request[0]);
     pure.payload_bytes = 0;
     pure.seq = request[0].seq.wrapping_add(400);
     c.on_segment(&pure, 1226 * MS, &mut out);
-    assert_eq!(
-        events.lock().unwrap().clone(),
-        vec![DATA_SEGMENT, CA_ACK_SLOWPATH]
-    );
+    pure.window = raw_window + 1;
+    c.on_segment(&pure, 1227 * MS, &mut out);
+    assert_eq!(take(), vec![0, CA_ACK_WIN_UPDATE | CA_ACK_SLOWPATH]);
 }
