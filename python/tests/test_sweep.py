@@ -606,7 +606,7 @@ def _stop_sweep_and_resume(tmp_path: Path, how: str, executor: list[str]) -> Non
     assert not list(out.rglob(".tmp-*")) or how == "SIGKILL"  # a clean stop leaves no scratch files
 
     p = cli("sweep", "run", f, "--out", out, *executor)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 0, (p.stdout, p.stderr)
     m = _RAN.search(p.stdout)
     assert m, p.stdout
     ran, ok, failed, skipped = map(int, m.groups())
