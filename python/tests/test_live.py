@@ -827,7 +827,7 @@ def test_an_interrupted_ranking_check_keeps_the_algorithms_it_finished(tmp_path,
     assert cubic["live"]["queue_bytes"] == pytest.approx(3000)
     assert len(cubic["sim_runs"]) == 2 and rep["verdicts"]
     assert calls[:2] == [tmp_path / "live-cubic-1", tmp_path / "live-cubic-2"]
-    assert not (tmp_path / "ranking.json.tmp").exists()
+    assert not list(tmp_path.glob(".tmp-*"))  # the atomic write left no temporary file
 
 
 def test_live_check_ranking_reports_every_algorithm_live_and_simulated(live_bpf, tmp_path):

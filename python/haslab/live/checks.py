@@ -39,6 +39,8 @@ import statistics
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from ..store import _atomic_write_bytes
+
 #: the algorithms of the ranking check, in the order they run
 RANKING_CCS = ("cubic", "westwood+", "tcphas")
 #: simulated runs per algorithm (the ensemble of the module's documentation)
@@ -266,8 +268,5 @@ def ranking(duration_s: int = 180, out_dir: Optional[os.PathLike] = None,
                "verdicts": ranking_verdicts(nums)}
         if out_dir:
             # the numbers so far, after each algorithm: an interrupted check keeps what it measured
-            path = Path(out_dir) / "ranking.json"
-            tmp = path.with_suffix(".json.tmp")
-            tmp.write_text(json.dumps(rep, indent=1))
-            os.replace(tmp, path)
+            _atomic_write_bytes(Path(out_dir) / "ranking.json", json.dumps(rep, indent=1).encode())
     return rep

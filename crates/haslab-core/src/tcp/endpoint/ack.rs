@@ -56,8 +56,7 @@ impl Endpoint {
         // an old ACK (Linux tcp_ack `old_ack`) reaches no congestion-control hook
         let old_ack = ack < self.snd.una;
         if ack == self.snd.una && self.snd.sb.is_empty() && self.quiet_ack_applies(h) {
-            let fl = self.ack_flags(h, false, prev_wnd);
-            self.quiet_ack(h, fl);
+            self.quiet_ack(h, prev_wnd);
             return;
         }
         let prior_in_flight = self.window_pipe();
@@ -136,11 +135,7 @@ impl Endpoint {
         // leaving recovery, the ssthresh hook) and tcp_cong_control (cong_avoid); before
         // 6.15 it ran before pkts_acked, and also before all of those
         if !old_ack {
-            let fl = self.ack_flags(h, info.advanced, prev_wnd);
-            self.tp.snd_una_bytes = self.snd.una;
-            self.tp.snd_nxt_bytes = self.snd.nxt;
-            self.tp.in_flight_pkts = self.snd.sb.len();
-            self.ack_event(h, info.advanced, fl);
+            self.ack_event(h, info.advanced, prev_wnd);
         }
         self.process_tlp_ack(ack, pure_dupack);
 
@@ -278,14 +273,11 @@ impl Endpoint {
     /// What [`Self::on_ack`] does for an ACK of which [`Self::quiet_ack_applies`] holds, after
     /// the window update: the per-ACK bookkeeping only (rate sampler, pacing rate, cwnd clamp,
     /// the values the congestion control reads).
-    fn quiet_ack(&mut self, h: &TcpHeader, flags: u32) {
+    fn quiet_ack(&mut self, h: &TcpHeader, prev_wnd: u64) {
         self.rate.finish_unsampled(&mut self.tp);
         self.update_pacing_rate();
         self.apply_clamp();
-        self.tp.snd_una_bytes = self.snd.una;
-        self.tp.snd_nxt_bytes = self.snd.nxt;
-        self.tp.in_flight_pkts = 0;
-        self.ack_event(h, false, flags);
+        self.ack_event(h, false, prev_wnd);
     }
 
     /// The `in_ack_event` flags of ACK `h` (the window before it `prev_wnd`), as Linux 6.15 and
@@ -309,11 +301,17 @@ impl Endpoint {
     /// client's next request), takes `tcp_rcv_established`'s header-predicted path, which
     /// calls `tcp_ack` only when the ACK advances: the algorithm hears of it through
     /// `in_data_segment` instead. (Linux takes the slow path, and calls `tcp_ack`, also when
-    /// the advertised window changes or out-of-order data waits; not modelled.)
-    fn ack_event(&mut self, h: &TcpHeader, advanced: bool, flags: u32) {
+    /// the advertised window changes or out-of-order data waits; not modelled.) `prev_wnd`: the
+    /// send window before this ACK (for [`Self::ack_flags`]). The algorithm reads snd_una,
+    /// snd_nxt and the packets in flight as this ACK left them.
+    fn ack_event(&mut self, h: &TcpHeader, advanced: bool, prev_wnd: u64) {
+        self.tp.snd_una_bytes = self.snd.una;
+        self.tp.snd_nxt_bytes = self.snd.nxt;
+        self.tp.in_flight_pkts = self.snd.sb.len();
         if !advanced && h.payload_bytes > 0 && h.sack_len == 0 && !h.has(flags::FIN) {
             self.cc.in_data_segment(&mut self.tp);
         } else {
+            let flags = self.ack_flags(h, advanced, prev_wnd);
             self.cc.in_ack_event(&mut self.tp, flags);
         }
     }
@@ -413,33 +411,34 @@ impl Endpoint {
         h: &TcpHeader,
         now_ns: u64,
     ) -> Option<u64> {
-        if self.cfg.rtt_sampling == RttSampling::SendTime {
+        let first = first.filter(|_| acked.removed > 0);
+        match self.cfg.rtt_sampling {
             // Linux tcp_clean_rtx_queue and tcp_ack_update_rtt (Karn, RFC 6298 §3): the
             // oldest acknowledged segment's send time unless a segment this ACK removes was
             // ever retransmitted (FLAG_RETRANS_DATA_ACKED, SACKed ones included); else the
             // oldest newly SACKed segment's; else the timestamp echo (RFC 7323 §4)
-            let cumulative = first
-                .filter(|_| acked.removed > 0 && !acked.retrans)
-                .map(|f| now_ns - f.sent_ns);
-            return cumulative
+            RttSampling::SendTime => first
+                .filter(|_| !acked.retrans)
+                .map(|f| now_ns - f.sent_ns)
                 .or(info.sack_first_rtt_ns)
-                .or_else(|| self.ts_echo_rtt(h, now_ns).filter(|_| acked.removed > 0));
-        }
-        let first = first.filter(|_| acked.removed > 0)?;
-        let never_retransmitted = !first.has(segflags::EVER_RETRANS);
-        match (self.cfg.rtt_sampling, self.cfg.timestamps, h.ts) {
-            (RttSampling::SendTime, _, _) => unreachable!("handled above"),
-            // ns-3: the echo's age in whole milliseconds, 1 µs when not positive
-            (RttSampling::TsEcho, true, Some((_, ecr))) if never_retransmitted => {
-                let ms = super::ts_now(now_ns).wrapping_sub(ecr);
-                Some(if ms == 0 || ms > i32::MAX as u32 {
-                    1_000
-                } else {
-                    ms as u64 * 1_000_000
-                })
+                .or_else(|| first.and_then(|_| self.ts_echo_rtt(h, now_ns))),
+            // ns-3: only from a never-retransmitted oldest segment; with timestamps the echo's
+            // age in whole milliseconds, 1 µs when not positive
+            RttSampling::TsEcho => {
+                let first = first.filter(|f| !f.has(segflags::EVER_RETRANS))?;
+                match (self.cfg.timestamps, h.ts) {
+                    (true, Some((_, ecr))) => {
+                        let ms = super::ts_now(now_ns).wrapping_sub(ecr);
+                        Some(if ms == 0 || ms > i32::MAX as u32 {
+                            1_000
+                        } else {
+                            ms as u64 * 1_000_000
+                        })
+                    }
+                    (false, _) => Some(now_ns - first.sent_ns),
+                    (true, None) => None,
+                }
             }
-            (RttSampling::TsEcho, false, _) if never_retransmitted => Some(now_ns - first.sent_ns),
-            (RttSampling::TsEcho, _, _) => None,
         }
     }
 
