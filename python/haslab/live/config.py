@@ -268,6 +268,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
     # the kernel's own rules (the ns-3 sender's alternatives have no sysctl)
     for key, linux in (
         ("cwnd_growth", "per-packet"),
+        ("growth_count", "delivered"),
         ("partial_ack_rto", "slow-but-steady"),
         ("rto_ssthresh", "once-per-episode"),
         ("rto_undo", True),

@@ -80,7 +80,7 @@ pub const TRANSPORTS: &[Transport] = &[
                  (src/internet/model/tcp-congestion-ops.cc, tcp-socket-base.cc, tcp-socket.cc, \
                  tcp-prr-recovery.cc, rtt-estimator.cc)",
         description: "ns-3's default-configured NewReno sender: per-ACK growth (also when \
-                      application-limited), cwnd and flight counted in bytes, ssthresh = max(2, flight/2), PRR, impatient \
+                      application-limited, on ACKs that cover SACKed data), cwnd and flight counted in bytes, ssthresh = max(2, flight/2), PRR, impatient \
                       partial-ACK timer, ssthresh recomputed by an RTO in recovery, no undo of spurious RTOs, 536-byte segments, IW 10, SACK and timestamps, \
                       min RTO 1 s (RFC 6298 formula), max RTO 60 s, 200 ms delayed ACKs, \
                       128 KiB receive buffer, no restart after idle",
@@ -103,6 +103,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("rwnd", Int(131_072)),
             ("recovery", Str("prr")),
             ("cwnd_growth", Str("per-ack")),
+            ("growth_count", Str("cumulative")),
             ("window_accounting", Str("bytes")),
             ("partial_ack_rto", Str("impatient")),
             ("rto_ssthresh", Str("unless-repeated")),

@@ -119,6 +119,30 @@ pub enum CwndGrowth {
     PerAck,
 }
 
+/// Which ACKs grow cwnd, and how many segments each counts for (before [`CwndGrowth`] maps the
+/// count to what the algorithm is given).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum GrowthCount {
+    /// The packets the ACK newly delivered, each segment counted once, when first SACKed or
+    /// else when cumulatively acknowledged (Linux 6.x `tcp_ack`: `tcp_cong_control` →
+    /// `tcp_cong_avoid(sk, ack, acked_sacked)`, `acked_sacked = tcp_newly_delivered()`,
+    /// net/ipv4/tcp_input.c). After an RTO, the ACK of the retransmission that fills the one
+    /// hole below many SACKed segments counts 1: slow start restarts from 1.
+    Delivered,
+    /// ns-3's `TcpSocketBase::ProcessAck` (src/internet/model/tcp-socket-base.cc, 3.37 and
+    /// later): `IncreaseWindow(segsAcked)` with `segsAcked` the bytes the cumulative ACK newly
+    /// covers, SACKed before or not, in whole segments (the remainder carried to the next ACK,
+    /// `m_bytesAckedNotProcessed`); on the ACK that ends a Loss episode only the segments
+    /// above the recovery point (`(ackNumber - m_recover) / segmentSize`); on the ACK that
+    /// ends a fast recovery all it covers (`(ackNumber - oldHeadSequence) / segmentSize`).
+    /// Outside recovery an ACK that advances snd_una and also SACKs new data is a duplicate
+    /// ACK to ns-3 (`isDupack = scoreboardUpdated`): it moves to, or stays in, Disorder and
+    /// grows nothing. After an RTO the ACK that fills the one hole counts every segment up to
+    /// the new snd_una, so slow start jumps to ssthresh at once.
+    Cumulative,
+}
+
 /// How cwnd is compared with what is in flight before a segment leaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -349,6 +373,10 @@ pub struct TcpConfig {
     /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets it
     /// delivered) or `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data).
     pub cwnd_growth: CwndGrowth,
+    /// Which ACKs grow cwnd and what each counts: `delivered` (default, Linux: the packets it
+    /// newly delivered) or `cumulative` (ns-3's `ProcessAck`: the segments the cumulative ACK
+    /// newly covers, SACKed before or not); see [`GrowthCount`].
+    pub growth_count: GrowthCount,
     /// How cwnd is compared with what is in flight: `packets` (default, Linux) or `bytes`
     /// (ns-3's `TcpSocketBase`: the short last segment of a write leaves on the bytes left in
     /// the window); see [`WindowAccounting`].
@@ -415,6 +443,7 @@ impl Default for TcpConfig {
             recovery: RecoveryMode::Classic,
             prr_variant: PrrVariant::Linux,
             cwnd_growth: CwndGrowth::PerPacket,
+            growth_count: GrowthCount::Delivered,
             window_accounting: WindowAccounting::Packets,
             partial_ack_rto: PartialAckRto::SlowButSteady,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,

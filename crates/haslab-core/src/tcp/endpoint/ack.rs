@@ -6,7 +6,7 @@ use super::rack_tlp::rack_candidate;
 use super::{Endpoint, Output};
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
-use crate::tcp::config::{CaSample, PartialAckRto, RecoveryMode, RttSampling};
+use crate::tcp::config::{CaSample, GrowthCount, PartialAckRto, RecoveryMode, RttSampling};
 use crate::tcp::scoreboard::{segflags, Acked, Seg, DUP_THRESH};
 use crate::tcp::seq::from_wire;
 
@@ -154,6 +154,7 @@ impl Endpoint {
         debug_assert_eq!(self.snd.sb.check(), Ok(()));
         let cc_controls = self.cc_controls;
         let acked_sacked = info.delivered();
+        let grow_pkts = self.growth_pkts(&info);
         match prior_state {
             CaState::Open | CaState::Disorder => {
                 if info.advanced {
@@ -176,14 +177,23 @@ impl Endpoint {
                     } else {
                         CaState::Open
                     });
-                    if info.advanced {
-                        self.grow(acked_sacked);
+                    // ns-3's ProcessAck: an ACK that also SACKs new data is a duplicate ACK
+                    // (Disorder) and grows nothing
+                    let ns3_dupack = self.cfg.growth_count == GrowthCount::Cumulative
+                        && info.newly_sacked > 0;
+                    if info.advanced && !ns3_dupack {
+                        self.grow(grow_pkts);
                     }
                 }
             }
             CaState::Recovery => {
                 if ack >= self.recovery.recover {
-                    self.exit_recovery(prior_packets_out, acked_sacked);
+                    let exit_pkts = match self.cfg.growth_count {
+                        GrowthCount::Delivered => acked_sacked,
+                        // ns-3: (ackNumber - oldHeadSequence) / segmentSize, no carry
+                        GrowthCount::Cumulative => (info.bytes_acked / self.cfg.mss as u64) as u32,
+                    };
+                    self.exit_recovery(prior_packets_out, exit_pkts);
                 } else if !cc_controls {
                     self.recovery_ack(&info, is_dupack, newly_lost, now_ns, out);
                 } else if info.advanced && !self.sack_ok {
@@ -192,18 +202,24 @@ impl Endpoint {
                 }
             }
             CaState::Loss => {
+                let mut loss_pkts = grow_pkts;
                 if info.advanced && self.rto_was_spurious(h) {
                     self.undo_rto();
                 } else if ack >= self.recovery.recover {
                     self.set_ca_state(CaState::Open);
                     self.recovery.undo_ts = None;
+                    if self.cfg.growth_count == GrowthCount::Cumulative {
+                        // ns-3: (ackNumber - m_recover) / segmentSize
+                        let above = ack.min(self.snd.write_end).saturating_sub(self.recovery.recover);
+                        loss_pkts = (above / self.cfg.mss as u64) as u32;
+                    }
                 }
                 if self.cfg.recover_guard || info.advanced {
                     self.recovery.dupacks = 0;
                     self.recovery.reno_sacked = 0;
                 }
                 if info.advanced {
-                    self.grow(acked_sacked);
+                    self.grow(loss_pkts);
                 }
                 if !self.cfg.recover_guard
                     && is_dupack
@@ -252,6 +268,22 @@ impl Endpoint {
         }
         if !self.snd.sb.is_empty() {
             self.schedule_loss_probe(now_ns, out);
+        }
+    }
+
+    /// The segments this ACK counts for in cwnd growth ([`GrowthCount`]): the packets it
+    /// delivered, or with `cumulative` ns-3's `segsAcked`, the bytes the cumulative ACK newly
+    /// covers in whole segments with the remainder carried to the next ACK.
+    fn growth_pkts(&mut self, info: &AckInfo) -> u32 {
+        match self.cfg.growth_count {
+            GrowthCount::Delivered => info.delivered(),
+            GrowthCount::Cumulative if info.advanced => {
+                let bytes = info.bytes_acked + self.snd.growth_carry_bytes;
+                let mss = self.cfg.mss as u64;
+                self.snd.growth_carry_bytes = bytes % mss;
+                (bytes / mss) as u32
+            }
+            GrowthCount::Cumulative => 0,
         }
     }
 

@@ -862,3 +862,82 @@ fn in_ack_event_runs_on_every_ack_linux_tcp_ack_processes() {
     c.on_segment(&pure, 1227 * MS, &mut out);
     assert_eq!(take(), vec![0, CA_ACK_WIN_UPDATE | CA_ACK_SLOWPATH]);
 }
+
+/// What the ACK that ends an RTO's hole counts for in cwnd growth. Ten segments are out when
+/// the RTO fires (cwnd 1, ssthresh 5); the originals but the first and the last arrive late
+/// and are SACKed; then the retransmission of the first fills the hole, and its ACK covers
+/// nine segments, below the recovery point. Linux (`growth_count = "delivered"`,
+/// `tcp_cong_avoid(sk, ack, acked_sacked)`) counts the one segment it newly delivered: slow
+/// start from 1 to 2. ns-3's `ProcessAck` (`"cumulative"`) calls `IncreaseWindow` with the nine
+/// segments the cumulative ACK covers: slow start reaches ssthresh on this one ACK (1 + 4) and
+/// the five left over are a whole window of congestion avoidance, one more (Linux's Reno and
+/// ns-3's `TcpLinuxReno::SlowStart` both hand the rest to congestion avoidance): 6.
+#[test]
+fn the_ack_that_fills_an_rto_hole_counts_what_linux_or_ns3_counts() {
+    use crate::tcp::config::GrowthCount;
+    for mode in [GrowthCount::Delivered, GrowthCount::Cumulative] {
+        let cfg = TcpConfig {
+            tlp: false,
+            growth_count: mode,
+            ..sack_cfg()
+        };
+        let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg);
+        assert_eq!(c.tp.ssthresh_pkts, 5);
+        let mut out = Output::default();
+        for h in &data[1..9] {
+            s.on_segment(h, rto_at + 10 * MS, &mut out);
+        }
+        for h in headers(&mut out) {
+            assert!(h.sack_len > 0);
+            c.on_segment(&h, rto_at + 35 * MS, &mut out);
+        }
+        assert_eq!(c.snd.sb.sacked_out, 8);
+        assert_eq!(c.tp.cwnd_pkts, 1, "{mode:?}: SACKs in Loss grow nothing");
+        out.packets.clear();
+        s.on_segment(&resent, rto_at + 25 * MS, &mut out);
+        let acks = headers(&mut out);
+        let ack = acks.last().unwrap();
+        c.on_segment(ack, rto_at + 50 * MS, &mut out);
+        assert_eq!(c.snd.una, data[9].seq.wrapping_sub(c.snd.iss) as u64, "{mode:?}");
+        let want = match mode {
+            GrowthCount::Delivered => 2,
+            GrowthCount::Cumulative => 6,
+        };
+        assert_eq!(c.tp.cwnd_pkts, want, "{mode:?}");
+    }
+}
+
+/// An ACK that acknowledges new data and SACKs new data outside recovery (with delayed ACKs,
+/// the first ACK after a hole): Linux grows cwnd by what it delivered (`tcp_cong_control` in
+/// Disorder: the acknowledged segment and the SACKed one, slow start 10 → 12); to ns-3's
+/// `ProcessAck` it is a duplicate ACK (`isDupack = scoreboardUpdated`), `DupAck` moves Open
+/// to Disorder and `IncreaseWindow` runs only in Open: cwnd stays (`growth_count =
+/// "cumulative"`).
+#[test]
+fn an_ack_that_advances_and_sacks_grows_cwnd_in_linux_not_in_ns3() {
+    use crate::tcp::config::GrowthCount;
+    for mode in [GrowthCount::Delivered, GrowthCount::Cumulative] {
+        let cfg = TcpConfig {
+            sack: true,
+            delayed_ack: DelayedAckMode::On,
+            growth_count: mode,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        // a whole window, so that cwnd is the limit (Linux `tcp_is_cwnd_limited`)
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        let cwnd_before = c.tp.cwnd_pkts;
+        assert_eq!(cwnd_before, 10);
+        let ack = deliver(&mut s, &[data[0], data[2]], 125 * MS);
+        assert_eq!((ack.len(), ack[0].ack, ack[0].sack_len), (1, data[1].seq, 1));
+        deliver(&mut c, &ack, 150 * MS);
+        assert_eq!(c.tp.ca_state, crate::tcp::cc::CaState::Disorder, "{mode:?}");
+        let want = match mode {
+            GrowthCount::Delivered => cwnd_before + 2,
+            GrowthCount::Cumulative => cwnd_before,
+        };
+        assert_eq!(c.tp.cwnd_pkts, want, "{mode:?}");
+    }
+}
