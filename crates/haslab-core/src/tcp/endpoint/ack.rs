@@ -154,7 +154,11 @@ impl Endpoint {
         debug_assert_eq!(self.snd.sb.check(), Ok(()));
         let cc_controls = self.cc_controls;
         let acked_sacked = info.delivered();
-        let grow_pkts = self.growth_pkts(&info);
+        // what the ACK counts for in cwnd growth
+        let grow_pkts = match self.cfg.growth_count {
+            GrowthCount::Delivered => acked_sacked,
+            GrowthCount::Cumulative => self.ns3_growth_pkts(&info, ack, prior_state),
+        };
         match prior_state {
             CaState::Open | CaState::Disorder => {
                 if info.advanced {
@@ -177,23 +181,14 @@ impl Endpoint {
                     } else {
                         CaState::Open
                     });
-                    // ns-3's ProcessAck: an ACK that also SACKs new data is a duplicate ACK
-                    // (Disorder) and grows nothing
-                    let ns3_dupack = self.cfg.growth_count == GrowthCount::Cumulative
-                        && info.newly_sacked > 0;
-                    if info.advanced && !ns3_dupack {
+                    if info.advanced {
                         self.grow(grow_pkts);
                     }
                 }
             }
             CaState::Recovery => {
                 if ack >= self.recovery.recover {
-                    let exit_pkts = match self.cfg.growth_count {
-                        GrowthCount::Delivered => acked_sacked,
-                        // ns-3: (ackNumber - oldHeadSequence) / segmentSize, no carry
-                        GrowthCount::Cumulative => (info.bytes_acked / self.cfg.mss as u64) as u32,
-                    };
-                    self.exit_recovery(prior_packets_out, exit_pkts);
+                    self.exit_recovery(prior_packets_out, grow_pkts);
                 } else if !cc_controls {
                     self.recovery_ack(&info, is_dupack, newly_lost, now_ns, out);
                 } else if info.advanced && !self.sack_ok {
@@ -202,24 +197,18 @@ impl Endpoint {
                 }
             }
             CaState::Loss => {
-                let mut loss_pkts = grow_pkts;
                 if info.advanced && self.rto_was_spurious(h) {
                     self.undo_rto();
                 } else if ack >= self.recovery.recover {
                     self.set_ca_state(CaState::Open);
                     self.recovery.undo_ts = None;
-                    if self.cfg.growth_count == GrowthCount::Cumulative {
-                        // ns-3: (ackNumber - m_recover) / segmentSize
-                        let above = ack.min(self.snd.write_end).saturating_sub(self.recovery.recover);
-                        loss_pkts = (above / self.cfg.mss as u64) as u32;
-                    }
                 }
                 if self.cfg.recover_guard || info.advanced {
                     self.recovery.dupacks = 0;
                     self.recovery.reno_sacked = 0;
                 }
                 if info.advanced {
-                    self.grow(loss_pkts);
+                    self.grow(grow_pkts);
                 }
                 if !self.cfg.recover_guard
                     && is_dupack
@@ -271,20 +260,31 @@ impl Endpoint {
         }
     }
 
-    /// The segments this ACK counts for in cwnd growth ([`GrowthCount`]): the packets it
-    /// delivered, or with `cumulative` ns-3's `segsAcked`, the bytes the cumulative ACK newly
-    /// covers in whole segments with the remainder carried to the next ACK.
-    fn growth_pkts(&mut self, info: &AckInfo) -> u32 {
-        match self.cfg.growth_count {
-            GrowthCount::Delivered => info.delivered(),
-            GrowthCount::Cumulative if info.advanced => {
-                let bytes = info.bytes_acked + self.snd.growth_carry_bytes;
-                let mss = self.cfg.mss as u64;
-                self.snd.growth_carry_bytes = bytes % mss;
-                (bytes / mss) as u32
-            }
-            GrowthCount::Cumulative => 0,
+    /// With `growth_count = "cumulative"`, what this ACK counts for in cwnd growth, as ns-3's
+    /// `TcpSocketBase::ProcessAck` passes it to `IncreaseWindow` ([`GrowthCount`]): `segsAcked`,
+    /// the bytes the cumulative ACK newly covers in whole segments with the remainder carried
+    /// to the next ACK (`m_bytesAckedNotProcessed`), SACKed before or not; 0 for an ACK that
+    /// also SACKs new data outside recovery (a duplicate ACK to ns-3: Disorder, no increase);
+    /// `(ackNumber - oldHeadSequence) / segmentSize` on the ACK that ends a fast recovery and
+    /// `(ackNumber - m_recover) / segmentSize` on the one that ends a Loss episode.
+    #[inline(never)]
+    fn ns3_growth_pkts(&mut self, info: &AckInfo, ack: u64, prior_state: CaState) -> u32 {
+        if !info.advanced {
+            return 0;
         }
+        let mss = self.cfg.mss as u64;
+        let bytes = info.bytes_acked + self.recovery.growth_carry_bytes;
+        self.recovery.growth_carry_bytes = bytes % mss;
+        let ends_episode = ack >= self.recovery.recover;
+        let pkts = match prior_state {
+            CaState::Open | CaState::Disorder if info.newly_sacked > 0 => 0,
+            CaState::Recovery if ends_episode => info.bytes_acked / mss,
+            CaState::Loss if ends_episode => {
+                ack.min(self.snd.write_end).saturating_sub(self.recovery.recover) / mss
+            }
+            _ => bytes / mss,
+        };
+        pkts as u32
     }
 
     /// Whether an ACK that acknowledges nothing new, with nothing outstanding (what every data

@@ -24,6 +24,9 @@ pub(super) struct LossRecovery {
     /// Linux's `sacked_out` without SACK ("reno sacks"): duplicate ACKs counted as segments
     /// that have left the network (PRR's pipe without SACK)
     pub(super) reno_sacked: u32,
+    /// with `growth_count = "cumulative"`, the acknowledged bytes short of a whole segment
+    /// carried to the next ACK (ns-3's `m_bytesAckedNotProcessed`)
+    pub(super) growth_carry_bytes: u64,
     /// PRR state (RFC 6937): delivered and sent since recovery began, RecoverFS
     pub(super) prr_delivered: u32,
     pub(super) prr_out: u32,

@@ -54,9 +54,6 @@ pub(super) struct SendHalf {
     /// acknowledged, for `window_accounting = "bytes"` (a short segment in flight counts its
     /// own bytes); empty otherwise
     pub(super) short_segs: VecDeque<(u64, u32)>,
-    /// with `growth_count = "cumulative"`, the acknowledged bytes short of a whole segment
-    /// carried to the next ACK (ns-3's `m_bytesAckedNotProcessed`)
-    pub(super) growth_carry_bytes: u64,
 }
 
 impl SendHalf {
@@ -82,7 +79,6 @@ impl SendHalf {
             marks: VecDeque::new(),
             idle_notified: true,
             short_segs: VecDeque::new(),
-            growth_carry_bytes: 0,
         }
     }
 
