@@ -172,7 +172,7 @@ def _ns3_intro(w, cmd: str) -> None:
     w("it would never idle and the cell would repeat the two-bulk-flow cell). Flow start times are drawn from the seed (uniform in [0, 1 s)) and given to both")
     w("sides: both simulators are deterministic, so the seed only moves the starts (one flow: the")
     w("seeds give the same result). Like with like: haslab's `newreno` (Linux-style, growth per")
-    w("delivered packet, with `grow_when_app_limited` since ns-3 3.37 has no cwnd-limited test)")
+    w("acknowledged packet, with `grow_when_app_limited` since ns-3 3.37 has no cwnd-limited test)")
     w("against ns-3's `TcpLinuxReno`; haslab's transport `ns3-newreno` against")
     w("ns-3's `TcpNewReno`; CUBIC, Westwood+ (ns-3: `TcpWestwood` with `ProtocolType=WestwoodPlus`),")
     w("YeAH and Illinois by name, and the last three also with haslab's `cwnd_growth = \"per-ack\"`")
@@ -348,6 +348,7 @@ SETTINGS_TABLE = [
     ("RFC 6675 NextSeg rule (3)", "on: in recovery, with nothing marked lost and no new data, the first segment not SACKed is resent", "that (tcp-tx-buffer.cc NextSeg)", "off (Linux resends only what it marked lost)"),
     ("partial ACK in recovery", "after PRR, one segment is sent whatever the window (a lost one, else new data, else the head) unless the new head is a full segment already retransmitted", "that (tcp-socket-base.cc ProcessAck, DoRetransmit)", "Linux: only what PRR's window allows"),
     ("window", "cwnd and flight in bytes: a full segment needs one MSS free, the last data of a write goes if it fits; per-ACK growth adds ⌊MSS²/cwnd⌋ bytes", "that (tcp-socket-base.cc AvailableWindow, SendPendingData; tcp-congestion-ops.cc TcpNewReno::CongestionAvoidance)", "Linux: in packets (a short segment takes a packet of window)"),
+    ("what an ACK grows cwnd by", "the segments the cumulative ACK newly covers, SACKed before or not (the ACK that ends a Loss episode: those above the recovery point); nothing for an ACK that advances and SACKs new data outside recovery", "that (tcp-socket-base.cc ProcessAck: IncreaseWindow(segsAcked))", "Linux: the packets it newly delivered, each segment once (`growth_count`)"),
     ("restart after idle", "none", "none (tcp-socket-base.cc)", "Linux's"),
     ("RACK / TLP, pacing", "off", "not implemented / off", "off"),
     ("SACK", "per cell", "on (tcp-socket-base.cc Sack)", "off"),

@@ -667,3 +667,51 @@ fn rack_is_checked_against_tlp_and_sack() {
     .check()
     .is_ok());
 }
+
+/// Without SACK, Linux keeps the Recovery state when the cumulative ACK reaches the recovery
+/// point exactly, until an ACK above it (`tcp_is_non_sack_preventing_reopen`, "to prevent
+/// false fast retransmits"); RFC 6582 (`classic`) and ns-3 (`prr_variant = "ns3"`) leave
+/// recovery on that ACK. IW 40, five segments written, the first lost: the retransmission's
+/// ACK covers everything sent (the recovery point). One more segment, acknowledged above it,
+/// then ends Linux's recovery with cwnd = ssthresh = 20.
+#[test]
+fn without_sack_linux_holds_recovery_until_an_ack_above_the_recovery_point() {
+    use crate::tcp::config::PrrVariant;
+    for (recovery, variant, holds) in [
+        (RecoveryMode::Prr, PrrVariant::Linux, true),
+        (RecoveryMode::Prr, PrrVariant::Linux3, true),
+        (RecoveryMode::Prr, PrrVariant::Ns3, false),
+        (RecoveryMode::Classic, PrrVariant::Linux, false),
+    ] {
+        let cfg = TcpConfig {
+            delayed_ack: DelayedAckMode::Off,
+            initial_cwnd: 40,
+            recovery,
+            prr_variant: variant,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(5 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        let dupacks = deliver(&mut s, &data[1..], 125 * MS);
+        let rtx = deliver(&mut c, &dupacks, 150 * MS);
+        assert_eq!(c.tp.ca_state, CaState::Recovery);
+        let full = deliver(&mut s, &rtx, 175 * MS);
+        assert_eq!(full.len(), 1);
+        deliver(&mut c, &full, 200 * MS);
+        assert_eq!(c.unacked_written_bytes(), 0);
+        let want = if holds { CaState::Recovery } else { CaState::Open };
+        assert_eq!(c.tp.ca_state, want, "{recovery:?} {variant:?}");
+        c.write(MSS, 2, 210 * MS, &mut out);
+        let next = headers(&mut out);
+        assert_eq!(next.len(), 1);
+        let ack = deliver(&mut s, &next, 235 * MS);
+        deliver(&mut c, &ack, 260 * MS);
+        assert_eq!(c.tp.ca_state, CaState::Open, "{recovery:?} {variant:?}");
+        assert_eq!(c.tp.ssthresh_pkts, 20);
+        if holds {
+            assert_eq!(c.tp.cwnd_pkts, 20, "the exit sets cwnd = ssthresh");
+        }
+    }
+}
