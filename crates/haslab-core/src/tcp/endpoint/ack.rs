@@ -187,9 +187,7 @@ impl Endpoint {
                 }
             }
             CaState::Recovery => {
-                if ack == self.recovery.recover && self.holds_reno_recovery() {
-                    self.hold_reno_recovery(&info);
-                } else if ack >= self.recovery.recover {
+                if ack >= self.recovery.recover {
                     self.exit_recovery(prior_packets_out, grow_pkts);
                 } else if !cc_controls {
                     self.recovery_ack(&info, is_dupack, newly_lost, now_ns, out);

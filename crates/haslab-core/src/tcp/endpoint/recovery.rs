@@ -106,31 +106,6 @@ impl Endpoint {
         self.tp.cwnd_pkts = (pipe + sndcnt).max(1) as u32;
     }
 
-    /// Whether an ACK that reaches the recovery point exactly keeps the Recovery state: Linux's
-    /// recovery (`recovery = "prr"` with a Linux `prr_variant`) without SACK. Linux
-    /// `tcp_fastretrans_alert` → `tcp_try_undo_recovery` → `tcp_is_non_sack_preventing_reopen`
-    /// (net/ipv4/tcp_input.c): "Hold old state until something *above* high_seq is ACKed. For
-    /// Reno it is MUST to prevent false fast retransmits (RFC2582)". RFC 6582 (`classic`) and
-    /// ns-3's `ProcessAck` (`prr_variant = "ns3"`) end the recovery on that ACK.
-    pub(super) fn holds_reno_recovery(&self) -> bool {
-        !self.sack_ok
-            && self.cfg.recovery == RecoveryMode::Prr
-            && self.cfg.prr_variant != PrrVariant::Ns3
-    }
-
-    /// An ACK in the hold ([`Self::holds_reno_recovery`]): Linux resets the duplicate-ACK
-    /// count (`tcp_reset_reno_sack`) and returns from `tcp_fastretrans_alert` before its
-    /// retransmission step, and `tcp_cong_control` goes on with PRR (`tcp_cwnd_reduction`) for
-    /// the packets the ACK delivered; a duplicate ACK delivers nothing then, so it changes
-    /// nothing. The first ACK above the recovery point ends the recovery
-    /// ([`Self::exit_recovery`]).
-    pub(super) fn hold_reno_recovery(&mut self, info: &AckInfo) {
-        self.recovery.reno_sacked = 0;
-        if info.advanced && !self.cc_controls {
-            self.prr_update(info.delivered(), true, info.retrans_acked);
-        }
-    }
-
     // ------------------------------------------------------------------ ACK processing
 
     /// Enters fast recovery (RFC 6582 §3.2 step 2, RFC 6675 §5 step 4).
