@@ -280,7 +280,9 @@ impl Endpoint {
             CaState::Open | CaState::Disorder if info.newly_sacked > 0 => 0,
             CaState::Recovery if ends_episode => info.bytes_acked / mss,
             CaState::Loss if ends_episode => {
-                ack.min(self.snd.write_end).saturating_sub(self.recovery.recover) / mss
+                ack.min(self.snd.write_end)
+                    .saturating_sub(self.recovery.recover)
+                    / mss
             }
             _ => bytes / mss,
         };

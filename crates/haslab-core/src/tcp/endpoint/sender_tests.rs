@@ -898,7 +898,11 @@ fn the_ack_that_fills_an_rto_hole_counts_what_linux_or_ns3_counts() {
         let acks = headers(&mut out);
         let ack = acks.last().unwrap();
         c.on_segment(ack, rto_at + 50 * MS, &mut out);
-        assert_eq!(c.snd.una, data[9].seq.wrapping_sub(c.snd.iss) as u64, "{mode:?}");
+        assert_eq!(
+            c.snd.una,
+            data[9].seq.wrapping_sub(c.snd.iss) as u64,
+            "{mode:?}"
+        );
         let want = match mode {
             GrowthCount::Delivered => 2,
             GrowthCount::Cumulative => 6,
@@ -931,7 +935,10 @@ fn an_ack_that_advances_and_sacks_grows_cwnd_in_linux_not_in_ns3() {
         let cwnd_before = c.tp.cwnd_pkts;
         assert_eq!(cwnd_before, 10);
         let ack = deliver(&mut s, &[data[0], data[2]], 125 * MS);
-        assert_eq!((ack.len(), ack[0].ack, ack[0].sack_len), (1, data[1].seq, 1));
+        assert_eq!(
+            (ack.len(), ack[0].ack, ack[0].sack_len),
+            (1, data[1].seq, 1)
+        );
         deliver(&mut c, &ack, 150 * MS);
         assert_eq!(c.tp.ca_state, crate::tcp::cc::CaState::Disorder, "{mode:?}");
         let want = match mode {
