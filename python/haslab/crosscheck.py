@@ -156,7 +156,8 @@ class Cell:
 
 #: (label, haslab cc or None, haslab transport or None, ns-3 congestion control, extra haslab
 #: [flow.tcp] options). Like with like: haslab's Linux-style NewReno against ns-3's TcpLinuxReno
-#: (per-delivered-packet growth, as Linux tcp_cong_avoid_ai), haslab's ns3-newreno transport
+#: (growth per acknowledged packet, as Linux tcp_cong_avoid_ai, counted as ns-3's ProcessAck
+#: counts them: COMMON's growth_count), haslab's ns3-newreno transport
 #: against ns-3's TcpNewReno (per-ACK growth); the other algorithms by name, and — for the three
 #: whose ns-3 class derives from TcpNewReno and so grows per ACK (tcp-westwood.cc, tcp-yeah.cc,
 #: tcp-illinois.cc) — also with haslab's cwnd_growth = "per-ack" (skipped while a build lacks it).

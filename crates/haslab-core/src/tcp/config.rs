@@ -108,8 +108,9 @@ pub enum PartialAckRetransmit {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CwndGrowth {
-    /// The packets the ACK newly delivered (Linux `tcp_cong_avoid(sk, ack, acked_sacked)`;
-    /// RFC 3465 byte counting): slow start doubles cwnd per RTT whatever the ACK ratio.
+    /// The packets the ACK counts for ([`GrowthCount`]: by default those it newly delivered,
+    /// Linux `tcp_cong_avoid(sk, ack, acked_sacked)`; RFC 3465 byte counting): slow start
+    /// doubles cwnd per RTT whatever the ACK ratio.
     PerPacket,
     /// One packet per ACK that advances snd_una, however many it covers: ns-3's
     /// `TcpNewReno::SlowStart` (+1 segment when segmentsAcked ≥ 1) and
@@ -370,8 +371,9 @@ pub struct TcpConfig {
     /// When an RTO recomputes ssthresh: `once-per-episode` (default, Linux) or
     /// `unless-repeated` (ns-3: also when the RTO ends a fast recovery).
     pub rto_ssthresh: RtoSsthresh,
-    /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets it
-    /// delivered) or `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data).
+    /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets
+    /// `growth_count` counts) or `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data
+    /// that counts any).
     pub cwnd_growth: CwndGrowth,
     /// Which ACKs grow cwnd and what each counts: `delivered` (default, Linux: the packets it
     /// newly delivered) or `cumulative` (ns-3's `ProcessAck`: the segments the cumulative ACK

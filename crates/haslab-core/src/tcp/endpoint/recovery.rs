@@ -266,7 +266,8 @@ impl Endpoint {
     /// calls `tcp_cong_control` after `tcp_fastretrans_alert` has left recovery, and it calls
     /// `tcp_cong_avoid` with the ACK's delivered count (`tcp_may_raise_cwnd`: data was
     /// acknowledged); ns-3.37's `TcpSocketBase::ProcessAck` calls `IncreaseWindow` on the same
-    /// ACK (with its cumulatively acknowledged segments); ns-3.17's `NewAck` falls through to
+    /// ACK (with its cumulatively acknowledged segments: `growth_count = "cumulative"`, which
+    /// `acked_pkts` then is); ns-3.17's `NewAck` falls through to
     /// its per-ACK increase.
     pub(super) fn exit_recovery(&mut self, prior_packets_out: u32, acked_pkts: u32) {
         let cc_controls = self.cc_controls;
