@@ -99,7 +99,9 @@ install: tshark live-deps ns3-deps venv
 demo: install
 	$(VENV)/bin/haslab demo --out demo-out
 
+# rustfmt's check first when the toolchain has it (`make lint` adds clippy)
 test-rust:
+	if $(CARGO) fmt --version >/dev/null 2>&1; then $(CARGO) fmt --all -- --check; fi
 	$(CARGO) test --workspace --exclude haslab-py
 
 test-python:
