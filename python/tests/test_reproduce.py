@@ -110,6 +110,29 @@ def test_the_tcphas_estimator_readings_reach_the_algorithms_that_have_the_estima
     assert all(isinstance(v["preset.player.cc"], str) for v in default.values())
 
 
+def test_on_the_ns3_17_stack_westwood_plus_runs_on_ns3_17s_tcpwestwood():
+    """Setting `ns3`: Westwood+ is ns-3.17's TcpWestwood (WestwoodPlus): its estimator and its own
+    (Reno) fast recovery, the transport `ns3.17-westwood`; TIBET, Trickle and TcpHas keep the
+    scenario's `ns3.17-tcp`. Each variant is a valid scenario, and the transport's sender options
+    are Reno's."""
+    import haslab
+    from haslab.reproduce.tcphas import METHODS, method_variants, scenario
+
+    v = method_variants("ns3.17", "ns3")["method"]
+    assert v["Westwood+"] == {"preset.player.cc": {"algorithm": "westwood+", "estimator": "ns3.17"},
+                              "preset.player.transport": "ns3.17-westwood"}
+    for label in ("TIBET", "Trickle", "TcpHas"):
+        assert v[label] == {"preset.player.cc": METHODS[label]}
+    for label, variant in v.items():
+        sc = scenario(2, 1.0, stack="ns3.17")
+        for key, value in variant.items():
+            sc["preset"]["player"][key.rsplit(".", 1)[1]] = value
+        haslab.validate(sc)
+    ww = next(t for t in haslab.catalog()["transports"] if t["name"] == "ns3.17-westwood")
+    assert ww["tcp"]["recovery_end"] == "new-ack" and ww["tcp"]["recovery_entry_cwnd"] == "min"
+    assert ww["tcp"]["full_ack_exit"] == "ssthresh" and ww["tcp"]["sack"] is False
+
+
 def test_a_claim_failing_by_default_but_holding_under_another_reading_is_named_so():
     c = Claim("x", "Fig. 1", "1", 0.0, False, reason="r", verdict="model", readings={"loss on the ACKs": True})
     assert c.verdict == "reading" and c.reading == "loss on the ACKs"

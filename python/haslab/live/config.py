@@ -281,6 +281,8 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("partial_ack_retransmit", "window"),
         ("window_accounting", "packets"),
         ("full_ack_exit", "ssthresh"),
+        ("recovery_end", "recover"),
+        ("recovery_entry_cwnd", "rfc"),
         ("prr_variant", "linux"),
     ):
         if tcp.get(key, linux) != linux:

@@ -36,9 +36,12 @@ K_S = 180
 #   segment on).
 # - "ns3": K = 180 s on the ns-3.17 sender the paper simulated with (transport `ns3.17-tcp`: 536-byte
 #   segments, IW 1, no options, 64 KB window, per-ACK growth, 0.2 s minimum RTO) instead of haslab's
-#   Linux-like default; Westwood+ with ns-3's estimator. ns-3.17's TcpWestwood is plain Westwood unless
-#   its ProtocolType is set to WestwoodPlus (src/internet/model/tcp-westwood.cc); the paper names
-#   Westwood+ and says it leaves plain Westwood out (§IV-C).
+#   Linux-like default. Westwood+ there is ns-3.17's TcpWestwood with ProtocolType WestwoodPlus
+#   (src/internet/model/tcp-westwood.cc; plain Westwood is its default, and the paper names Westwood+
+#   and leaves plain Westwood out, §IV-C): transport `ns3.17-westwood`, with that class's estimator
+#   (`estimator = "ns3.17"`) and its Reno fast recovery (the first new ACK ends it; cwnd = min(cwnd,
+#   ssthresh) on the third duplicate ACK). TIBET, Trickle and TcpHas keep ns-3.17's TcpNewReno
+#   recovery: the paper does not say which ns-3 class they were built on.
 # - "westwood-count" and "new-data": K = 180 s with the TIBET estimator (of TIBET, Trickle and TcpHas)
 #   reading other ACKs than the default's. By default every received ACK is a sample of Algorithm 2,
 #   a duplicate ACK or the client's next request acknowledging 0 segments (§II-C: "if ACK is
@@ -65,7 +68,7 @@ ESTIMATOR_CCS = ("tibet", "trickle", "tcphas")
 READING_NAMES = {
     "steady": "the steady-state window ([300, 560) s of 600 s runs)",
     "estimate": "RBB buffering = \"estimate\" (K = 180 s)",
-    "ns3": "the ns-3.17 sender (`ns3.17-tcp`, K = 180 s)",
+    "ns3": "the ns-3.17 sender (`ns3.17-tcp`, Westwood+ on `ns3.17-westwood`, K = 180 s)",
     "westwood-count": "the TIBET estimator counting ACKs as ns-3.17's Westwood (`samples = \"westwood\"`, K = 180 s)",
     "new-data": "the TIBET estimator sampling only ACKs of new data (`samples = \"new-data\"`, K = 180 s)",
 }
@@ -97,15 +100,17 @@ def scenario(clients: int, duration_s: float, buffering: str = "lowest", cwnd: b
 def method_variants(stack: str = "linux", setting: str = "K") -> dict:
     samples = SAMPLES.get(setting)
 
-    def cc(c: str):
-        # on the ns-3 stack, Westwood+ is ns-3's TcpWestwood with ProtocolType WestwoodPlus
+    def variant(c: str) -> dict:
+        # on the ns-3.17 stack, Westwood+ is ns-3.17's TcpWestwood with ProtocolType WestwoodPlus:
+        # its estimator and its own (Reno) fast recovery, the transport `ns3.17-westwood`
         if stack != "linux" and c == "westwood+":
-            return {"algorithm": c, "estimator": "ns3"}
+            return {"preset.player.cc": {"algorithm": c, "estimator": "ns3.17"},
+                    "preset.player.transport": "ns3.17-westwood"}
         # Westwood+ has no TIBET estimator: its runs are the same as the default setting's
         if samples and c in ESTIMATOR_CCS:
-            return {"algorithm": c, "samples": samples}
-        return c
-    return {"method": {label: {"preset.player.cc": cc(c)} for label, c in METHODS.items()}}
+            return {"preset.player.cc": {"algorithm": c, "samples": samples}}
+        return {"preset.player.cc": c}
+    return {"method": {label: variant(c) for label, c in METHODS.items()}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -510,7 +515,8 @@ FIG2 = Experiment(
         "paper's K = 180 s, RBB asking for the lowest level while buffering: the default reading, docs/has.md; "
         "claims measured from 60 s, as tests/paper_checks.rs), `steady` (600 s runs measured over [300, 560) s) "
         "`estimate` (K = 180 s with RBB's other buffering reading) and `ns3` (K = 180 s on the ns-3.17 sender, "
-        "transport `ns3.17-tcp`, side by side with haslab's Linux-like default), and two readings of which ACKs "
+        "transport `ns3.17-tcp`, Westwood+ as ns-3.17's TcpWestwood on `ns3.17-westwood`, side by side with haslab's "
+        "Linux-like default), and two readings of which ACKs "
         "TIBET's estimator samples (TIBET, Trickle, TcpHas; K = 180 s): by default every received ACK, a "
         "duplicate or the client's next request counting 0 segments (Algorithm 2, §II-C, §III-A); "
         "`westwood-count`, counted as ns-3.17's TcpWestwood::CountAck; `new-data`, only ACKs of new data. "

@@ -57,7 +57,7 @@ mod tests {
             .iter()
             .find(|p| p["name"] == "estimator")
             .unwrap();
-        assert_eq!(est["accepts"], "\"linux\" | \"ns3\"");
+        assert_eq!(est["accepts"], "\"linux\" | \"ns3\" | \"ns3.17\"");
     }
 
     /// The `algorithm` constants of the schema's tables for family `def` ("CcConfig").

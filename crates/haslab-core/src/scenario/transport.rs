@@ -72,6 +72,34 @@ const NS2: [(&str, TcpValue); 5] = [
     ("delayed_ack", Str("off")),
 ];
 
+/// ns-3.17's socket defaults and TcpSocketBase rules that haslab can express, shared by the
+/// `ns3.17-tcp` (TcpNewReno) and `ns3.17-westwood` (TcpWestwood) transports; each adds how its
+/// class ends a fast recovery.
+const NS3_17: [(&str, TcpValue); 20] = [
+    ("mss", Int(536)),
+    ("initial_cwnd", Int(1)),
+    ("timestamps", Bool(false)),
+    ("sack", Bool(false)),
+    ("tlp", Bool(false)),
+    ("rwnd", Int(65_535)),
+    ("delayed_ack", Str("on")),
+    ("delayed_ack_timeout", Str("200ms")),
+    ("min_rto", Str("200ms")),
+    ("rto_formula", Str("ns3.17")),
+    ("limited_transmit", Bool(false)),
+    ("recover_guard", Bool(false)),
+    ("recovery", Str("classic")),
+    ("cwnd_growth", Str("per-ack")),
+    ("window_accounting", Str("bytes")),
+    // TcpNewReno::Retransmit and TcpWestwood::Retransmit recompute ssthresh on every RTO, also
+    // one that ends a fast recovery (and even a repeated one, which haslab does not model)
+    ("rto_ssthresh", Str("unless-repeated")),
+    ("rto_undo", Bool(false)),
+    ("rto_restart_on_retransmit", Bool(false)),
+    ("idle_restart", Str("off")),
+    ("pacing", Str("off")),
+];
+
 /// Every named transport, in the order `haslab cc list` prints them.
 pub const TRANSPORTS: &[Transport] = &[
     Transport {
@@ -140,29 +168,68 @@ pub const TRANSPORTS: &[Transport] = &[
             ("ssthresh", Str("flight")),
         ],
         tcp: &[
-            ("mss", Int(536)),
-            ("initial_cwnd", Int(1)),
-            ("timestamps", Bool(false)),
-            ("sack", Bool(false)),
-            ("tlp", Bool(false)),
-            ("rwnd", Int(65_535)),
-            ("delayed_ack", Str("on")),
-            ("delayed_ack_timeout", Str("200ms")),
-            ("min_rto", Str("200ms")),
-            ("rto_formula", Str("ns3.17")),
-            ("limited_transmit", Bool(false)),
-            ("recover_guard", Bool(false)),
+            NS3_17[0],
+            NS3_17[1],
+            NS3_17[2],
+            NS3_17[3],
+            NS3_17[4],
+            NS3_17[5],
+            NS3_17[6],
+            NS3_17[7],
+            NS3_17[8],
+            NS3_17[9],
+            NS3_17[10],
+            NS3_17[11],
+            NS3_17[12],
+            NS3_17[13],
+            NS3_17[14],
+            NS3_17[15],
+            NS3_17[16],
+            NS3_17[17],
+            NS3_17[18],
+            NS3_17[19],
             ("full_ack_exit", Str("flight")),
-            ("recovery", Str("classic")),
-            ("cwnd_growth", Str("per-ack")),
-            ("window_accounting", Str("bytes")),
-            // TcpNewReno::Retransmit recomputes ssthresh on every RTO, also one that ends a
-            // fast recovery (and even a repeated one, which haslab does not model)
-            ("rto_ssthresh", Str("unless-repeated")),
-            ("rto_undo", Bool(false)),
-            ("rto_restart_on_retransmit", Bool(false)),
-            ("idle_restart", Str("off")),
-            ("pacing", Str("off")),
+        ],
+    },
+    Transport {
+        name: "ns3.17-westwood",
+        source: "ns-3.17's TcpWestwood with ProtocolType WestwoodPlus and FilterType Tustin \
+                 (src/internet/model/tcp-westwood.cc at the ns-3.17 tag), the class the TcpHas \
+                 paper's Westwood+ runs on (§IV-C): the ns3.17-tcp socket defaults, Reno's \
+                 fast recovery (`NewAck`: the first ACK of new data ends it with cwnd = \
+                 ssthresh, no partial-ACK retransmission), `DupAck` on the third duplicate ACK \
+                 outside a recovery: ssthresh = BWE × minRtt, cwnd = min(cwnd, ssthresh), then \
+                 one segment per further duplicate ACK",
+        description: "the ns-3.17 sender of ns3.17-tcp as ns-3.17's TcpWestwood (WestwoodPlus) \
+                      runs it: Westwood+ with ns-3.17's estimator (every ACK counted while a \
+                      sampling window is open), Reno fast recovery ending at the first new ACK, \
+                      cwnd = min(cwnd, ssthresh) on fast retransmit",
+        cc: "westwood+",
+        cc_params: &[("estimator", Str("ns3.17"))],
+        tcp: &[
+            NS3_17[0],
+            NS3_17[1],
+            NS3_17[2],
+            NS3_17[3],
+            NS3_17[4],
+            NS3_17[5],
+            NS3_17[6],
+            NS3_17[7],
+            NS3_17[8],
+            NS3_17[9],
+            NS3_17[10],
+            NS3_17[11],
+            NS3_17[12],
+            NS3_17[13],
+            NS3_17[14],
+            NS3_17[15],
+            NS3_17[16],
+            NS3_17[17],
+            NS3_17[18],
+            NS3_17[19],
+            ("full_ack_exit", Str("ssthresh")),
+            ("recovery_end", Str("new-ack")),
+            ("recovery_entry_cwnd", Str("min")),
         ],
     },
     Transport {

@@ -191,6 +191,33 @@ pub enum FullAckExit {
     Flight,
 }
 
+/// When a fast recovery without SACK ends (see [`TcpConfig::recovery_end`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryEnd {
+    /// When the cumulative ACK reaches `recover`; a partial ACK below it resends the next hole
+    /// and recovery goes on (NewReno, RFC 6582 §3.2; Linux; ns-3).
+    Recover,
+    /// At the first ACK of new data, partial or not (Reno, RFC 5681 §3.2 step 6): cwnd =
+    /// ssthresh, the Open state, and the next hole waits for three new duplicate ACKs (or the
+    /// RTO). ns-3.17's `TcpReno::NewAck` and `TcpWestwood::NewAck`
+    /// (src/internet/model/tcp-reno.cc, tcp-westwood.cc at the ns-3.17 tag).
+    NewAck,
+}
+
+/// cwnd when fast recovery begins without SACK (see [`TcpConfig::recovery_entry_cwnd`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryEntryCwnd {
+    /// ssthresh + 3 (RFC 5681 §3.2 step 4, RFC 6582 §3.2 step 2: the three segments the
+    /// duplicate ACKs say have left the network).
+    Rfc,
+    /// min(cwnd, ssthresh), not inflated: ns-3.17's `TcpWestwood::DupAck`
+    /// (src/internet/model/tcp-westwood.cc at the ns-3.17 tag: `if (m_cWnd > m_ssThresh)
+    /// m_cWnd = m_ssThresh`); each further duplicate ACK then adds one segment.
+    Min,
+}
+
 /// When the congestion control's `pkts_acked` runs, and which RTT sample it gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -357,6 +384,15 @@ pub struct TcpConfig {
     /// data (highTxMark − the old snd.una), and then that same ACK's ordinary increase (it falls
     /// through to slow start / congestion avoidance).
     pub full_ack_exit: FullAckExit,
+    /// When a fast recovery without SACK ends: `recover` (default; NewReno, RFC 6582: when the
+    /// cumulative ACK reaches the recovery point) or `new-ack` (Reno, RFC 5681 §3.2 step 6: at
+    /// the first ACK of new data, as ns-3.17's TcpReno and TcpWestwood); see [`RecoveryEnd`].
+    /// `new-ack` needs `sack = false` and `recovery = "classic"`.
+    pub recovery_end: RecoveryEnd,
+    /// cwnd when a fast recovery without SACK begins: `rfc` (default, ssthresh + 3) or `min`
+    /// (min(cwnd, ssthresh), ns-3.17's TcpWestwood); see [`RecoveryEntryCwnd`]. `min` needs
+    /// `sack = false` and `recovery = "classic"`.
+    pub recovery_entry_cwnd: RecoveryEntryCwnd,
     /// Where RTT samples come from: `send-time` (default, Linux) or `ts-echo` (ns-3 3.37:
     /// whole-millisecond timestamp echoes, none from a retransmitted segment).
     pub rtt_sampling: RttSampling,
@@ -459,6 +495,8 @@ impl Default for TcpConfig {
             nextseg_rule3: false,
             partial_ack_retransmit: PartialAckRetransmit::Window,
             full_ack_exit: FullAckExit::Ssthresh,
+            recovery_end: RecoveryEnd::Recover,
+            recovery_entry_cwnd: RecoveryEntryCwnd::Rfc,
             idle_restart: IdleRestart::Linux,
             isn: None,
             sack: false,
@@ -540,6 +578,17 @@ impl TcpConfig {
                 "scaling_ratio",
                 "must be between 1 and 255 (the payload share of received memory in 1/256)",
             );
+        }
+        let reno_needs = "requires sack = false and recovery = \"classic\" (a Reno fast recovery, RFC 5681 §3.2, which inflates cwnd by the duplicate ACKs)";
+        if self.recovery_end == RecoveryEnd::NewAck
+            && (self.sack || self.recovery != RecoveryMode::Classic)
+        {
+            return err("recovery_end", &format!("\"new-ack\" {reno_needs}"));
+        }
+        if self.recovery_entry_cwnd == RecoveryEntryCwnd::Min
+            && (self.sack || self.recovery != RecoveryMode::Classic)
+        {
+            return err("recovery_entry_cwnd", &format!("\"min\" {reno_needs}"));
         }
         if self.tlp && !self.sack {
             return err(

@@ -31,6 +31,31 @@
 //! - ssthresh = max(bw·RTT_min/8/MSS, 2) on *both* fast retransmit and RTO, with the
 //!   connection's all-time minimum RTT (never reset). The sender sets cwnd = ssthresh at the
 //!   end of recovery.
+//! - Read against ns-3.37's `TcpWestwood::PktsAcked` (src/internet/model/tcp-westwood.cc) and
+//!   `TcpSocketBase::ProcessAck`, this is a simplification: ns-3.37 also counts a duplicate ACK
+//!   and a partial ACK as one segment each, opens a window on any such call, and passes the
+//!   smoothed RTT (`m_lastRtt = m_rtt->GetEstimate()`), whose minimum is its RTT_min.
+//!
+//! **ns-3.17 estimator** (`estimator = "ns3.17"`, ns-3.17's `TcpWestwood` with ProtocolType
+//! WestwoodPlus, src/internet/model/tcp-westwood.cc at the ns-3.17 tag; the transport
+//! `ns3.17-westwood` adds that class's fast recovery):
+//! - A sampling window opens on the first ACK (any segment carrying one: a duplicate ACK, a
+//!   client's request) that arrives when none is open once an RTT sample exists
+//!   (`EstimateRtt`: `m_lastRtt != 0 && !m_IsCount`), and lasts the latest RTT sample
+//!   (`Simulator::Schedule (m_lastRtt, &TcpWestwood::EstimateBW, ...)`).
+//! - While it is open, **every** ACK is counted (`ReceivedAck` → `CountAck`), in whole segments:
+//!   ⌊(ACK − the last counted ACK) / MSS⌋; an ACK of nothing new counts one segment and is
+//!   remembered (`m_accountedFor`), which a later cumulative ACK of more than one segment pays
+//!   back ([`count_acked`]). The first count of a window covers everything acknowledged since
+//!   the last counted ACK.
+//! - At the window's end: sample = segments·MSS/RTT, the Tustin filter above (α 0.9).
+//! - RTT_min: the minimum RTT sample (`m_minRtt`, never reset).
+//! - Three duplicate ACKs (`DupAck`): ssthresh = BWE·RTT_min; RTO (`Retransmit`): ssthresh =
+//!   max(2·MSS, BWE·RTT_min). The sender floors ssthresh at 2 segments on both paths;
+//!   ns-3.17's `DupAck` has no floor (an estimate under 2 segments would leave cwnd below 2).
+//!
+//! Both ns-3 estimators grow cwnd on every ACK of new data, as ns-3's classes do (TcpNewReno's
+//! growth, no cwnd-limited gate); the Linux one only when cwnd-limited (`tcp_is_cwnd_limited`).
 //!
 //! Differences from Linux: times are ns, not jiffies (Linux's windows and RTTs are rounded to
 //! jiffies and its rate is bytes per jiffy); the end of recovery is detected by `set_state`
@@ -39,8 +64,7 @@
 //! window check, which sees this ACK's RTT), then recovery's entry or end (`ssthresh`,
 //! `set_state`), which read the estimate this ACK updated. Before Linux 6.15, `in_ack_event`
 //! ran before `pkts_acked`, so a window check saw the previous ACK's RTT sample.
-//! The ns-3 option keeps Linux's Reno growth (ns-3 grows by one segment per ACK in slow start
-//! and ignores the cwnd-limited gate).
+//! How many segments an ACK grows cwnd by is the sender's (`cwnd_growth`: ns-3 grows per ACK).
 
 use super::{AckSample, CaEvent, CaState, CcState, CongestionControl, CA_ACK_SLOWPATH};
 use crate::sim::units::Duration;
@@ -57,13 +81,17 @@ pub enum WestwoodEstimator {
     /// ns-3 TcpWestwoodPlus: one count per RTT from the ACK that starts it, Tustin filter
     /// (0.9), ssthresh from the estimate on fast retransmit and RTO.
     Ns3,
+    /// ns-3.17 TcpWestwood (WestwoodPlus): every ACK counted while a window is open, duplicate
+    /// ACKs as one segment; Tustin filter; ssthresh from the estimate on fast retransmit and RTO.
+    #[serde(rename = "ns3.17")]
+    Ns3_17,
 }
 
 /// Parameters of Westwood+.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct WestwoodConfig {
-    /// Estimator: `linux` (default) or `ns3`.
+    /// Estimator: `linux` (default), `ns3` or `ns3.17`.
     pub estimator: WestwoodEstimator,
     /// Shortest estimation window of the Linux estimator (TCP_WESTWOOD_RTT_MIN = 50 ms);
     /// between 1 ms and 10 s.
@@ -122,6 +150,15 @@ pub struct Westwood {
     ns3_pending: Option<(u64, u64)>,
     ns3_bw_bps: f64,
     ns3_last_sample_bps: f64,
+    // ns-3.17 TcpWestwood
+    /// `m_lastRtt`: the latest RTT sample (0 before the first).
+    ns317_last_rtt_ns: u64,
+    /// `m_minRtt` (0 before the first sample).
+    ns317_min_rtt_ns: u64,
+    /// `m_prevAckNo`: the last ACK counted.
+    ns317_prev_ack: u64,
+    /// `m_accountedFor`, segments.
+    ns317_accounted: u64,
 }
 
 impl Westwood {
@@ -142,6 +179,10 @@ impl Westwood {
             ns3_pending: None,
             ns3_bw_bps: 0.0,
             ns3_last_sample_bps: 0.0,
+            ns317_last_rtt_ns: 0,
+            ns317_min_rtt_ns: 0,
+            ns317_prev_ack: 0,
+            ns317_accounted: 0,
         }
     }
 
@@ -149,7 +190,7 @@ impl Westwood {
     pub fn bwe_bps(&self) -> u64 {
         match self.cfg.estimator {
             WestwoodEstimator::Linux => self.bw_est * 8,
-            WestwoodEstimator::Ns3 => self.ns3_bw_bps as u64,
+            WestwoodEstimator::Ns3 | WestwoodEstimator::Ns3_17 => self.ns3_bw_bps as u64,
         }
     }
 
@@ -166,15 +207,33 @@ impl Westwood {
         pkts.clamp(2, u32::MAX as u128 / 2) as u32
     }
 
-    /// ns-3 `GetSsThresh`: max(2 segments, bw·minRtt/8) in segments.
+    /// ns-3 `GetSsThresh` (ns-3.17: `DupAck` and `Retransmit`): bw·minRtt/8 in whole
+    /// segments, at least 2 (the sender's floor; see the module's doc).
     fn ns3_ssthresh(&self, tp: &CcState) -> u32 {
-        let min_rtt_s = if tp.min_rtt_ns == u64::MAX {
-            0.0
-        } else {
-            tp.min_rtt_ns as f64 / 1e9
+        let min_rtt_ns = match self.cfg.estimator {
+            WestwoodEstimator::Ns3_17 => self.ns317_min_rtt_ns,
+            _ if tp.min_rtt_ns == u64::MAX => 0,
+            _ => tp.min_rtt_ns,
         };
-        let bytes = self.ns3_bw_bps * min_rtt_s / 8.0;
+        let bytes = self.ns3_bw_bps * (min_rtt_ns as f64 / 1e9) / 8.0;
         ((bytes / tp.mss_bytes.max(1) as f64) as u64).clamp(2, u32::MAX as u64 / 2) as u32
+    }
+
+    /// ns-3.17 `EstimateRtt` then `ReceivedAck` for one segment carrying an ACK: closes an
+    /// elapsed window, opens one if none is open and an RTT sample exists, and counts the ACK
+    /// while one is open (`CountAck`).
+    fn ns317_on_ack(&mut self, tp: &CcState) {
+        self.ns3_maybe_estimate(tp);
+        if self.ns3_pending.is_none() && self.ns317_last_rtt_ns > 0 {
+            let rtt = self.ns317_last_rtt_ns;
+            self.ns3_pending = Some((tp.now_ns + rtt, rtt));
+        }
+        if self.ns3_pending.is_some() {
+            let ack = tp.snd_una_bytes.max(self.ns317_prev_ack);
+            let cumul_segs = (ack - self.ns317_prev_ack) / tp.mss_bytes.max(1) as u64;
+            self.ns317_prev_ack = ack;
+            self.ns3_acked_segments += count_acked(&mut self.ns317_accounted, cumul_segs, 1);
+        }
     }
 
     /// Linux `westwood_update_window`: closes the window when it is long enough.
@@ -264,12 +323,13 @@ impl CongestionControl for Westwood {
         *self = Westwood::new(cfg);
         self.rtt_win_sx_ns = tp.now_ns;
         self.snd_una = tp.snd_una_bytes;
+        self.ns317_prev_ack = tp.snd_una_bytes;
     }
 
     fn ssthresh(&mut self, tp: &CcState) -> u32 {
         match self.cfg.estimator {
             WestwoodEstimator::Linux => (tp.cwnd_pkts / 2).max(2),
-            WestwoodEstimator::Ns3 => {
+            WestwoodEstimator::Ns3 | WestwoodEstimator::Ns3_17 => {
                 self.ns3_maybe_estimate(tp);
                 self.ns3_ssthresh(tp)
             }
@@ -277,7 +337,8 @@ impl CongestionControl for Westwood {
     }
 
     fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
-        if tp.is_cwnd_limited() {
+        // ns-3's classes grow on every ACK of new data (no cwnd-limited gate)
+        if tp.is_cwnd_limited() || self.cfg.estimator != WestwoodEstimator::Linux {
             tp.reno_grow(acked_pkts);
         }
     }
@@ -301,7 +362,8 @@ impl CongestionControl for Westwood {
                     tp.ssthresh_pkts = self.bw_rttmin(tp);
                     self.reset_rtt_min = true; // RTT_min from the next ACK
                 }
-                WestwoodEstimator::Ns3 => {} // ssthresh() already used the estimate
+                // ssthresh() already used the estimate
+                WestwoodEstimator::Ns3 | WestwoodEstimator::Ns3_17 => {}
             }
         }
     }
@@ -327,12 +389,26 @@ impl CongestionControl for Westwood {
                 // ns-3 keeps the socket's all-time minimum RTT
                 self.rtt_min_ns = tp.min_rtt_ns;
             }
+            WestwoodEstimator::Ns3_17 => {
+                // EstimateRtt: m_lastRtt keeps the last valid sample, m_minRtt their minimum
+                if let Some(rtt) = sample.rtt_ns.filter(|&r| r > 0) {
+                    self.ns317_last_rtt_ns = rtt;
+                    self.ns317_min_rtt_ns = if self.ns317_min_rtt_ns == 0 {
+                        rtt
+                    } else {
+                        self.ns317_min_rtt_ns.min(rtt)
+                    };
+                    self.rtt_min_ns = self.ns317_min_rtt_ns;
+                }
+            }
         }
     }
 
     fn in_ack_event(&mut self, tp: &mut CcState, flags: u32) {
-        if self.cfg.estimator != WestwoodEstimator::Linux {
-            return;
+        match self.cfg.estimator {
+            WestwoodEstimator::Linux => {}
+            WestwoodEstimator::Ns3 => return,
+            WestwoodEstimator::Ns3_17 => return self.ns317_on_ack(tp),
         }
         self.update_window(tp);
         if flags & CA_ACK_SLOWPATH != 0 {
@@ -344,13 +420,21 @@ impl CongestionControl for Westwood {
         }
         self.update_rtt_min();
     }
+
+    /// ns-3.17 counts a data segment's ACK too (`ReceivedAck` sees every segment with the ACK
+    /// flag): a client's request that acknowledges nothing new counts one segment.
+    fn in_data_segment(&mut self, tp: &mut CcState) {
+        if self.cfg.estimator == WestwoodEstimator::Ns3_17 {
+            self.ns317_on_ack(tp);
+        }
+    }
 }
 
 impl crate::sim::registry::Algorithm for WestwoodConfig {
     type Config = WestwoodConfig;
     const NAME: &'static str = "westwood+";
     const ALIASES: &'static [&'static str] = &["westwood", "westwoodplus"];
-    const SOURCE: &'static str = "Linux net/ipv4/tcp_westwood.c (Grieco & Mascolo 2004); ns-3 TcpWestwoodPlus as estimator = \"ns3\"";
+    const SOURCE: &'static str = "Linux net/ipv4/tcp_westwood.c (Grieco & Mascolo 2004); ns-3 TcpWestwoodPlus as estimator = \"ns3\", ns-3.17 TcpWestwood (WestwoodPlus) as estimator = \"ns3.17\"";
     const SUMMARY: &'static str = "Westwood+, Linux net/ipv4/tcp_westwood.c (alias `westwood`).";
     fn check(config: &WestwoodConfig) -> Result<(), (String, String)> {
         config.check()
@@ -530,5 +614,60 @@ mod tests {
         let ss = cc.ssthresh(&tp);
         // 1 segment per ms × 40 ms = 40 segments (Tustin-filtered)
         assert!((39..=41).contains(&ss), "{ss}");
+    }
+
+    /// ns-3.17's TcpWestwood (WestwoodPlus) counts every ACK while a window is open, worked
+    /// by hand (MSS = 1448 B): an ACK of 2 segments with a 100 ms RTT sample opens a window
+    /// ending at 200 ms and counts 2; two duplicate ACKs count 1 each (m_accountedFor = 2);
+    /// the cumulative ACK of 4 segments after the hole counts 4 − 2 = 2; a client's request
+    /// that acknowledges nothing counts 1: 7 segments. At 210 ms the window closes: sample =
+    /// 7 × 1448 × 8 / 0.1 s = 810,880 bit/s, Tustin from 0: 0.1 × (810,880 + 0) / 2 = 40,544.
+    /// The `ns3` estimator counts only the 2 segments of the ACK with the RTT sample.
+    #[test]
+    fn ns3_17_estimator_counts_every_ack_in_its_window() {
+        for (estimator, want_bps) in [
+            (WestwoodEstimator::Ns3_17, 40_544),
+            (WestwoodEstimator::Ns3, 2 * MSS * 8 * 10 / 20),
+        ] {
+            let mut cc = Westwood::new(WestwoodConfig {
+                estimator,
+                ..Default::default()
+            });
+            let mut tp = tp();
+            cc.init(&mut tp);
+            let sample = |pkts: u32, rtt: Option<u64>| AckSample {
+                pkts_acked: pkts,
+                bytes_acked: pkts as u64 * MSS,
+                rtt_ns: rtt,
+                in_flight_pkts: 10,
+            };
+            // the ACK of 2 segments, with an RTT sample
+            tp.now_ns = 100 * MS;
+            tp.snd_una_bytes = 2 * MSS;
+            cc.pkts_acked(&mut tp, &sample(2, Some(100 * MS)));
+            cc.in_ack_event(&mut tp, CA_ACK_WIN_UPDATE);
+            // two duplicate ACKs (no pkts_acked: nothing new acknowledged)
+            for t in [120, 130] {
+                tp.now_ns = t * MS;
+                cc.in_ack_event(&mut tp, 0);
+            }
+            // the cumulative ACK after the retransmission: no RTT sample (Karn)
+            tp.now_ns = 150 * MS;
+            tp.snd_una_bytes = 6 * MSS;
+            cc.pkts_acked(&mut tp, &sample(4, None));
+            cc.in_ack_event(&mut tp, CA_ACK_WIN_UPDATE);
+            // a request from the client that acknowledges nothing new
+            tp.now_ns = 160 * MS;
+            cc.in_data_segment(&mut tp);
+            assert_eq!(cc.bwe_bps(), 0, "{estimator:?}: the window is still open");
+            // the next ACK after the window's end
+            tp.now_ns = 210 * MS;
+            tp.snd_una_bytes = 7 * MSS;
+            cc.pkts_acked(&mut tp, &sample(1, Some(90 * MS)));
+            cc.in_ack_event(&mut tp, CA_ACK_WIN_UPDATE);
+            // (1 − 0.9 in floating point is 0.0999…: the product may fall short by one)
+            let got = cc.bwe_bps();
+            assert!(got.abs_diff(want_bps) <= 1, "{estimator:?}: {got} vs {want_bps}");
+        }
     }
 }

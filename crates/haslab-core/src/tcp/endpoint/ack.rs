@@ -6,7 +6,9 @@ use super::rack_tlp::rack_candidate;
 use super::{Endpoint, Output};
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
-use crate::tcp::config::{CaSample, GrowthCount, PartialAckRto, RecoveryMode, RttSampling};
+use crate::tcp::config::{
+    CaSample, GrowthCount, PartialAckRto, RecoveryEnd, RecoveryMode, RttSampling,
+};
 use crate::tcp::scoreboard::{segflags, Acked, Seg, DUP_THRESH};
 use crate::tcp::seq::from_wire;
 
@@ -187,7 +189,11 @@ impl Endpoint {
                 }
             }
             CaState::Recovery => {
-                if ack >= self.recovery.recover {
+                // RFC 6582 §3.2 step 3 (NewReno), or with `recovery_end = "new-ack"` RFC 5681
+                // §3.2 step 6 (Reno): the first ACK of new data ends the recovery
+                if ack >= self.recovery.recover
+                    || (info.advanced && self.cfg.recovery_end == RecoveryEnd::NewAck)
+                {
                     self.exit_recovery(prior_packets_out, grow_pkts);
                 } else if !cc_controls {
                     self.recovery_ack(&info, is_dupack, newly_lost, now_ns, out);

@@ -9,7 +9,7 @@ use crate::net::packet::TcpHeader;
 use crate::sim::events::Timer;
 use crate::tcp::cc::{CaEvent, CaState};
 use crate::tcp::config::{
-    FullAckExit, PartialAckRetransmit, PrrVariant, RecoveryMode, RtoSsthresh,
+    FullAckExit, PartialAckRetransmit, PrrVariant, RecoveryEntryCwnd, RecoveryMode, RtoSsthresh,
 };
 use crate::tcp::cwv::Congestion;
 use crate::tcp::scoreboard::segflags;
@@ -137,7 +137,14 @@ impl Endpoint {
         self.tp.cwnd_cnt = 0;
         if !self.cc_controls {
             match (self.cfg.recovery, self.sack_ok) {
-                (RecoveryMode::Classic, false) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts + 3,
+                (RecoveryMode::Classic, false) => {
+                    self.tp.cwnd_pkts = match self.cfg.recovery_entry_cwnd {
+                        RecoveryEntryCwnd::Rfc => self.tp.ssthresh_pkts + 3,
+                        RecoveryEntryCwnd::Min => {
+                            self.tp.prior_cwnd_pkts.min(self.tp.ssthresh_pkts)
+                        }
+                    }
+                }
                 (RecoveryMode::Classic, true) => self.tp.cwnd_pkts = self.tp.ssthresh_pkts,
                 (RecoveryMode::Prr, _) => {
                     // Linux tcp_init_cwnd_reduction
@@ -268,7 +275,8 @@ impl Endpoint {
     /// acknowledged); ns-3.37's `TcpSocketBase::ProcessAck` calls `IncreaseWindow` on the same
     /// ACK (with its cumulatively acknowledged segments: `growth_count = "cumulative"`, which
     /// `acked_pkts` then is); ns-3.17's `NewAck` falls through to
-    /// its per-ACK increase.
+    /// its per-ACK increase. With `recovery_end = "new-ack"` (Reno) any ACK of new data ends
+    /// the recovery here.
     pub(super) fn exit_recovery(&mut self, prior_packets_out: u32, acked_pkts: u32) {
         let cc_controls = self.cc_controls;
         if !cc_controls {

@@ -167,6 +167,137 @@ fn a_full_ack_sets_cwnd_to_ssthresh_or_to_the_flight_as_ns3_17() {
     }
 }
 
+/// Reno against NewReno without SACK (`recovery_end`, `recovery_entry_cwnd`), worked by hand:
+/// IW 20, 20 segments written, segments 1 and 5 lost, no delayed ACKs. The ACK of segment 0
+/// grows cwnd to 21 (slow start); the third duplicate ACK starts fast recovery with ssthresh =
+/// 21/2 = 10 (NewReno's halving) and cwnd = ssthresh + 3 = 13 (RFC 5681 §3.2 step 4) or
+/// min(21, 10) = 10 (ns-3.17's TcpWestwood::DupAck); each of the 14 further duplicate ACKs
+/// adds one. The retransmitted segment 1 draws a partial ACK (up to segment 5). NewReno (RFC
+/// 6582 §3.2 step 4) stays in recovery and resends segment 5 at once; Reno (RFC 5681 §3.2 step
+/// 6) ends the recovery: cwnd = ssthresh, the Open state, and segment 5 goes out only when
+/// the RTO fires, since every segment above it has already reached the receiver.
+#[test]
+fn reno_ends_recovery_at_the_first_new_ack_newreno_at_recover() {
+    use crate::tcp::config::{RecoveryEnd, RecoveryEntryCwnd};
+    for (end, entry) in [
+        (RecoveryEnd::Recover, RecoveryEntryCwnd::Rfc),
+        (RecoveryEnd::NewAck, RecoveryEntryCwnd::Rfc),
+        (RecoveryEnd::NewAck, RecoveryEntryCwnd::Min),
+    ] {
+        let cfg = TcpConfig {
+            sack: false,
+            tlp: false,
+            timestamps: false,
+            recovery: RecoveryMode::Classic,
+            delayed_ack: DelayedAckMode::Off,
+            limited_transmit: false,
+            initial_cwnd: 20,
+            cwnd_growth: CwndGrowth::PerAck,
+            recovery_end: end,
+            recovery_entry_cwnd: entry,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(20 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 20);
+        let acks = deliver(&mut s, &all_but(&data, &[1, 5]), 125 * MS);
+        // the ACK of segment 0 and three duplicate ACKs
+        let rtx = deliver(&mut c, &acks[..4], 150 * MS);
+        assert_eq!(c.tp.ca_state, CaState::Recovery, "{end:?}");
+        assert_eq!(c.tp.ssthresh_pkts, 10);
+        let entry_cwnd = match entry {
+            RecoveryEntryCwnd::Rfc => 13,
+            RecoveryEntryCwnd::Min => 10,
+        };
+        assert_eq!(c.tp.cwnd_pkts, entry_cwnd, "{entry:?}");
+        assert_eq!(
+            rtx.iter().map(|h| h.seq).collect::<Vec<_>>(),
+            vec![data[1].seq]
+        );
+        deliver(&mut c, &acks[4..], 150 * MS);
+        assert_eq!(
+            c.tp.cwnd_pkts,
+            entry_cwnd + 14,
+            "inflation by the further duplicate ACKs"
+        );
+        let partial = deliver(&mut s, &rtx, 175 * MS);
+        assert_eq!(partial.len(), 1);
+        assert_eq!(partial[0].ack, data[5].seq);
+        let sent = deliver(&mut c, &partial, 200 * MS);
+        let resent_5 = sent.iter().any(|h| h.seq == data[5].seq);
+        match end {
+            RecoveryEnd::Recover => {
+                assert_eq!(c.tp.ca_state, CaState::Recovery);
+                assert!(resent_5, "NewReno resends the next hole on the partial ACK");
+            }
+            RecoveryEnd::NewAck => {
+                assert_eq!(c.tp.ca_state, CaState::Open);
+                assert_eq!(c.tp.cwnd_pkts, 10, "cwnd = ssthresh (then +1/cwnd)");
+                assert!(!resent_5, "Reno waits for duplicate ACKs or the RTO");
+                assert_eq!(c.stats.loss.rto_count, 0);
+                let at = c.snd.rto_timer.deadline_ns().unwrap();
+                c.on_timer_entry(TimerKind::Rto, at, &mut out);
+                assert_eq!(c.stats.loss.rto_count, 1);
+                assert_eq!(headers(&mut out)[0].seq, data[5].seq);
+            }
+        }
+    }
+}
+
+/// `recovery_end = "new-ack"` and `recovery_entry_cwnd = "min"` are Reno's rules for a
+/// sender without SACK that inflates cwnd: refused, with the field named, elsewhere.
+#[test]
+fn reno_recovery_options_need_classic_recovery_without_sack() {
+    use crate::tcp::config::{RecoveryEnd, RecoveryEntryCwnd};
+    let reno = TcpConfig {
+        sack: false,
+        tlp: false,
+        recovery: RecoveryMode::Classic,
+        recovery_end: RecoveryEnd::NewAck,
+        recovery_entry_cwnd: RecoveryEntryCwnd::Min,
+        ..TcpConfig::default()
+    };
+    assert_eq!(reno.check(), Ok(()));
+    for (field, cfg) in [
+        (
+            "recovery_end",
+            TcpConfig {
+                sack: true,
+                recovery_entry_cwnd: RecoveryEntryCwnd::Rfc,
+                ..reno.clone()
+            },
+        ),
+        (
+            "recovery_end",
+            TcpConfig {
+                recovery: RecoveryMode::Prr,
+                recovery_entry_cwnd: RecoveryEntryCwnd::Rfc,
+                ..reno.clone()
+            },
+        ),
+        (
+            "recovery_entry_cwnd",
+            TcpConfig {
+                sack: true,
+                recovery_end: RecoveryEnd::Recover,
+                ..reno.clone()
+            },
+        ),
+        (
+            "recovery_entry_cwnd",
+            TcpConfig {
+                recovery: RecoveryMode::Prr,
+                recovery_end: RecoveryEnd::Recover,
+                ..reno.clone()
+            },
+        ),
+    ] {
+        assert_eq!(cfg.check().unwrap_err().0, field);
+    }
+}
+
 /// PRR-SSRB once pipe ≤ ssthresh (`prr_variant`), worked by hand with pipe 0, ssthresh
 /// 10, prr_delivered 5 → 7 (this ACK delivers 2), prr_out 4: Linux 6.x sends
 /// max(7 − 4, 2) = 3, +1 when the ACK advanced snd_una without a new loss (Linux 3.x: +1
