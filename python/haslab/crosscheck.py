@@ -160,13 +160,19 @@ class Cell:
 #: counts them: COMMON's growth_count), haslab's ns3-newreno transport
 #: against ns-3's TcpNewReno (per-ACK growth); the other algorithms by name, and — for the three
 #: whose ns-3 class derives from TcpNewReno and so grows per ACK (tcp-westwood.cc, tcp-yeah.cc,
-#: tcp-illinois.cc) — also with haslab's cwnd_growth = "per-ack" (skipped while a build lacks it).
+#: tcp-illinois.cc) — also with haslab's cwnd_growth = "per-ack" (skipped while a build lacks it),
+#: and Westwood+ also as ns-3's class is (`westwood+-ns3`, below).
 #: ns-3 3.37 has no notion of a cwnd-limited sender (TcpSocketState has no is_cwnd_limited, and
 #: TcpLinuxReno::IncreaseWindow grows on every ACK), where haslab's newreno follows Linux's
 #: tcp_is_cwnd_limited: its TcpLinuxReno cells set `grow_when_app_limited = true` (as the
 #: ns3-newreno transport does for TcpNewReno). It matters for the chunked flow, application-
 #: limited at the end of every chunk.
 PER_ACK = (("cwnd_growth", "per-ack"),)
+#: Westwood+ as ns-3.37's TcpWestwood (WestwoodPlus) is, like with like: its estimator
+#: (`estimator = "ns3"`) fed by ns-3's PktsAcked calls (`ca_sample = "ns3"`: every ACK that finds
+#: data outstanding, a duplicate or partial ACK as one segment, with the smoothed RTT), and
+#: per-ACK growth (TcpWestwood derives from TcpNewReno)
+NS3_PKTS_ACKED = (("ca_sample", "ns3"),)
 #: (label, haslab cc, transport, ns-3 cc, [flow.tcp] options[, the haslab cc's parameters])
 CCS = [
     ("newreno", "newreno", None, "TcpLinuxReno", (), (("grow_when_app_limited", True),)),
@@ -174,6 +180,8 @@ CCS = [
     ("cubic", "cubic", None, "TcpCubic", ()),
     ("westwood+", "westwood+", None, "TcpWestwoodPlus", ()),
     ("westwood+-per-ack", "westwood+", None, "TcpWestwoodPlus", PER_ACK),
+    ("westwood+-ns3", "westwood+", None, "TcpWestwoodPlus", PER_ACK + NS3_PKTS_ACKED,
+     (("estimator", "ns3"),)),
     ("yeah", "yeah", None, "TcpYeah", ()),
     ("yeah-per-ack", "yeah", None, "TcpYeah", PER_ACK),
     ("illinois", "illinois", None, "TcpIllinois", ()),

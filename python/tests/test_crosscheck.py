@@ -153,6 +153,20 @@ def test_a_transport_missing_from_the_build_skips_the_cell():
     assert xc.haslab_scenario(per_ack)["flow"][0]["tcp"]["cwnd_growth"] == "per-ack"
 
 
+def test_the_ns3_westwood_cells_run_ns3s_class_on_the_haslab_side():
+    """`westwood+-ns3` is ns-3's TcpWestwood (WestwoodPlus) like with like: ns-3's estimator fed by
+    ns-3's PktsAcked calls, per-ACK growth, on top of the common ns-3 settings; the scenario is valid."""
+    import haslab
+
+    cell = _cell("bulk2-westwood+-ns3-sack-s1")
+    assert cell.ns3_cc == "TcpWestwoodPlus"
+    flow = xc.haslab_scenario(cell)["flow"][0]
+    assert flow["cc"] == {"algorithm": "westwood+", "estimator": "ns3"}
+    assert flow["tcp"]["ca_sample"] == "ns3" and flow["tcp"]["cwnd_growth"] == "per-ack"
+    assert flow["tcp"]["growth_count"] == "cumulative"
+    haslab.validate(xc.haslab_scenario(cell))
+
+
 def test_known_file_loads_and_bad_entries_name_the_field(tmp_path):
     known = xc.load_known()
     for k in known:

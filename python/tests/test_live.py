@@ -121,6 +121,7 @@ def test_loss_of_the_path_combines_the_links():
         (dumbbell(tcp='{ rto_formula = "rfc6298" }'), "rto_formula"),
         (dumbbell(tcp='{ recovery_end = "new-ack" }'), "tcp.recovery_end"),
         (dumbbell(tcp='{ recovery_entry_cwnd = "min" }'), "tcp.recovery_entry_cwnd"),
+        (dumbbell(tcp='{ ca_sample = "ns3" }'), "tcp.ca_sample"),
         (dumbbell().replace('cc = "newreno"', 'cc = { algorithm = "tcphas", psi = 0.5 }'), "defaults"),
         (
             """

@@ -289,6 +289,8 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
             reject(key, f"the kernel has one rule: {linux!r} (Linux's; the others model ns-3)")
     if tcp["recovery"] == "classic":
         notes.add("fast recovery: the kernel always uses PRR (RFC 6937); the simulator's default is classic")
+    if tcp.get("ca_sample", "new-ack") == "ns3":
+        reject("ca_sample", "\"ns3\" models ns-3's PktsAcked calls; the kernel's are \"linux\"")
     if tcp.get("ca_sample", "new-ack") != "linux" and flow.get("cc") not in ("newreno", "bbr"):
         notes.add("congestion-control samples: the kernel calls pkts_acked on every ACK that finds data "
                   "outstanding, with the newest (S)ACKed segment's RTT (tcp.ca_sample = \"linux\"); the "

@@ -233,6 +233,19 @@ pub enum CaSample {
     /// unless it covered any retransmitted segment (`FLAG_RETRANS_DATA_ACKED`); without
     /// either, the timestamp echo of an ACK that advanced `snd_una`; else no sample.
     Linux,
+    /// ns-3.37's `TcpSocketBase::ProcessAck` (src/internet/model/tcp-socket-base.cc), which
+    /// calls `PktsAcked` with `m_lastRtt` — the smoothed RTT (`EstimateRtt`: `m_lastRtt =
+    /// m_rtt->GetEstimate()`), none before the first measurement — on every ACK that finds
+    /// data outstanding and is not older than snd_una, counting: 1 for an ACK that does not
+    /// advance snd_una ("after all, one segment has been ACKed") and for a partial ACK of a
+    /// fast recovery (also the ACK that starts one); in Open and during an RTO's Loss episode
+    /// the segments the cumulative ACK newly covers (`segsAcked`, the bytes short of a segment
+    /// carried to the next ACK); in Disorder those less the duplicate ACKs counted before (no
+    /// call if fewer); on the ACK that ends a fast recovery (ACK − old snd_una)/MSS and on the
+    /// one that ends a Loss episode (ACK − recover)/MSS. It runs here before the ACK's recovery
+    /// step (ns-3 calls it after `DupAck`, which may enter recovery), and after the RTO
+    /// estimator has taken this ACK's sample.
+    Ns3,
 }
 
 /// Where RTT samples come from.
@@ -397,9 +410,9 @@ pub struct TcpConfig {
     /// whole-millisecond timestamp echoes, none from a retransmitted segment).
     pub rtt_sampling: RttSampling,
     /// When the congestion control's `pkts_acked` runs and which RTT it gets: `new-ack`
-    /// (default: on an ACK of new data, the RTO estimator's sample) or `linux` (every ACK
-    /// with data outstanding, the RTT of the newest segment it SACKed or acknowledged); see
-    /// [`CaSample`].
+    /// (default: on an ACK of new data, the RTO estimator's sample), `linux` (every ACK
+    /// with data outstanding, the RTT of the newest segment it SACKed or acknowledged) or
+    /// `ns3` (ns-3.37's `PktsAcked` calls, with the smoothed RTT); see [`CaSample`].
     pub ca_sample: CaSample,
     /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
     /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.

@@ -24,17 +24,21 @@
 //! - RTO (`CA_EVENT_LOSS`): ssthresh = max(bw_est·RTT_min/MSS, 2); RTT_min resets.
 //! - No idle handling: the estimator window spans an OFF period, which drags the estimate down.
 //!
-//! **ns-3 estimator** (`estimator = "ns3"`, ns-3 TcpWestwoodPlus with its default TUSTIN filter):
-//! - Segments acked by ACKs that carry an RTT sample are counted; the first such ACK starts a
-//!   count that ends one RTT (that sample's RTT) later: sample = segments·MSS·8/RTT bit/s.
+//! **ns-3 estimator** (`estimator = "ns3"`, ns-3.37's `TcpWestwood` with ProtocolType
+//! WestwoodPlus and its default TUSTIN filter, src/internet/model/tcp-westwood.cc):
+//! - `PktsAcked(segments, rtt)`: the segments are added to the count; if no count is running,
+//!   one starts that ends `rtt` later (`m_IsCount`, `Simulator::Schedule (rtt, EstimateBW)`);
+//!   a call without an RTT counts nothing. At the end: sample = segments·MSS·8/rtt bit/s.
+//!   Which calls, with which count and RTT, is the sender's `ca_sample`: with `"ns3"` (the
+//!   crosscheck's Westwood+ against ns-3 sets it) they are ns-3.37's: every ACK that finds
+//!   data outstanding, a duplicate or partial ACK counting one segment, with the smoothed RTT
+//!   (`m_lastRtt = m_rtt->GetEstimate()`); with the default `"new-ack"`, only ACKs of new data,
+//!   with the raw sample, and those without one count nothing.
 //! - Filter: `bw = 0.9·bw + 0.1·(sample + previous sample)/2`.
-//! - ssthresh = max(bw·RTT_min/8/MSS, 2) on *both* fast retransmit and RTO, with the
-//!   connection's all-time minimum RTT (never reset). The sender sets cwnd = ssthresh at the
-//!   end of recovery.
-//! - Read against ns-3.37's `TcpWestwood::PktsAcked` (src/internet/model/tcp-westwood.cc) and
-//!   `TcpSocketBase::ProcessAck`, this is a simplification: ns-3.37 also counts a duplicate ACK
-//!   and a partial ACK as one segment each, opens a window on any such call, and passes the
-//!   smoothed RTT (`m_lastRtt = m_rtt->GetEstimate()`), whose minimum is its RTT_min.
+//! - RTT_min: the minimum RTT the calls bring (ns-3.37's `m_minRtt`, the minimum smoothed
+//!   RTT under `ca_sample = "ns3"`), never reset.
+//! - ssthresh = max(bw·RTT_min/8/MSS, 2) on *both* fast retransmit and RTO (`GetSsThresh`).
+//!   The sender sets cwnd = ssthresh at the end of recovery.
 //!
 //! **ns-3.17 estimator** (`estimator = "ns3.17"`, ns-3.17's `TcpWestwood` with ProtocolType
 //! WestwoodPlus, src/internet/model/tcp-westwood.cc at the ns-3.17 tag; the transport
@@ -78,8 +82,10 @@ pub enum WestwoodEstimator {
     /// Linux tcp_westwood.c: per-RTT windows of at least 50 ms, cascaded 7/8 filters,
     /// ssthresh from the estimate at the end of recovery and on RTO.
     Linux,
-    /// ns-3 TcpWestwoodPlus: one count per RTT from the ACK that starts it, Tustin filter
-    /// (0.9), ssthresh from the estimate on fast retransmit and RTO.
+    /// ns-3.37 TcpWestwood (WestwoodPlus): the segments of `pkts_acked` counted for one RTT
+    /// from the call that starts the count (with the sender's `ca_sample = "ns3"`, ns-3's calls
+    /// and smoothed RTT), Tustin filter (0.9), ssthresh from the estimate on fast retransmit
+    /// and RTO.
     Ns3,
     /// ns-3.17 TcpWestwood (WestwoodPlus): every ACK counted while a window is open, duplicate
     /// ACKs as one segment; Tustin filter; ssthresh from the estimate on fast retransmit and RTO.
@@ -153,8 +159,9 @@ pub struct Westwood {
     // ns-3.17 TcpWestwood
     /// `m_lastRtt`: the latest RTT sample (0 before the first).
     ns317_last_rtt_ns: u64,
-    /// `m_minRtt` (0 before the first sample).
-    ns317_min_rtt_ns: u64,
+    /// ns-3's RTT_min: the smallest RTT `pkts_acked` brought (ns-3.17 `m_minRtt`, ns-3.37
+    /// `m_tcb->m_minRtt`; 0 before the first).
+    ns3_min_rtt_ns: u64,
     /// `m_prevAckNo`: the last ACK counted.
     ns317_prev_ack: u64,
     /// `m_accountedFor`, segments.
@@ -180,7 +187,7 @@ impl Westwood {
             ns3_bw_bps: 0.0,
             ns3_last_sample_bps: 0.0,
             ns317_last_rtt_ns: 0,
-            ns317_min_rtt_ns: 0,
+            ns3_min_rtt_ns: 0,
             ns317_prev_ack: 0,
             ns317_accounted: 0,
         }
@@ -210,13 +217,17 @@ impl Westwood {
     /// ns-3 `GetSsThresh` (ns-3.17: `DupAck` and `Retransmit`): bw·minRtt/8 in whole
     /// segments, at least 2 (the sender's floor; see the module's doc).
     fn ns3_ssthresh(&self, tp: &CcState) -> u32 {
-        let min_rtt_ns = match self.cfg.estimator {
-            WestwoodEstimator::Ns3_17 => self.ns317_min_rtt_ns,
-            _ if tp.min_rtt_ns == u64::MAX => 0,
-            _ => tp.min_rtt_ns,
-        };
-        let bytes = self.ns3_bw_bps * (min_rtt_ns as f64 / 1e9) / 8.0;
+        let bytes = self.ns3_bw_bps * (self.ns3_min_rtt_ns as f64 / 1e9) / 8.0;
         ((bytes / tp.mss_bytes.max(1) as f64) as u64).clamp(2, u32::MAX as u64 / 2) as u32
+    }
+
+    /// ns-3's RTT_min, never reset: the minimum of the RTTs `pkts_acked` brings.
+    fn ns3_take_min_rtt(&mut self, rtt_ns: u64) {
+        self.ns3_min_rtt_ns = match self.ns3_min_rtt_ns {
+            0 => rtt_ns,
+            m => m.min(rtt_ns),
+        };
+        self.rtt_min_ns = self.ns3_min_rtt_ns;
     }
 
     /// ns-3.17 `EstimateRtt` then `ReceivedAck` for one segment carrying an ACK: closes an
@@ -386,19 +397,13 @@ impl CongestionControl for Westwood {
                 if self.ns3_pending.is_none() {
                     self.ns3_pending = Some((tp.now_ns + rtt, rtt));
                 }
-                // ns-3 keeps the socket's all-time minimum RTT
-                self.rtt_min_ns = tp.min_rtt_ns;
+                self.ns3_take_min_rtt(rtt);
             }
             WestwoodEstimator::Ns3_17 => {
                 // EstimateRtt: m_lastRtt keeps the last valid sample, m_minRtt their minimum
                 if let Some(rtt) = sample.rtt_ns.filter(|&r| r > 0) {
                     self.ns317_last_rtt_ns = rtt;
-                    self.ns317_min_rtt_ns = if self.ns317_min_rtt_ns == 0 {
-                        rtt
-                    } else {
-                        self.ns317_min_rtt_ns.min(rtt)
-                    };
-                    self.rtt_min_ns = self.ns317_min_rtt_ns;
+                    self.ns3_take_min_rtt(rtt);
                 }
             }
         }

@@ -65,6 +65,7 @@ impl Endpoint {
         // ns-3.17's BytesInFlight at a full ACK: everything sent and not yet acknowledged
         let prior_packets_out = self.snd.sb.len();
         let prior_state = self.tp.ca_state;
+        let prior_dupacks = self.recovery.dupacks;
         let mut info = AckInfo::default();
         let mut rack_newest: Option<(u64, u64, u64)> = None; // (xmit, end, rtt)
 
@@ -156,11 +157,39 @@ impl Endpoint {
         debug_assert_eq!(self.snd.sb.check(), Ok(()));
         let cc_controls = self.cc_controls;
         let acked_sacked = info.delivered();
+        // whether this ACK starts a fast recovery (Open and Disorder)
+        // (an ACK of new data clears the duplicate-ACK count first, below)
+        let dupacks_seen = !info.advanced && self.recovery.dupacks >= DUP_THRESH;
+        let starts_recovery = prior_state <= CaState::Disorder
+            && (dupacks_seen || (self.sack_ok && self.snd.sb.lost_out > 0))
+            && (ack >= self.recovery.recover || !self.cfg.recover_guard);
+        // ns-3's count of the segments this ACK newly covers, when an option asks for it
+        let ns3_segs = if self.cfg.growth_count == GrowthCount::Cumulative
+            || self.cfg.ca_sample == CaSample::Ns3
+        {
+            self.ns3_segs_acked(&info)
+        } else {
+            0
+        };
         // what the ACK counts for in cwnd growth
         let grow_pkts = match self.cfg.growth_count {
             GrowthCount::Delivered => acked_sacked,
-            GrowthCount::Cumulative => self.ns3_growth_pkts(&info, ack, prior_state),
+            GrowthCount::Cumulative => self.ns3_growth_pkts(&info, ack, prior_state, ns3_segs),
         };
+        // ns-3 calls PktsAcked for an ACK of new data, and for one that is not older than
+        // snd_una while data is outstanding
+        if self.cfg.ca_sample == CaSample::Ns3
+            && (info.advanced || (!old_ack && !self.snd.sb.is_empty()))
+        {
+            self.ns3_pkts_acked(
+                &info,
+                ack,
+                prior_state,
+                prior_dupacks,
+                starts_recovery,
+                ns3_segs,
+            );
+        }
         match prior_state {
             CaState::Open | CaState::Disorder => {
                 if info.advanced {
@@ -168,9 +197,7 @@ impl Endpoint {
                     self.recovery.dupacks = 0;
                     self.recovery.reno_sacked = 0;
                 }
-                let loss_seen = self.recovery.dupacks >= DUP_THRESH
-                    || (self.sack_ok && self.snd.sb.lost_out > 0);
-                if loss_seen && (ack >= self.recovery.recover || !self.cfg.recover_guard) {
+                if starts_recovery {
                     self.enter_recovery(prior_in_flight, None, now_ns, out);
                     if !cc_controls && self.cfg.recovery == RecoveryMode::Prr {
                         self.prr_update(acked_sacked.max(1), false, false);
@@ -274,25 +301,96 @@ impl Endpoint {
     /// `(ackNumber - oldHeadSequence) / segmentSize` on the ACK that ends a fast recovery and
     /// `(ackNumber - m_recover) / segmentSize` on the one that ends a Loss episode.
     #[inline(never)]
-    fn ns3_growth_pkts(&mut self, info: &AckInfo, ack: u64, prior_state: CaState) -> u32 {
+    fn ns3_growth_pkts(
+        &mut self,
+        info: &AckInfo,
+        ack: u64,
+        prior_state: CaState,
+        segs: u32,
+    ) -> u32 {
+        if !info.advanced {
+            return 0;
+        }
+        match prior_state {
+            CaState::Open | CaState::Disorder if info.newly_sacked > 0 => 0,
+            CaState::Recovery | CaState::Loss if ack >= self.recovery.recover => {
+                self.ns3_episode_end_segs(info, ack, prior_state)
+            }
+            _ => segs,
+        }
+    }
+
+    /// ns-3's `segsAcked` for an ACK of new data: the bytes it newly acknowledges in whole
+    /// segments, the remainder carried to the next ACK (`m_bytesAckedNotProcessed`,
+    /// `TcpSocketBase::ProcessAck`); 0 for an ACK that advances nothing.
+    #[inline(never)]
+    fn ns3_segs_acked(&mut self, info: &AckInfo) -> u32 {
         if !info.advanced {
             return 0;
         }
         let mss = self.cfg.mss as u64;
         let bytes = info.bytes_acked + self.recovery.growth_carry_bytes;
         self.recovery.growth_carry_bytes = bytes % mss;
-        let ends_episode = ack >= self.recovery.recover;
-        let pkts = match prior_state {
-            CaState::Open | CaState::Disorder if info.newly_sacked > 0 => 0,
-            CaState::Recovery if ends_episode => info.bytes_acked / mss,
-            CaState::Loss if ends_episode => {
-                ack.min(self.snd.write_end)
-                    .saturating_sub(self.recovery.recover)
-                    / mss
-            }
-            _ => bytes / mss,
+        (bytes / mss) as u32
+    }
+
+    /// ns-3's count on the ACK that ends a recovery episode: `(ackNumber - oldHeadSequence) /
+    /// segmentSize` for a fast recovery, `(ackNumber - m_recover) / segmentSize` for a Loss
+    /// episode (`TcpSocketBase::ProcessAck`).
+    fn ns3_episode_end_segs(&self, info: &AckInfo, ack: u64, prior_state: CaState) -> u32 {
+        let mss = self.cfg.mss as u64;
+        let pkts = if prior_state == CaState::Loss {
+            ack.min(self.snd.write_end)
+                .saturating_sub(self.recovery.recover)
+                / mss
+        } else {
+            info.bytes_acked / mss
         };
         pkts as u32
+    }
+
+    /// `ca_sample = "ns3"`: the congestion control's `pkts_acked` where ns-3.37's
+    /// `TcpSocketBase::ProcessAck` calls `PktsAcked`, with its count and the smoothed RTT
+    /// ([`CaSample::Ns3`]). `segs`: ns-3's `segsAcked` for this ACK; `starts_recovery`: this
+    /// ACK starts a fast recovery (in ns-3, `DupAck` has entered it before the call, so the
+    /// ACK is a partial ACK of it).
+    #[inline(never)]
+    fn ns3_pkts_acked(
+        &mut self,
+        info: &AckInfo,
+        ack: u64,
+        prior_state: CaState,
+        prior_dupacks: u32,
+        starts_recovery: bool,
+        segs: u32,
+    ) {
+        let ends_episode = ack >= self.recovery.recover;
+        let count = if !info.advanced || starts_recovery {
+            Some(1)
+        } else {
+            match prior_state {
+                CaState::Recovery if !ends_episode => Some(1),
+                CaState::Recovery | CaState::Loss if ends_episode => {
+                    Some(self.ns3_episode_end_segs(info, ack, prior_state))
+                }
+                CaState::Loss => Some(segs),
+                // an ACK that also SACKs new data is a duplicate ACK to ns-3: Disorder
+                _ if prior_state == CaState::Disorder || info.newly_sacked > 0 => {
+                    segs.checked_sub(prior_dupacks)
+                }
+                _ => Some(segs),
+            }
+        };
+        let Some(pkts_acked) = count else {
+            return;
+        };
+        let sample = AckSample {
+            pkts_acked,
+            bytes_acked: pkts_acked as u64 * self.cfg.mss as u64,
+            rtt_ns: (self.tp.srtt_ns > 0).then_some(self.tp.srtt_ns),
+            in_flight_pkts: self.snd.sb.len(),
+        };
+        self.cc.pkts_acked(&mut self.tp, &sample);
     }
 
     /// Whether an ACK that acknowledges nothing new, with nothing outstanding (what every data
@@ -543,6 +641,8 @@ impl Endpoint {
         self.tp.in_flight_pkts = self.snd.sb.len();
         let ca_rtt_ns = match self.cfg.ca_sample {
             CaSample::NewAck => rtt_ns,
+            // on_ack calls it with ns-3's count (ns3_pkts_acked)
+            CaSample::Ns3 => None,
             // Linux tcp_clean_rtx_queue / tcp_ack_update_rtt: a SACK sample first, then the
             // cumulative one unless retransmitted data was covered, then the timestamp echo
             CaSample::Linux => info
@@ -550,13 +650,15 @@ impl Endpoint {
                 .or(last_acked_rtt.filter(|_| !acked.retrans))
                 .or_else(|| self.ts_echo_rtt(h, now_ns)),
         };
-        let sample = AckSample {
-            pkts_acked,
-            bytes_acked,
-            rtt_ns: ca_rtt_ns,
-            in_flight_pkts: in_flight_before,
-        };
-        self.cc.pkts_acked(&mut self.tp, &sample);
+        if self.cfg.ca_sample != CaSample::Ns3 {
+            let sample = AckSample {
+                pkts_acked,
+                bytes_acked,
+                rtt_ns: ca_rtt_ns,
+                in_flight_pkts: in_flight_before,
+            };
+            self.cc.pkts_acked(&mut self.tp, &sample);
+        }
         *info = AckInfo {
             advanced: true,
             pkts_acked,

@@ -3,7 +3,7 @@
 
 use super::{Endpoint, Output, TimerKind};
 use crate::net::packet::{TcpHeader, Transport};
-use crate::tcp::cc::{AckSample, CcConfig, CcState, CongestionControl};
+use crate::tcp::cc::{AckSample, CaState, CcConfig, CcState, CongestionControl};
 use crate::tcp::config::{CaSample, DelayedAckMode, RttSampling, TcpConfig};
 use std::sync::{Arc, Mutex};
 
@@ -710,6 +710,53 @@ fn an_ack_that_only_sacks_feeds_the_rto_estimator_as_linux_does() {
             RttSampling::TsEcho => 50 * MS,
         };
         assert_eq!(c.tp.srtt_ns, want, "{sampling:?}");
+    }
+}
+
+/// `ca_sample = "ns3"`: `pkts_acked` where ns-3.37's `TcpSocketBase::ProcessAck` calls
+/// `PktsAcked`, with the smoothed RTT, worked by hand without SACK: six segments, the second
+/// lost. The ACK of the first counts 1 (Open, `segsAcked`); each of the four duplicate ACKs
+/// counts 1 ("after all, one segment has been ACKed"), the third of them also starting fast
+/// recovery; the retransmission's ACK ends it and counts (ACK − old snd_una)/MSS = 5. The
+/// default (`new-ack`) calls it on the two ACKs of new data only.
+#[test]
+fn pkts_acked_follows_ns3_with_ca_sample_ns3() {
+    for mode in [CaSample::NewAck, CaSample::Ns3] {
+        let cfg = TcpConfig {
+            ca_sample: mode,
+            sack: false,
+            tlp: false,
+            timestamps: false,
+            delayed_ack: DelayedAckMode::Off,
+            ..TcpConfig::default()
+        };
+        let rec = Recorder::default();
+        let calls = rec.acked.clone();
+        let (mut c, mut s) = pair_with_cc(cfg, Box::new(rec));
+        let (_, acks) = write_with_losses(&mut c, &mut s, 6 * MSS, 100 * MS, &[1], 125 * MS);
+        assert_eq!(acks.len(), 5);
+        let srtt_before = c.tp.srtt_ns;
+        // the first ACK's sample, 60 ms, moves SRTT from the handshake's 50 ms
+        let resent = deliver(&mut c, &acks, 160 * MS);
+        let srtt_first = c.tp.srtt_ns;
+        assert_ne!(srtt_first, srtt_before, "the first ACK's sample moves SRTT");
+        assert_eq!(c.tp.ca_state, CaState::Recovery);
+        let last = deliver(&mut s, &resent[..1], 175 * MS);
+        deliver(&mut c, &last, 200 * MS);
+        assert_eq!(c.tp.ca_state, CaState::Open);
+        assert_eq!(c.unacked_written_bytes(), 0);
+        let got = std::mem::take(&mut *calls.lock().unwrap());
+        let counts: Vec<u32> = got.iter().map(|&(n, _)| n).collect();
+        match mode {
+            CaSample::Ns3 => {
+                assert_eq!(counts, [1, 1, 1, 1, 1, 5]);
+                let srtt_end = c.tp.srtt_ns;
+                let rtts: Vec<Option<u64>> = got.iter().map(|&(_, r)| r).collect();
+                assert_eq!(rtts[..5], [Some(srtt_first); 5]);
+                assert_eq!(rtts[5], Some(srtt_end));
+            }
+            _ => assert_eq!(counts, [1, 5]),
+        }
     }
 }
 
