@@ -91,9 +91,9 @@ const NS3_17: [(&str, TcpValue); 20] = [
     ("recovery", Str("classic")),
     ("cwnd_growth", Str("per-ack")),
     ("window_accounting", Str("bytes")),
-    // TcpNewReno::Retransmit and TcpWestwood::Retransmit recompute ssthresh on every RTO, also
-    // one that ends a fast recovery (and even a repeated one, which haslab does not model)
-    ("rto_ssthresh", Str("unless-repeated")),
+    // TcpNewReno::Retransmit and TcpWestwood::Retransmit recompute ssthresh on every RTO, a
+    // repeated one too, TcpNewReno from everything outstanding (BytesInFlight)
+    ("rto_ssthresh", Str("every")),
     ("rto_undo", Bool(false)),
     ("rto_restart_on_retransmit", Bool(false)),
     ("idle_restart", Str("off")),
@@ -109,7 +109,8 @@ pub const TRANSPORTS: &[Transport] = &[
                  tcp-prr-recovery.cc, rtt-estimator.cc)",
         description: "ns-3's default-configured NewReno sender: per-ACK growth (also when \
                       application-limited, on ACKs that cover SACKed data), cwnd and flight counted in bytes, ssthresh = max(2, flight/2), PRR, impatient \
-                      partial-ACK timer, ssthresh recomputed by an RTO in recovery, no undo of spurious RTOs, 536-byte segments, IW 10, SACK and timestamps, \
+                      partial-ACK timer, ssthresh recomputed by an RTO in recovery, no undo of spurious RTOs, \
+                      the congestion control's pkts_acked where ns-3 calls PktsAcked (with the smoothed RTT), 536-byte segments, IW 10, SACK and timestamps, \
                       min RTO 1 s (RFC 6298 formula), max RTO 60 s, 200 ms delayed ACKs, \
                       128 KiB receive buffer, no restart after idle",
         cc: "newreno",
@@ -139,6 +140,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("rto_restart_on_retransmit", Bool(false)),
             ("rto_restart_on_sack_advance", Bool(false)),
             ("rtt_sampling", Str("ts-echo")),
+            ("ca_sample", Str("ns3")),
             ("prr_variant", Str("ns3")),
             ("nextseg_rule3", Bool(true)),
             ("partial_ack_retransmit", Str("forced")),

@@ -282,6 +282,12 @@ pub enum RtoSsthresh {
     /// On every RTO but a repeat in the loss state, also one that ends a fast recovery (ns-3's
     /// `TcpSocketBase::ReTxTimeout`: unless in CA_LOSS with the head already retransmitted).
     UnlessRepeated,
+    /// On every RTO, a repeated one too, with the flight taken as everything sent and not yet
+    /// acknowledged: ns-3.17's `TcpNewReno::Retransmit` (ssthresh = max(2·MSS,
+    /// BytesInFlight()/2), `BytesInFlight()` = highest sequence sent − snd.una, at the ns-3.17
+    /// tag src/internet/model/tcp-newreno.cc and tcp-socket-base.cc) and
+    /// `TcpWestwood::Retransmit` (from the current estimate).
+    Every,
 }
 
 /// The receive window a receiver offers (see [`TcpConfig::rcvbuf`]).
@@ -417,8 +423,9 @@ pub struct TcpConfig {
     /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
     /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.
     pub rto_undo: bool,
-    /// When an RTO recomputes ssthresh: `once-per-episode` (default, Linux) or
-    /// `unless-repeated` (ns-3: also when the RTO ends a fast recovery).
+    /// When an RTO recomputes ssthresh: `once-per-episode` (default, Linux),
+    /// `unless-repeated` (ns-3.37: also when the RTO ends a fast recovery) or `every` (ns-3.17:
+    /// every RTO, from everything outstanding).
     pub rto_ssthresh: RtoSsthresh,
     /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets
     /// `growth_count` counts) or `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data

@@ -324,7 +324,8 @@ pub trait CongestionControl: Send {
     fn cwnd_event(&mut self, _tp: &mut CcState, _event: CaEvent) {}
     /// Every ACK of new data, with the RTT sample when there is one; with the sender's
     /// `ca_sample = "linux"`, every ACK that finds data outstanding, also one that acknowledges
-    /// no packet (see [`crate::tcp::config::CaSample`]).
+    /// no packet; with `ca_sample = "ns3"`, where ns-3.37 calls `PktsAcked`, with ns-3's count
+    /// and the smoothed RTT (see [`crate::tcp::config::CaSample`]).
     fn pkts_acked(&mut self, _tp: &mut CcState, _sample: &AckSample) {}
     /// Every ACK Linux's `tcp_ack` processes, with `CA_ACK_*` flags (Linux `in_ack_event`):
     /// an ACK that is not older than snd_una, of new data or duplicate, with data outstanding

@@ -324,9 +324,15 @@ impl Endpoint {
         let reduce = match self.cfg.rto_ssthresh {
             RtoSsthresh::OncePerEpisode => self.tp.ca_state <= CaState::Disorder || episode_over,
             RtoSsthresh::UnlessRepeated => self.tp.ca_state != CaState::Loss || episode_over,
+            RtoSsthresh::Every => true,
         };
         if reduce {
-            self.tp.pipe_pkts = self.window_pipe();
+            self.tp.pipe_pkts = match self.cfg.rto_ssthresh {
+                // ns-3.17's BytesInFlight(): everything sent and not yet acknowledged (after an
+                // RTO the pipe no longer counts the segments marked lost)
+                RtoSsthresh::Every => self.snd.sb.len(),
+                _ => self.window_pipe(),
+            };
             self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
             self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
             self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);

@@ -298,6 +298,53 @@ fn reno_recovery_options_need_classic_recovery_without_sack() {
     }
 }
 
+/// `rto_ssthresh`, worked by hand with NewReno halving the flight: ten segments outstanding,
+/// all lost; the RTO sets ssthresh = 10/2 = 5. The resent head arrives and its ACK covers one
+/// segment (nine outstanding, still below the recovery point); the timer fires again. Linux
+/// (`once-per-episode`) and ns-3.37 (`unless-repeated`) keep ssthresh for this repeat;
+/// ns-3.17's `TcpNewReno::Retransmit` (`every`) recomputes it from everything outstanding:
+/// 9/2 = 4.
+#[test]
+fn a_repeated_rto_recomputes_ssthresh_only_as_ns3_17_does() {
+    use crate::tcp::config::RtoSsthresh;
+    for (rule, want) in [
+        (RtoSsthresh::OncePerEpisode, 5),
+        (RtoSsthresh::UnlessRepeated, 5),
+        (RtoSsthresh::Every, 4),
+    ] {
+        let cfg = TcpConfig {
+            sack: false,
+            tlp: false,
+            timestamps: false,
+            rto_undo: false,
+            delayed_ack: DelayedAckMode::Off,
+            rto_ssthresh: rule,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        c.cc = CcConfig::NewReno(crate::tcp::cc::newreno::NewRenoConfig {
+            ssthresh: crate::tcp::cc::newreno::SsthreshBase::Flight,
+            ..Default::default()
+        })
+        .build();
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        assert_eq!(headers(&mut out).len(), 10);
+        let at = c.snd.rto_timer.deadline_ns().unwrap();
+        c.on_timer_entry(TimerKind::Rto, at, &mut out);
+        let resent = headers(&mut out)[0];
+        assert_eq!(c.tp.ssthresh_pkts, 5, "{rule:?}");
+        let ack = deliver(&mut s, &[resent], at + 10 * MS);
+        deliver(&mut c, &ack, at + 20 * MS);
+        assert_eq!(c.snd.sb.len(), 9);
+        assert_eq!(c.tp.ca_state, CaState::Loss);
+        let again = c.snd.rto_timer.deadline_ns().unwrap();
+        c.on_timer_entry(TimerKind::Rto, again, &mut out);
+        assert_eq!(c.stats.loss.rto_count, 2);
+        assert_eq!(c.tp.ssthresh_pkts, want, "{rule:?}");
+    }
+}
+
 /// PRR-SSRB once pipe ≤ ssthresh (`prr_variant`), worked by hand with pipe 0, ssthresh
 /// 10, prr_delivered 5 → 7 (this ACK delivers 2), prr_out 4: Linux 6.x sends
 /// max(7 − 4, 2) = 3, +1 when the ACK advanced snd_una without a new loss (Linux 3.x: +1
