@@ -131,6 +131,16 @@ def test_on_the_ns3_17_stack_westwood_plus_runs_on_ns3_17s_tcpwestwood():
     ww = next(t for t in haslab.catalog()["transports"] if t["name"] == "ns3.17-westwood")
     assert ww["tcp"]["recovery_end"] == "new-ack" and ww["tcp"]["recovery_entry_cwnd"] == "min"
     assert ww["tcp"]["full_ack_exit"] == "ssthresh" and ww["tcp"]["sack"] is False
+    # `ns3-westwood`: TIBET, Trickle and TcpHas take that transport's fast recovery too, on
+    # ns3.17-tcp; Westwood+ is the same run as in `ns3`
+    vw = method_variants("ns3.17", "ns3-westwood")["method"]
+    assert vw["Westwood+"] == v["Westwood+"]
+    for label in ("TIBET", "Trickle", "TcpHas"):
+        tcp = vw[label]["preset.player.tcp"]
+        assert {k: ww["tcp"][k] for k in tcp} == tcp
+        sc = scenario(2, 1.0, stack="ns3.17")
+        sc["preset"]["player"].update(cc=METHODS[label], tcp=tcp)
+        haslab.validate(sc)
 
 
 def test_a_claim_failing_by_default_but_holding_under_another_reading_is_named_so():

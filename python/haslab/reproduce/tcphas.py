@@ -41,7 +41,15 @@ K_S = 180
 #   and leaves plain Westwood out, §IV-C): transport `ns3.17-westwood`, with that class's estimator
 #   (`estimator = "ns3.17"`) and its Reno fast recovery (the first new ACK ends it; cwnd = min(cwnd,
 #   ssthresh) on the third duplicate ACK). TIBET, Trickle and TcpHas keep ns-3.17's TcpNewReno
-#   recovery: the paper does not say which ns-3 class they were built on.
+#   recovery here.
+# - "ns3-westwood": the same, with TIBET, Trickle and TcpHas on TcpWestwood's fast recovery too
+#   (`recovery_entry_cwnd = "min"`, `recovery_end = "new-ack"`, `full_ack_exit = "ssthresh"`). The
+#   paper does not name the ns-3 class its methods were built on, but its text points to
+#   TcpWestwood: "The only difference between them [Westwood, Westwood+ and TIBET] is the bandwidth
+#   estimation scheme used" (§II-C.2), Trickle gets "the adaptive decrease mechanism of Westwood+
+#   (the same as TIBET)" (§IV-C), TcpHas is "inspired by the TCP adaptive decrease mechanism"
+#   (§V), and Algorithm 1's "if cwnd > ssthresh then cwnd = ssthresh" on three duplicate ACKs is
+#   ns-3.17's TcpWestwood::DupAck, not TcpNewReno's ssthresh + 3.
 # - "westwood-count" and "new-data": K = 180 s with the TIBET estimator (of TIBET, Trickle and TcpHas)
 #   reading other ACKs than the default's. By default every received ACK is a sample of Algorithm 2,
 #   a duplicate ACK or the client's next request acknowledging 0 segments (§II-C: "if ACK is
@@ -56,6 +64,7 @@ SETTINGS = {
     "steady": (600.0, 300.0, 560.0, "lowest", "linux"),
     "estimate": (float(K_S), 60.0, float(K_S), "estimate", "linux"),
     "ns3": (float(K_S), 60.0, float(K_S), "lowest", "ns3.17"),
+    "ns3-westwood": (float(K_S), 60.0, float(K_S), "lowest", "ns3.17"),
     "westwood-count": (float(K_S), 60.0, float(K_S), "lowest", "linux"),
     "new-data": (float(K_S), 60.0, float(K_S), "lowest", "linux"),
 }
@@ -69,9 +78,14 @@ READING_NAMES = {
     "steady": "the steady-state window ([300, 560) s of 600 s runs)",
     "estimate": "RBB buffering = \"estimate\" (K = 180 s)",
     "ns3": "the ns-3.17 sender (`ns3.17-tcp`, Westwood+ on `ns3.17-westwood`, K = 180 s)",
+    "ns3-westwood": "the ns-3.17 sender with TcpWestwood's fast recovery for every method (K = 180 s)",
     "westwood-count": "the TIBET estimator counting ACKs as ns-3.17's Westwood (`samples = \"westwood\"`, K = 180 s)",
     "new-data": "the TIBET estimator sampling only ACKs of new data (`samples = \"new-data\"`, K = 180 s)",
 }
+#: setting -> [flow.tcp] options of TIBET, Trickle and TcpHas: ns-3.17's TcpWestwood fast recovery
+#: (tcp-westwood.cc at the ns-3.17 tag: DupAck, NewAck), which the transport ns3.17-westwood has
+TCP_OPTIONS = {"ns3-westwood": {"recovery_entry_cwnd": "min", "recovery_end": "new-ack",
+                                "full_ack_exit": "ssthresh"}}
 #: the server stack of a setting: a named transport (None: haslab's default, Linux-like sender)
 STACKS = {"linux": None, "ns3.17": "ns3.17-tcp"}
 
@@ -106,6 +120,8 @@ def method_variants(stack: str = "linux", setting: str = "K") -> dict:
         if stack != "linux" and c == "westwood+":
             return {"preset.player.cc": {"algorithm": c, "estimator": "ns3.17"},
                     "preset.player.transport": "ns3.17-westwood"}
+        if setting in TCP_OPTIONS:
+            return {"preset.player.cc": c, "preset.player.tcp": TCP_OPTIONS[setting]}
         # Westwood+ has no TIBET estimator: its runs are the same as the default setting's
         if samples and c in ESTIMATOR_CCS:
             return {"preset.player.cc": {"algorithm": c, "samples": samples}}
@@ -382,6 +398,7 @@ def fig2_claims(ctx: Context, tables: dict) -> list[Claim]:
     p = tables["players"]
     where = {"K": "K = 180 s, from 60 s", "steady": "[300, 560) s", "estimate": "K = 180 s, from 60 s",
              "ns3": "ns-3.17 sender, K = 180 s, from 60 s",
+             "ns3-westwood": "ns-3.17 sender, TcpWestwood's recovery, K = 180 s, from 60 s",
              "westwood-count": "estimator counting as Westwood, K = 180 s, from 60 s",
              "new-data": "estimator sampling ACKs of new data, K = 180 s, from 60 s"}
     per = {k: _fig2_claims_for(p[p["setting"] == k], where[k]) for k in SETTINGS if (p["setting"] == k).any()}
@@ -508,15 +525,17 @@ FIG2 = Experiment(
     analyze=fig2_analyze,
     plot=fig2_plot,
     claims=fig2_claims,
-    forms=("24 runs: 4 methods × (K = 180 s, 600 s steady, estimate reading, ns-3.17 sender, two estimator "
-           "readings)", "the same"),
+    forms=("28 runs: 4 methods × (K = 180 s, 600 s steady, estimate reading, ns-3.17 sender, the same with "
+           "TcpWestwood's recovery, two estimator readings)", "the same"),
     notes=(
-        "8 RBB players on `tcphas-home`, one run per method (seed 1) in each of six settings: `K` (the "
+        "8 RBB players on `tcphas-home`, one run per method (seed 1) in each of seven settings: `K` (the "
         "paper's K = 180 s, RBB asking for the lowest level while buffering: the default reading, docs/has.md; "
         "claims measured from 60 s, as tests/paper_checks.rs), `steady` (600 s runs measured over [300, 560) s) "
         "`estimate` (K = 180 s with RBB's other buffering reading) and `ns3` (K = 180 s on the ns-3.17 sender, "
         "transport `ns3.17-tcp`, Westwood+ as ns-3.17's TcpWestwood on `ns3.17-westwood`, side by side with haslab's "
-        "Linux-like default), and two readings of which ACKs "
+        "Linux-like default), `ns3-westwood` (the same with TIBET, Trickle and TcpHas on ns-3.17's TcpWestwood "
+        "fast recovery too: cwnd = min(cwnd, ssthresh) on the third duplicate ACK, as Algorithm 1 writes, and "
+        "the first new ACK ends it), and two readings of which ACKs "
         "TIBET's estimator samples (TIBET, Trickle, TcpHas; K = 180 s): by default every received ACK, a "
         "duplicate or the client's next request counting 0 segments (Algorithm 2, §II-C, §III-A); "
         "`westwood-count`, counted as ns-3.17's TcpWestwood::CountAck; `new-data`, only ACKs of new data. "

@@ -20,9 +20,9 @@ def fig3_form(quick: bool) -> dict:
     """setting -> (player counts, seeds)."""
     if quick:
         return {"K": ([1, 5, 9], 2), "steady": ([1, 5, 9], 1), "estimate": ([1, 5, 9], 1), "ns3": ([1, 5, 9], 2),
-                "westwood-count": ([1, 5, 9], 1), "new-data": ([1, 5, 9], 1)}
+                "ns3-westwood": ([1, 5, 9], 2), "westwood-count": ([1, 5, 9], 1), "new-data": ([1, 5, 9], 1)}
     n = list(range(1, 10))
-    return {"K": (n, 16), "steady": (n, 4), "estimate": (n, 4), "ns3": (n, 16),
+    return {"K": (n, 16), "steady": (n, 4), "estimate": (n, 4), "ns3": (n, 16), "ns3-westwood": (n, 16),
             "westwood-count": (n, 4), "new-data": (n, 4)}
 
 
@@ -487,9 +487,10 @@ FIG3 = Experiment(
     claims=fig3_claims,
     forms=(
         "N = 1, 5, 9: K = 180 s × 2 seeds, 600 s steady × 1, estimate reading × 1, ns-3.17 sender × 2, "
-        "two estimator readings × 1 (96 runs; 90 distinct, Westwood+ has no TIBET estimator)",
+        "the same with TcpWestwood's recovery × 2, two estimator readings × 1 (120 runs; 108 distinct, Westwood+ "
+        "has no TIBET estimator and is TcpWestwood on the ns-3.17 sender in both)",
         "N = 1…9: K = 180 s × 16 seeds, 600 s steady × 4, estimate reading × 4, ns-3.17 sender × 16, "
-        "two estimator readings × 4 (1728 runs; 1656 distinct)",
+        "the same with TcpWestwood's recovery × 16, two estimator readings × 4 (2304 runs; 2088 distinct)",
     ),
     notes=(
         "Instability: the TcpHas paper's metric (docs/has.md, reconstructed: share of seconds whose "
@@ -498,13 +499,15 @@ FIG3 = Experiment(
         "in (a) are the paper's \"unfairness\": the run-averaged lowest and highest player "
         "(`haslab.aggregate.unfairness`). Queuing delay: mean sojourn in the DSLAM→HG queue. Drop "
         "rate: §IV-D's DropPkt(K) = dropped packets at the bottleneck during K s / K × 100 (the CSV "
-        "also has drops per second). Each claim is checked in six settings (the CSV's `setting` column): "
+        "also has drops per second). Each claim is checked in seven settings (the CSV's `setting` column): "
         "`K`, the paper's K = 180 s with RBB's buffering state asking for the lowest level (the default "
         "reading, docs/has.md); `steady`, 600 s runs measured over [300, 560) s (instability and drops from the "
         "traces, the queuing delay time-averaged from the bottleneck's queue trace); `estimate`, K = 180 s with "
         "RBB's other buffering reading; `ns3`, K = 180 s on the ns-3.17 sender the paper simulated with "
         "(transport `ns3.17-tcp`, Westwood+ as ns-3.17's TcpWestwood on `ns3.17-westwood`; haslab's default sender "
-        "is Linux-like); and two readings of which ACKs TIBET's "
+        "is Linux-like); `ns3-westwood`, the same with TIBET, Trickle and TcpHas on ns-3.17's TcpWestwood fast "
+        "recovery too (Algorithm 1's cwnd = min(cwnd, ssthresh) on the third duplicate ACK; the first new ACK "
+        "ends it); and two readings of which ACKs TIBET's "
         "estimator samples (TIBET, Trickle, TcpHas; K = 180 s; by default every received ACK, Algorithm 2): "
         "`westwood-count`, counted as ns-3.17's TcpWestwood::CountAck, and `new-data`, only ACKs of new data. "
         "The figure shows `K`. The quick form runs N = 1, 5, 9 only; its "
