@@ -430,6 +430,47 @@ mod tests {
         assert_eq!(c.idle_restart, IdleRestart::Off);
     }
 
+    /// ns-3.17's TcpWestwood and TcpNewReno share TcpSocketBase: the two ns-3.17 transports
+    /// differ only in how a fast recovery begins and ends (tcp-westwood.cc `DupAck`, `NewAck`
+    /// against tcp-newreno.cc), and the Westwood one runs ns-3.17's estimator.
+    #[test]
+    fn the_ns3_17_westwood_transport_differs_from_ns3_17_tcp_only_in_its_recovery() {
+        use crate::tcp::config::{FullAckExit, RecoveryEnd, RecoveryEntryCwnd};
+        let (reno, ww) = (
+            by_name("ns3.17-tcp").unwrap(),
+            by_name("ns3.17-westwood").unwrap(),
+        );
+        let recovery = ["full_ack_exit", "recovery_end", "recovery_entry_cwnd"];
+        let strip = |t: &Transport| {
+            let mut m = t.tcp_table();
+            m.retain(|k, _| !recovery.contains(&k.as_str()));
+            m
+        };
+        assert_eq!(strip(reno), strip(ww));
+        let (r, w) = (
+            validate_tcp_table(&reno.tcp_table(), "x").unwrap(),
+            validate_tcp_table(&ww.tcp_table(), "x").unwrap(),
+        );
+        assert_eq!(
+            (r.full_ack_exit, r.recovery_end, r.recovery_entry_cwnd),
+            (
+                FullAckExit::Flight,
+                RecoveryEnd::Recover,
+                RecoveryEntryCwnd::Rfc
+            )
+        );
+        assert_eq!(
+            (w.full_ack_exit, w.recovery_end, w.recovery_entry_cwnd),
+            (
+                FullAckExit::Ssthresh,
+                RecoveryEnd::NewAck,
+                RecoveryEntryCwnd::Min
+            )
+        );
+        assert_eq!(ww.cc, "westwood+");
+        assert_eq!(ww.cc_params_table()["estimator"], "ns3.17");
+    }
+
     #[test]
     fn the_newcwv_papers_transport_is_newreno_newcwv_and_cwnd_per_rtt_pacing() {
         let t = by_name("newcwv-paced").unwrap();
