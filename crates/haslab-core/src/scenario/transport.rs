@@ -60,6 +60,26 @@ impl TcpValue {
 
 use TcpValue::{Bool, Int, Str};
 
+/// One `[flow.tcp]` table from a shared `base` and a transport's own `extra` options, in a
+/// constant (`N` is the two lengths' sum; a wrong `N` fails the build).
+const fn join<const A: usize, const B: usize, const N: usize>(
+    base: [(&'static str, TcpValue); A],
+    extra: [(&'static str, TcpValue); B],
+) -> [(&'static str, TcpValue); N] {
+    assert!(A + B == N, "join: N must be the sum of the two lengths");
+    let mut out = [("", Bool(false)); N];
+    let mut i = 0;
+    while i < A {
+        out[i] = base[i];
+        i += 1;
+    }
+    while i < N {
+        out[i] = extra[i - A];
+        i += 1;
+    }
+    out
+}
+
 /// NS-2's TCP defaults that haslab can express (tcl/lib/ns-default.tcl and tcp/tcp-sink.cc):
 /// `packetSize_ 1000` (payload bytes per segment), `windowInit_ 2`, `timestamps_ false`,
 /// `minrto_ 0.2` s, and Agent/TCPSink acknowledging every segment (delayed ACKs are the
@@ -99,6 +119,52 @@ const NS3_17: [(&str, TcpValue); 20] = [
     ("idle_restart", Str("off")),
     ("pacing", Str("off")),
 ];
+
+/// `ns3.17-tcp`: TcpNewReno's end of a fast recovery (`TcpNewReno::NewAck`, option 1).
+const NS3_17_TCP: [(&str, TcpValue); 21] = join(NS3_17, [("full_ack_exit", Str("flight"))]);
+/// `ns3.17-westwood`: TcpWestwood's Reno fast recovery (`DupAck`, `NewAck`).
+const NS3_17_WESTWOOD: [(&str, TcpValue); 23] = join(
+    NS3_17,
+    [
+        ("full_ack_exit", Str("ssthresh")),
+        ("recovery_end", Str("new-ack")),
+        ("recovery_entry_cwnd", Str("min")),
+    ],
+);
+
+/// `cubic-standard`: NS-2's defaults and its own options.
+const CUBIC_STANDARD: [(&str, TcpValue); 10] = join(
+    NS2,
+    [
+        ("idle_restart", Str("off")),
+        ("sack", Bool(false)),
+        ("tlp", Bool(false)),
+        ("novel_pacing", Bool(false)),
+        ("rtl", Bool(false)),
+    ],
+);
+/// `cubic-enhanced`: NS-2's defaults and its own options.
+const CUBIC_ENHANCED: [(&str, TcpValue); 10] = join(
+    NS2,
+    [
+        ("idle_restart", Str("off")),
+        ("sack", Bool(false)),
+        ("tlp", Bool(false)),
+        ("novel_pacing", Bool(true)),
+        ("rtl", Bool(true)),
+    ],
+);
+/// `cubic-tlp`: NS-2's defaults and its own options.
+const CUBIC_TLP: [(&str, TcpValue); 10] = join(
+    NS2,
+    [
+        ("idle_restart", Str("off")),
+        ("sack", Bool(true)),
+        ("tlp", Bool(true)),
+        ("novel_pacing", Bool(false)),
+        ("rtl", Bool(false)),
+    ],
+);
 
 /// Every named transport, in the order `haslab cc list` prints them.
 pub const TRANSPORTS: &[Transport] = &[
@@ -169,29 +235,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("grow_when_app_limited", Bool(true)),
             ("ssthresh", Str("flight")),
         ],
-        tcp: &[
-            NS3_17[0],
-            NS3_17[1],
-            NS3_17[2],
-            NS3_17[3],
-            NS3_17[4],
-            NS3_17[5],
-            NS3_17[6],
-            NS3_17[7],
-            NS3_17[8],
-            NS3_17[9],
-            NS3_17[10],
-            NS3_17[11],
-            NS3_17[12],
-            NS3_17[13],
-            NS3_17[14],
-            NS3_17[15],
-            NS3_17[16],
-            NS3_17[17],
-            NS3_17[18],
-            NS3_17[19],
-            ("full_ack_exit", Str("flight")),
-        ],
+        tcp: &NS3_17_TCP,
     },
     Transport {
         name: "ns3.17-westwood",
@@ -208,31 +252,7 @@ pub const TRANSPORTS: &[Transport] = &[
                       cwnd = min(cwnd, ssthresh) on fast retransmit",
         cc: "westwood+",
         cc_params: &[("estimator", Str("ns3.17"))],
-        tcp: &[
-            NS3_17[0],
-            NS3_17[1],
-            NS3_17[2],
-            NS3_17[3],
-            NS3_17[4],
-            NS3_17[5],
-            NS3_17[6],
-            NS3_17[7],
-            NS3_17[8],
-            NS3_17[9],
-            NS3_17[10],
-            NS3_17[11],
-            NS3_17[12],
-            NS3_17[13],
-            NS3_17[14],
-            NS3_17[15],
-            NS3_17[16],
-            NS3_17[17],
-            NS3_17[18],
-            NS3_17[19],
-            ("full_ack_exit", Str("ssthresh")),
-            ("recovery_end", Str("new-ack")),
-            ("recovery_entry_cwnd", Str("min")),
-        ],
+        tcp: &NS3_17_WESTWOOD,
     },
     Transport {
         name: "newreno-rfc5681",
@@ -283,18 +303,7 @@ pub const TRANSPORTS: &[Transport] = &[
         description: "CUBIC, no SACK, no restart after idle (NS2's TCP-Linux agent)",
         cc: "cubic",
         cc_params: &[],
-        tcp: &[
-            NS2[0],
-            NS2[1],
-            NS2[2],
-            NS2[3],
-            NS2[4],
-            ("idle_restart", Str("off")),
-            ("sack", Bool(false)),
-            ("tlp", Bool(false)),
-            ("novel_pacing", Bool(false)),
-            ("rtl", Bool(false)),
-        ],
+        tcp: &CUBIC_STANDARD,
     },
     Transport {
         name: "cubic-enhanced",
@@ -302,18 +311,7 @@ pub const TRANSPORTS: &[Transport] = &[
         description: "cubic-standard + novel pacing of each chunk's initial burst + Reducing Tail Loss dummies",
         cc: "cubic",
         cc_params: &[],
-        tcp: &[
-            NS2[0],
-            NS2[1],
-            NS2[2],
-            NS2[3],
-            NS2[4],
-            ("idle_restart", Str("off")),
-            ("sack", Bool(false)),
-            ("tlp", Bool(false)),
-            ("novel_pacing", Bool(true)),
-            ("rtl", Bool(true)),
-        ],
+        tcp: &CUBIC_ENHANCED,
     },
     Transport {
         name: "cubic-tlp",
@@ -321,18 +319,7 @@ pub const TRANSPORTS: &[Transport] = &[
         description: "cubic-standard + SACK + RACK-TLP tail-loss probes",
         cc: "cubic",
         cc_params: &[],
-        tcp: &[
-            NS2[0],
-            NS2[1],
-            NS2[2],
-            NS2[3],
-            NS2[4],
-            ("idle_restart", Str("off")),
-            ("sack", Bool(true)),
-            ("tlp", Bool(true)),
-            ("novel_pacing", Bool(false)),
-            ("rtl", Bool(false)),
-        ],
+        tcp: &CUBIC_TLP,
     },
 ];
 

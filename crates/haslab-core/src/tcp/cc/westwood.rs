@@ -201,9 +201,12 @@ impl Westwood {
         }
     }
 
-    /// RTT_min as the estimator keeps it.
+    /// RTT_min as the estimator keeps it (the ns-3 estimators: 0 before the first sample).
     pub fn rtt_min_ns(&self) -> u64 {
-        self.rtt_min_ns
+        match self.cfg.estimator {
+            WestwoodEstimator::Linux => self.rtt_min_ns,
+            WestwoodEstimator::Ns3 | WestwoodEstimator::Ns3_17 => self.ns3_min_rtt_ns,
+        }
     }
 
     /// Linux `tcp_westwood_bw_rttmin`: BWE·RTT_min in segments, at least 2.
@@ -221,13 +224,26 @@ impl Westwood {
         ((bytes / tp.mss_bytes.max(1) as f64) as u64).clamp(2, u32::MAX as u64 / 2) as u32
     }
 
+    /// Linux `tcp_westwood_ack` (`in_ack_event`): the window check, the bytes this ACK stands
+    /// for (fast path: the advance of snd_una; slow path: `westwood_acked_count`), RTT_min.
+    fn linux_on_ack(&mut self, tp: &CcState, flags: u32) {
+        self.update_window(tp);
+        if flags & CA_ACK_SLOWPATH != 0 {
+            self.bk += self.acked_count(tp);
+        } else {
+            // fast path
+            self.bk += tp.snd_una_bytes.saturating_sub(self.snd_una);
+            self.snd_una = tp.snd_una_bytes;
+        }
+        self.update_rtt_min();
+    }
+
     /// ns-3's RTT_min, never reset: the minimum of the RTTs `pkts_acked` brings.
     fn ns3_take_min_rtt(&mut self, rtt_ns: u64) {
         self.ns3_min_rtt_ns = match self.ns3_min_rtt_ns {
             0 => rtt_ns,
             m => m.min(rtt_ns),
         };
-        self.rtt_min_ns = self.ns3_min_rtt_ns;
     }
 
     /// ns-3.17 `EstimateRtt` then `ReceivedAck` for one segment carrying an ACK: closes an
@@ -411,19 +427,10 @@ impl CongestionControl for Westwood {
 
     fn in_ack_event(&mut self, tp: &mut CcState, flags: u32) {
         match self.cfg.estimator {
-            WestwoodEstimator::Linux => {}
-            WestwoodEstimator::Ns3 => return,
-            WestwoodEstimator::Ns3_17 => return self.ns317_on_ack(tp),
+            WestwoodEstimator::Linux => self.linux_on_ack(tp, flags),
+            WestwoodEstimator::Ns3 => {} // counts in pkts_acked
+            WestwoodEstimator::Ns3_17 => self.ns317_on_ack(tp),
         }
-        self.update_window(tp);
-        if flags & CA_ACK_SLOWPATH != 0 {
-            self.bk += self.acked_count(tp);
-        } else {
-            // fast path
-            self.bk += tp.snd_una_bytes.saturating_sub(self.snd_una);
-            self.snd_una = tp.snd_una_bytes;
-        }
-        self.update_rtt_min();
     }
 
     /// ns-3.17 counts a data segment's ACK too (`ReceivedAck` sees every segment with the ACK

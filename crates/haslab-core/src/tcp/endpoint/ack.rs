@@ -294,20 +294,12 @@ impl Endpoint {
     }
 
     /// With `growth_count = "cumulative"`, what this ACK counts for in cwnd growth, as ns-3's
-    /// `TcpSocketBase::ProcessAck` passes it to `IncreaseWindow` ([`GrowthCount`]): `segsAcked`,
-    /// the bytes the cumulative ACK newly covers in whole segments with the remainder carried
-    /// to the next ACK (`m_bytesAckedNotProcessed`), SACKed before or not; 0 for an ACK that
+    /// `TcpSocketBase::ProcessAck` passes it to `IncreaseWindow` ([`GrowthCount`]): `segs`,
+    /// its `segsAcked` ([`Self::ns3_segs_acked`]: SACKed before or not); 0 for an ACK that
     /// also SACKs new data outside recovery (a duplicate ACK to ns-3: Disorder, no increase);
-    /// `(ackNumber - oldHeadSequence) / segmentSize` on the ACK that ends a fast recovery and
-    /// `(ackNumber - m_recover) / segmentSize` on the one that ends a Loss episode.
+    /// [`Self::ns3_episode_end_segs`] on the ACK that ends a fast recovery or a Loss episode.
     #[inline(never)]
-    fn ns3_growth_pkts(
-        &mut self,
-        info: &AckInfo,
-        ack: u64,
-        prior_state: CaState,
-        segs: u32,
-    ) -> u32 {
+    fn ns3_growth_pkts(&self, info: &AckInfo, ack: u64, prior_state: CaState, segs: u32) -> u32 {
         if !info.advanced {
             return 0;
         }
