@@ -114,6 +114,10 @@ COMMON = {
     # cycle between losses 14.7 s with "delivered" against ns-3's 14.1 s (goodput -2.7 %),
     # 13.8 s with "cumulative" (+1.0 %).
     "growth_count": "cumulative",
+    # ns-3's TcpSocketBase::DupAck starts a fast recovery once the cumulative ACK reaches
+    # m_recover (m_highRxAckMark >= m_recover); RFC 6582 and Linux (haslab's default) want it to
+    # cover more. Only the SACK-less cells see the difference.
+    "recover_covers": "reach",
     # ns-3 3.37 has neither RACK nor TLP, and does not pace by default.
     "tlp": False,
     "pacing": "off",
@@ -262,6 +266,7 @@ def haslab_scenario(cell: Cell) -> dict:
         "partial_ack_retransmit": c["partial_ack_retransmit"],
         "window_accounting": c["window_accounting"],
         "growth_count": c["growth_count"],
+        "recover_covers": c["recover_covers"],
         "sack": cell.sack,
         "tlp": c["tlp"],
         "pacing": c["pacing"],

@@ -176,6 +176,7 @@ pub const TRANSPORTS: &[Transport] = &[
         description: "ns-3's default-configured NewReno sender: per-ACK growth (also when \
                       application-limited, on ACKs that cover SACKed data), cwnd and flight counted in bytes, ssthresh = max(2, flight/2), PRR, impatient \
                       partial-ACK timer, ssthresh recomputed by an RTO in recovery, no undo of spurious RTOs, \
+                      a fast recovery allowed once the cumulative ACK reaches the recovery point, \
                       the congestion control's pkts_acked where ns-3 calls PktsAcked (with the smoothed RTT), 536-byte segments, IW 10, SACK and timestamps, \
                       min RTO 1 s (RFC 6298 formula), max RTO 60 s, 200 ms delayed ACKs, \
                       128 KiB receive buffer, no restart after idle",
@@ -210,6 +211,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("prr_variant", Str("ns3")),
             ("nextseg_rule3", Bool(true)),
             ("partial_ack_retransmit", Str("forced")),
+            ("recover_covers", Str("reach")),
             ("idle_restart", Str("off")),
             ("pacing", Str("off")),
         ],

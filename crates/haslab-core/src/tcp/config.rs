@@ -205,6 +205,22 @@ pub enum RecoveryEnd {
     NewAck,
 }
 
+/// What the cumulative ACK must cover before three duplicate ACKs may start a fast recovery
+/// without SACK, under `recover_guard` (see [`TcpConfig::recover_covers`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoverCovers {
+    /// More than `recover`, the highest sequence number sent when the last recovery or RTO
+    /// began (RFC 6582 §3.2 step 1, "covers more than recover"): an ACK that stops exactly at
+    /// it does not let a fast recovery start. Linux holds Reno's Recovery and Loss states
+    /// while snd_una == high_seq (net/ipv4/tcp_input.c, `tcp_is_non_sack_preventing_reopen`,
+    /// "to prevent false fast retransmits").
+    More,
+    /// `recover` itself: ns-3.37's `TcpSocketBase::DupAck`, `m_highRxAckMark >= m_recover`
+    /// (src/internet/model/tcp-socket-base.cc).
+    Reach,
+}
+
 /// cwnd when fast recovery begins without SACK (see [`TcpConfig::recovery_entry_cwnd`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -382,6 +398,13 @@ pub struct TcpConfig {
     /// when not already in one, also after an RTO (ssthresh from everything outstanding, cwnd =
     /// ssthresh + 3, the first unacknowledged segment resent by `DoRetransmit`).
     pub recover_guard: bool,
+    /// Without SACK, under `recover_guard`: whether the cumulative ACK must cover `more` than
+    /// `recover` (default; RFC 6582 §3.2 step 1, Linux) or only `reach` it (ns-3.37) before three
+    /// duplicate ACKs start a fast recovery; see [`RecoverCovers`]. After a go-back-N that stops
+    /// exactly at `recover`, the duplicate ACKs that follow are mostly the receiver's answers to
+    /// retransmitted segments it already held: `reach` takes them for a new loss. With SACK,
+    /// reaching `recover` is enough either way.
+    pub recover_covers: RecoverCovers,
     /// RFC 6675 §4 NextSeg rule (3) with SACK, as ns-3 3.37 applies it
     /// (src/internet/model/tcp-tx-buffer.cc, `TcpTxBuffer::NextSeg`): in fast recovery, when no
     /// segment is marked lost and no new data is left to send, the first segment neither SACKed
@@ -516,6 +539,7 @@ impl Default for TcpConfig {
             partial_ack_retransmit: PartialAckRetransmit::Window,
             full_ack_exit: FullAckExit::Ssthresh,
             recovery_end: RecoveryEnd::Recover,
+            recover_covers: RecoverCovers::More,
             recovery_entry_cwnd: RecoveryEntryCwnd::Rfc,
             idle_restart: IdleRestart::Linux,
             isn: None,

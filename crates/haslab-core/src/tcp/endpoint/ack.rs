@@ -7,7 +7,7 @@ use super::{Endpoint, Output};
 use crate::net::packet::{flags, TcpHeader};
 use crate::tcp::cc::{AckSample, CaState, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
 use crate::tcp::config::{
-    CaSample, GrowthCount, PartialAckRto, RecoveryEnd, RecoveryMode, RttSampling,
+    CaSample, GrowthCount, PartialAckRto, RecoverCovers, RecoveryEnd, RecoveryMode, RttSampling,
 };
 use crate::tcp::scoreboard::{segflags, Acked, Seg, DUP_THRESH};
 use crate::tcp::seq::from_wire;
@@ -160,9 +160,17 @@ impl Endpoint {
         // whether this ACK starts a fast recovery (Open and Disorder)
         // (an ACK of new data clears the duplicate-ACK count first, below)
         let dupacks_seen = !info.advanced && self.recovery.dupacks >= DUP_THRESH;
+        // `recover_guard`: three duplicate ACKs start a fast recovery only once the cumulative
+        // ACK covers `recover` (one past the highest sequence number sent when the last recovery
+        // or RTO began, as Linux's high_seq); without SACK, `recover_covers` says whether it
+        // must cover more than that (RFC 6582 §3.2 step 1, Linux) or only reach it (ns-3.37)
+        let guard_passed = !self.cfg.recover_guard
+            || ack > self.recovery.recover
+            || (ack == self.recovery.recover
+                && (self.sack_ok || self.cfg.recover_covers == RecoverCovers::Reach));
         let starts_recovery = prior_state <= CaState::Disorder
             && (dupacks_seen || (self.sack_ok && self.snd.sb.lost_out > 0))
-            && (ack >= self.recovery.recover || !self.cfg.recover_guard);
+            && guard_passed;
         // ns-3's count of the segments this ACK newly covers, when an option asks for it
         let ns3_segs = if self.cfg.growth_count == GrowthCount::Cumulative
             || self.cfg.ca_sample == CaSample::Ns3

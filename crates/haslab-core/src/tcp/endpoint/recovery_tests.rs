@@ -483,6 +483,64 @@ fn after_an_rto_three_duplicate_acks_start_fast_recovery_only_without_the_recove
     }
 }
 
+/// RFC 6582 §3.2 step 1 (`recover_covers`): without SACK, after a go-back-N whose cumulative
+/// ACK stops exactly at `recover`, duplicate ACKs (here the receiver's answers to copies of
+/// segments it already holds) start no fast recovery unless the ACK covered more than
+/// `recover` ("more", RFC 6582 and Linux's hold of the Reno states at high_seq); ns-3.37 starts
+/// one once the ACK reaches it ("reach").
+#[test]
+fn duplicate_acks_at_the_recovery_point_start_a_fast_recovery_only_under_reach() {
+    use crate::tcp::config::RecoverCovers;
+    for covers in [RecoverCovers::More, RecoverCovers::Reach] {
+        let cfg = TcpConfig {
+            sack: false,
+            tlp: false,
+            timestamps: false,
+            rto_undo: false,
+            delayed_ack: DelayedAckMode::Off,
+            recover_covers: covers,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg);
+        // one past the last segment sent, on the wire
+        let recover = data[9].seq.wrapping_add(data[9].payload_bytes);
+        assert_eq!(c.recovery.recover, c.snd.nxt);
+        let mut out = Output::default();
+        // only the head was lost: the receiver holds the other nine
+        for h in &data[1..] {
+            s.on_segment(h, rto_at + 10 * MS, &mut out);
+        }
+        headers(&mut out);
+        // more data to send once the repair is done
+        c.write(10 * MSS, 2, rto_at + 15 * MS, &mut out);
+        headers(&mut out);
+        let ack = deliver(&mut s, &[resent], rto_at + 20 * MS);
+        assert_eq!(ack.len(), 1);
+        assert_eq!(ack[0].ack, recover, "the go-back-N ends exactly at recover");
+        deliver(&mut c, &ack, rto_at + 40 * MS);
+        assert_eq!(c.tp.ca_state, CaState::Open);
+        let before = c.stats.loss.fast_recovery_count;
+        // three late copies of segments the receiver already holds
+        let dup = deliver(&mut s, &data[5..8], rto_at + 45 * MS);
+        assert_eq!(dup.len(), 3);
+        assert!(
+            dup.iter().all(|d| d.ack == recover),
+            "three duplicate ACKs at recover"
+        );
+        deliver(&mut c, &dup, rto_at + 60 * MS);
+        match covers {
+            RecoverCovers::More => {
+                assert_eq!(c.stats.loss.fast_recovery_count, before, "{covers:?}");
+                assert_ne!(c.tp.ca_state, CaState::Recovery, "{covers:?}");
+            }
+            RecoverCovers::Reach => {
+                assert_eq!(c.stats.loss.fast_recovery_count, before + 1, "{covers:?}");
+                assert_eq!(c.tp.ca_state, CaState::Recovery, "{covers:?}");
+            }
+        }
+    }
+}
+
 /// RFC 3042 (`limited_transmit`): without SACK, in classic recovery, each of the first two
 /// duplicate ACKs lets one new segment out; ns-3.17 sends none.
 #[test]

@@ -241,6 +241,9 @@ fn rtl_dummies_sent_before_a_fast_retransmission_leave_no_echoes_to_swallow() {
         tlp: false,
         rtl: true,
         delayed_ack: DelayedAckMode::Off,
+        // chunk B's duplicate ACKs stop at chunk A's recovery point: let them start a fast
+        // recovery (under "more" none would, RFC 6582 §3.2 step 1, whatever RTL does)
+        recover_covers: crate::tcp::config::RecoverCovers::Reach,
         ..TcpConfig::default()
     };
     let (mut c, mut s) = pair(cfg);
