@@ -210,11 +210,12 @@ pub enum RecoveryEnd {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RecoverCovers {
-    /// More than `recover`, the highest sequence number sent when the last recovery or RTO
-    /// began (RFC 6582 §3.2 step 1, "covers more than recover"): an ACK that stops exactly at
-    /// it does not let a fast recovery start. Linux holds Reno's Recovery and Loss states
-    /// while snd_una == high_seq (net/ipv4/tcp_input.c, `tcp_is_non_sack_preventing_reopen`,
-    /// "to prevent false fast retransmits").
+    /// More than `recover`, one past the highest sequence number sent when the last recovery
+    /// or RTO began (RFC 6582 §3.2 step 1: the ACK "covers more than recover", RFC 6582's
+    /// recover being that highest number): an ACK that stops exactly at `recover` does not let
+    /// a fast recovery start. Linux holds Reno's Recovery and Loss states while snd_una ==
+    /// high_seq (net/ipv4/tcp_input.c, `tcp_is_non_sack_preventing_reopen`, "to prevent false
+    /// fast retransmits"); NS-2's NewReno tests `highest_ack_ > recover_` (tcp-newreno.cc).
     More,
     /// `recover` itself: ns-3.37's `TcpSocketBase::DupAck`, `m_highRxAckMark >= m_recover`
     /// (src/internet/model/tcp-socket-base.cc).
