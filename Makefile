@@ -94,8 +94,9 @@ install: tshark live-deps ns3-deps venv
 	@echo "pip install -e '.[dev]': compiles the simulator (release; a few minutes the first time)"
 	@# an extension built before the stable-ABI wheel (_core.cpython-3XX-*.so) would shadow the new one
 	@rm -f python/haslab/_core.cpython-*.so
-	@$(VPY) -m pip install -q -c constraints.txt -e '.[dev]'
-	@if [ "$(PGO)" = 1 ]; then VENV=$(VENV) tools/pgo-build editable; fi
+	@# PGO=1: maturin and NumPy (the training run) first, then tools/pgo-build installs the package (no plain build before it)
+	@if [ "$(PGO)" = 1 ]; then $(VPY) -m pip install -q -c constraints.txt maturin numpy && VENV=$(VENV) tools/pgo-build editable; \
+	else $(VPY) -m pip install -q -c constraints.txt -e '.[dev]'; fi
 	@$(MAKE) -s live-build
 	@$(MAKE) -s ns3-build
 

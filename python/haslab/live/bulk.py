@@ -45,9 +45,6 @@ _INFO = {
     "rttvar_us": (72, "I"),
     "snd_ssthresh": (76, "I"),
     "snd_cwnd": (80, "I"),
-    # the duplicate-ACK threshold in use, and how often the sender saw reordering
-    # (tcpi_reordering, tcpi_reord_seen)
-    "reordering": (88, "I"),
     "total_retrans": (100, "I"),
     "pacing_rate": (104, "Q"),
     "bytes_acked": (120, "Q"),
@@ -64,7 +61,6 @@ _INFO = {
     "bytes_sent": (200, "Q"),
     "bytes_retrans": (208, "Q"),
     "dsack_dups": (216, "I"),
-    "reord_seen": (220, "I"),
     "total_rto": (240, "H"),
     "total_rto_recoveries": (242, "H"),
 }

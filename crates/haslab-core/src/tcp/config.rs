@@ -392,8 +392,9 @@ pub struct TcpConfig {
     /// (with SACK, RFC 6675's pipe already counts the SACKed segments out).
     pub limited_transmit: bool,
     /// RFC 6582 §3.2 step 1 (the "careful" variant): three duplicate ACKs start a fast
-    /// recovery only when the cumulative ACK covers `recover` (the highest sequence sent when
-    /// the last recovery or RTO began), and during the go-back-N after an RTO duplicate ACKs
+    /// recovery only when the cumulative ACK reaches `recover` (one past the highest sequence
+    /// sent when the last recovery or RTO began; without SACK, [`TcpConfig::recover_covers`]
+    /// says whether it must go past it), and during the go-back-N after an RTO duplicate ACKs
     /// are not counted (Linux's Loss state; ns-3.37, RFC 6675 §5.1). Default true. `false`:
     /// ns-3.17's `TcpNewReno::DupAck`, which enters fast recovery on any third duplicate ACK
     /// when not already in one, also after an RTO (ssthresh from everything outstanding, cwnd =
