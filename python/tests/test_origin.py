@@ -10,11 +10,10 @@ import socket
 import threading
 import time
 
+import h11
 import pytest
 
-h11 = pytest.importorskip("h11")
-
-from haslab.live.origin import Limits, Listener, Origin  # noqa: E402
+from haslab.live.origin import Limits, Listener, Origin
 
 VIDEO = {
     "bitrates_bps": [1_000_000, 4_000_000],

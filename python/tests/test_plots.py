@@ -3,6 +3,7 @@ every figure function, with the same bytes for the same result, and never half-w
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -120,9 +121,10 @@ def test_integer_trace_columns_are_signed(has_result):
 
 
 def test_every_panel_has_axis_labels_with_units_and_a_legend(tmp_path, bulk_result, has_result):
-    """Fit for a paper: every panel names its y axis (with a unit in parentheses, or a count),
-    the bottom panels name the x axis, and every panel with more than one kind of mark has a
-    legend that names them all."""
+    """Fit for a paper: every panel names its y axis (with a unit in parentheses, or a
+    dimensionless quantity: a quality level's index, a fraction), the bottom panels name the x
+    axis, and every panel with more than one kind of mark has a legend that names them all."""
+    dimensionless = {"level", "fraction of time"}
     for name, draw in _figures(bulk_result, has_result):
         fig = draw(tmp_path / f"{name}.png")
         axes = [ax for ax in fig.axes if ax.get_visible()]
@@ -130,7 +132,9 @@ def test_every_panel_has_axis_labels_with_units_and_a_legend(tmp_path, bulk_resu
         legends = [ax.get_legend() for ax in axes if ax.get_legend()] + list(fig.legends)
         shown = {t.get_text() for lg in legends for t in lg.get_texts()}
         for ax in axes:
-            assert ax.get_ylabel(), f"{name}: a panel without a y label"
+            ylabel = ax.get_ylabel()
+            assert ylabel, f"{name}: a panel without a y label"
+            assert re.search(r"\(.+\)", ylabel) or ylabel in dimensionless, f"{name}: {ylabel!r} has no unit"
             labels = {m.get_label() for m in ax.get_lines() + ax.collections + ax.containers}
             labels = {l for l in labels if l and not l.startswith("_")}
             assert labels <= shown, f"{name}: {ax.get_ylabel()!r}: marks missing from the legends: {labels - shown}"

@@ -73,7 +73,8 @@ proptest! {
     #[test]
     fn every_written_byte_arrives_once_in_order(
         seed in 0u64..1_000_000,
-        loss_pct in 0.0f64..10.0,
+        // no random loss in about a third of the cases: a uniform draw never gives exactly 0
+        loss_pct in prop_oneof![Just(0.0f64), 0.0f64..10.0],
         delayed_ack: bool,
         chunks in 1u32..6,
         chunk_kb in 1u32..400,
@@ -92,10 +93,13 @@ proptest! {
         prop_assert_eq!(f.transfer.bytes_acked, written);
         prop_assert_eq!(f.transfer.messages_received, written / chunk, "messages out of order or lost: {:?}", f);
         prop_assert!(f.completed_ns.is_some());
-        // the sender never sent less than it delivered, and resent only under loss
+        // the sender never sent less than it delivered, and resent only what the network lost
+        // (random loss or a full queue): no spurious retransmission. Not with the tail loss
+        // probe, whose probe resends the last segment when its ACK is only late (RFC 8985 §7)
         prop_assert!(f.transfer.bytes_sent >= written);
-        if loss_pct == 0.0 {
-            prop_assert_eq!(f.transfer.retransmitted_segments, 0);
+        let lost: u64 = r.links.iter().map(|l| l.lost_packets + l.dropped_packets).sum();
+        if lost == 0 && options < 2 {
+            prop_assert_eq!(f.transfer.retransmitted_segments, 0, "nothing lost: {:?}", f);
         }
     }
 }

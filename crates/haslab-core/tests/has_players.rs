@@ -111,7 +111,7 @@ fn qoe_mpc(r: &SimResult, p: &PlayerSummary) -> f64 {
 /// the 1 MB download meets slow-start losses in the 100-packet queue and takes 5.9 s (Sabre's
 /// start-up has no insufficient-buffer rule).
 #[test]
-#[ignore]
+#[ignore = "does not hold here: BOLA-E's placeholder keeps the top level at the drop (see the doc comment)"]
 fn bola_e_rebuffers_less_than_bola_basic_on_a_step_down() {
     let mut stall = Vec::new();
     for abr in ["bola", "bola-e"] {
@@ -133,9 +133,11 @@ fn bola_e_rebuffers_less_than_bola_basic_on_a_step_down() {
     );
 }
 
-/// dash.js's AbandonRequestsRule on the step-down: the top-level download under way at the drop
-/// is abandoned (its buffer is below `stableBufferTime` 12 s: dash.js keeps ~12-30 s) and
-/// every abandonment goes to a lower level with fewer than all bytes received.
+/// dash.js's AbandonRequestsRule on the step-down (8 → 0.28 Mbit/s at 40 s): after the drop a
+/// download is abandoned, and every abandonment goes to a lower level with fewer than all bytes
+/// received. (Which one is abandoned depends on the buffer when the rule looks: in this run the
+/// download under way at 40 s completes and a later one, requested once the buffer has run
+/// down, is abandoned; the table is printed.)
 #[test]
 fn dashjs_abandons_requests_on_a_step_down() {
     let r = run(&on_trace(
@@ -145,16 +147,18 @@ fn dashjs_abandons_requests_on_a_step_down() {
     ));
     println!("{}", show(&r.players[0]));
     let t = r.table("abandons").expect("an abandons table");
-    let (lv, to, loaded, total, at) = (
+    let (lv, to, loaded, total, at, req) = (
         col(t, "level"),
         col(t, "to_level"),
         col(t, "bytes_loaded"),
         col(t, "bytes_total"),
         col(t, "abandon_ns"),
+        col(t, "request_ns"),
     );
     for i in 0..lv.len() {
         println!(
-            "abandoned at {:.2} s: level {} -> {}, {} of {} bytes",
+            "requested at {:.2} s, abandoned at {:.2} s: level {} -> {}, {} of {} bytes",
+            req[i] / 1e9,
             at[i] / 1e9,
             lv[i],
             to[i],

@@ -118,10 +118,11 @@ fn tcphas_home(cc: &str, seed: u64) -> HasRun {
     }
 }
 
-/// TcpHas paper §IV-C/D: with TcpHas on the servers the 8 players stay at the optimal level
-/// n° 2 (928 kbps; the paper's Table I counts levels from 0) for most of the steady state with
-/// far fewer switches than Westwood+ (Fig. 2), and the bottleneck's queuing delay and drop rate
-/// are below Westwood+'s and TIBET's (Fig. 3b, 3c). Two seeds each.
+/// TcpHas paper §IV-C/D: with TcpHas on the servers the 8 players switch far less than with
+/// Westwood+ (Fig. 2) — asserted: fewer than half the switches per player, and a lower
+/// instability. The paper's other claims here (most of the steady state at the optimal level
+/// n° 2, 928 kbps; queuing delay and drop rate below Westwood+'s and TIBET's, Fig. 3b, 3c) are
+/// printed, not asserted; the comments below say why. Two seeds each.
 #[test]
 fn tcphas_players_switch_less_than_westwood_and_tcphas_drops_less() {
     let mut rows = Vec::new();
@@ -250,11 +251,12 @@ fn mean_runs(runs: &[EnhRun]) -> EnhRun {
 }
 
 /// Enhancing-TCP paper §4.1 (Fig. 5): on the single-client network (30 KB buffer, 1 % loss),
-/// enhanced TCP (CUBIC + novel pacing + RTL) has fewer RTOs and fewer queue drops than standard
-/// CUBIC at 100 and 200 ms RTT, and a higher HAS throughput at 200 ms (the paper: 2.4×; here a
-/// few percent — at 1 % random loss the throughput is loss-limited, and RTOs are a small share
-/// of the loss events: docs/algorithms/enhancing-tcp.md). RACK-TLP (with SACK) is the third
-/// line. Prints the RTL-vs-TLP table of the doc. 3 seeds × 300 s.
+/// enhanced TCP (CUBIC + novel pacing + RTL) has fewer queue drops than standard CUBIC at 100
+/// and 200 ms RTT (asserted), and runs its mechanisms (RTL dummies and paced chunks, asserted;
+/// RACK-TLP, the third line, none). The paper's fewer RTOs and higher HAS throughput at 200 ms
+/// (2.4×) are printed, not asserted: at 1 % random loss the throughput is loss-limited and RTOs
+/// are a small share of the loss events (docs/algorithms/enhancing-tcp.md; `haslab reproduce
+/// enhancing-fig5` reports them). Prints the RTL-vs-TLP table of the doc. 3 seeds × 300 s.
 #[test]
 fn enhanced_tcp_drops_fewer_packets_than_standard_cubic() {
     println!("| RTT | transport | HAS throughput (Mbps) | chunks | RTOs | fast recoveries | retransmitted | queue drops | TLP probes | RTL dummies | paced chunks |");
@@ -277,9 +279,6 @@ fn enhanced_tcp_drops_fewer_packets_than_standard_cubic() {
                 m.paced_chunks
             );
             res.push(m);
-        }
-        if std::env::var("PAPER_DEBUG").is_ok() {
-            continue;
         }
         let (std, enh, tlp) = (res[0], res[1], res[2]);
         // with NS-2's TCP defaults (IW 2, an ACK per segment) and 1 % loss on the data, standard

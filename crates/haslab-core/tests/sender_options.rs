@@ -425,7 +425,7 @@ fn novel_pacing_reduces_the_initial_burst_drops_of_each_chunk() {
 /// was counted once, by its duplicate ACK; if the count is lost when recovery ends, the next
 /// recovery's partial ACK counts thousands again and PRR releases them as one burst. The sender
 /// without SACK must then lose about what it loses with classic recovery, not several times
-/// more (with SACK it loses about half as much: SACK repairs several holes per RTT). The run
+/// more (the SACK run, which repairs several holes per RTT, is only printed for reference). The run
 /// without SACK resends each partial ACK's head at once
 /// (`partial_ack_retransmit = "forced"`, as classic recovery does), so that they differ from the
 /// classic run only in the count; with Linux's rule (`"window"`) a recovery of ~100 holes can

@@ -620,7 +620,7 @@ fn every_enum_value_has_its_description_in_the_schema() {
     assert!(described("RecoveryMode", "prr").contains("RFC 6937"));
     assert!(described("PrrVariant", "linux-3").contains("Linux 3.2"));
     assert!(described("CwndGrowth", "per-ack").contains("TcpNewReno::SlowStart"));
-    assert!(described("RtoSsthresh", "unless-repeated").contains("ReTxTimeout"));
+    assert!(described("RtoSsthresh", "every-in-flight").contains("ReTxTimeout"));
     assert!(described("RtoFormula", "linux").contains("__tcp_set_rto"));
     assert!(described("ConnectionKind", "rotate").contains("in turn"));
     // a bare algorithm name is described by its algorithm's summary

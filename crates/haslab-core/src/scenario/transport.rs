@@ -202,7 +202,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("growth_count", Str("cumulative")),
             ("window_accounting", Str("bytes")),
             ("partial_ack_rto", Str("impatient")),
-            ("rto_ssthresh", Str("unless-repeated")),
+            ("rto_ssthresh", Str("every-in-flight")),
             ("rto_undo", Bool(false)),
             ("rto_restart_on_retransmit", Bool(false)),
             ("rto_restart_on_sack_advance", Bool(false)),

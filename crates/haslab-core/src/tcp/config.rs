@@ -288,17 +288,27 @@ pub enum RttSampling {
     TsEcho,
 }
 
-/// When an RTO recomputes ssthresh.
+/// When an RTO recomputes ssthresh. The congestion control's `CA_EVENT_LOSS` (`cwnd_event`)
+/// comes with the recomputation and only with it, as in Linux `tcp_enter_loss`; ns-3.37's
+/// `ReTxTimeout` calls `CwndEvent(CA_EVENT_LOSS)` on every RTO, which is every recomputation
+/// under `every-in-flight`. The state change to Loss (`set_state`) is announced on every RTO,
+/// a repeated one too (Linux `tcp_set_ca_state`, ns-3.37 `CongestionStateSet`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RtoSsthresh {
-    /// Once per loss episode: not when the RTO fires during a fast recovery or repeats one
-    /// (Linux `tcp_enter_loss`: only in Open/Disorder, once snd_una passed the recovery point,
-    /// or on the first RTO of a loss state).
+    /// Linux `tcp_enter_loss` (net/ipv4/tcp_input.c, "Reduce ssthresh if it has not yet been
+    /// made inside this window"): in Open or Disorder; once snd_una has reached the recovery
+    /// point (`!after(high_seq, snd_una)`); or in Loss when the cumulative ACK advanced since
+    /// the last RTO (`icsk_retransmits == 0`: `tcp_ack` zeroes it on every ACK that advances
+    /// snd_una, `tcp_update_rto_stats` counts each RTO). Not during a fast recovery, and not on
+    /// an RTO that repeats the last one with no progress in between.
     OncePerEpisode,
-    /// On every RTO but a repeat in the loss state, also one that ends a fast recovery (ns-3's
-    /// `TcpSocketBase::ReTxTimeout`: unless in CA_LOSS with the head already retransmitted).
-    UnlessRepeated,
+    /// On every RTO, with ns-3.37's `BytesInFlight()` before it as the flight (the pipe:
+    /// sent − SACKed − lost + retransmitted). `TcpSocketBase::ReTxTimeout` tests "not in
+    /// CA_LOSS or head not retransmitted" only after `TcpTxBuffer::SetSentListLost` has cleared
+    /// every segment's retransmitted flag, so the test always passes (read at the ns-3.37 tag,
+    /// src/internet/model/tcp-socket-base.cc and tcp-tx-buffer.cc).
+    EveryInFlight,
     /// On every RTO, a repeated one too, with the flight taken as everything sent and not yet
     /// acknowledged: ns-3.17's `TcpNewReno::Retransmit` (ssthresh = max(2·MSS,
     /// BytesInFlight()/2), `BytesInFlight()` = highest sequence sent − snd.una, at the ns-3.17
@@ -448,9 +458,9 @@ pub struct TcpConfig {
     /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
     /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.
     pub rto_undo: bool,
-    /// When an RTO recomputes ssthresh: `once-per-episode` (default, Linux),
-    /// `unless-repeated` (ns-3.37: also when the RTO ends a fast recovery) or `every` (ns-3.17:
-    /// every RTO, from everything outstanding).
+    /// When an RTO recomputes ssthresh: `once-per-episode` (default, Linux: not during a fast
+    /// recovery, nor on a repeat without progress), `every-in-flight` (ns-3.37: every RTO, from
+    /// the pipe) or `every` (ns-3.17: every RTO, from everything outstanding).
     pub rto_ssthresh: RtoSsthresh,
     /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets
     /// `growth_count` counts) or `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data

@@ -342,10 +342,32 @@ impl Scoreboard {
     /// RTO (Linux `tcp_timeout_mark_lost`): every segment not SACKed is lost and no
     /// retransmission is in flight any more.
     pub fn mark_all_lost(&mut self) {
+        self.mark_lost_on_rto(0, 0);
+    }
+
+    /// RTO with RACK (Linux `tcp_timeout_mark_lost` since 4.18, "don't mark recently sent
+    /// packets lost on RTO"): the head and every segment not SACKed that was sent at least
+    /// `rack_rtt_ns` before `now_ns` (`tcp_rack_skb_timeout(tp, skb, 0) <= 0`) are lost, and
+    /// their retransmissions no longer in flight; a segment sent more recently than that is left
+    /// as it was, still in flight. `rack_rtt_ns = 0` marks every segment not SACKed.
+    pub fn mark_lost_on_rto(&mut self, now_ns: u64, rack_rtt_ns: u64) {
         self.retrans_out = 0;
         self.lost_out = 0;
         self.lost_pending = 0;
-        for s in self.segs.iter_mut() {
+        for (i, s) in self.segs.iter_mut().enumerate() {
+            if i > 0 && !s.has(SACKED) && now_ns.saturating_sub(s.sent_ns) < rack_rtt_ns {
+                // spared: its flags stay, a retransmission of it stays in flight
+                if s.has(LOST) {
+                    self.lost_out += 1;
+                    if !s.has(RETRANS) {
+                        self.lost_pending += 1;
+                    }
+                }
+                if s.has(RETRANS) {
+                    self.retrans_out += 1;
+                }
+                continue;
+            }
             s.flags &= !RETRANS;
             if !s.has(SACKED) {
                 s.flags |= LOST;
@@ -506,6 +528,29 @@ mod tests {
         b.mark_all_lost();
         assert_eq!((b.lost_out, b.retrans_out, b.sacked_out), (5, 0, 1));
         assert_eq!(b.pipe(), 0);
+        b.check().unwrap();
+    }
+
+    /// Linux `tcp_timeout_mark_lost` with RACK: six segments sent at t = 0..5, segment 4
+    /// SACKed, segment 3 resent at t = 9 (lost before). An RTO at t = 10 with a RACK RTT of 7
+    /// spares what was sent after t = 3, i.e. segment 5 (t = 5) and segment 3's retransmission
+    /// (t = 9), which stays in flight; the head (t = 0) is marked whatever its age. Lost: 0, 1
+    /// and 2; in flight (pipe): segment 5 and the retransmission of 3.
+    #[test]
+    fn an_rto_with_rack_spares_what_was_sent_within_the_rack_rtt() {
+        let mut b = board(6);
+        b.sack(401, 501, |_| {});
+        b.mark_lost_at(3);
+        b.on_retransmit(3, 9, TxState::default());
+        b.mark_lost_on_rto(10, 7);
+        b.check().unwrap();
+        assert_eq!((b.lost_out, b.retrans_out, b.sacked_out), (4, 1, 1));
+        assert_eq!(b.pipe(), 2);
+        assert_eq!(b.next_lost(), Some(0));
+        // a RACK RTT longer than everything's age still marks the head
+        let mut b = board(6);
+        b.mark_lost_on_rto(10, 100);
+        assert_eq!((b.lost_out, b.pipe()), (1, 5));
         b.check().unwrap();
     }
 

@@ -42,12 +42,16 @@
 //! here). Sabre uses the estimate as it is (`safety_factor` 1); dash.js's BolaRule uses the safe
 //! estimate (× 0.9).
 //!
-//! Decision timing: haslab decides the next level when a download completes (the player then
-//! says when to request) instead of after the buffer-cap wait as Sabre does; the effective
-//! level B + P is the same either way since the wait moves from B to P.
+//! Decision timing, as Sabre's main loop: after a download the player first waits for room in
+//! the buffer (Sabre's `full_delay` = B + τ − buffer size while playing, the session's cap wait
+//! `driver::cap_wait_ns`), which `report_delay` adds to P, and only then decides with the buffer
+//! that is left. (B + P is the same before and after the wait, but the insufficient-buffer rule
+//! and the placeholder's caps read B alone.)
 
 use super::throughput_history::{MovingAverage, ThroughputHistory};
-use super::{check_range, BufferState, Player, PlayerContext, Progress, SegmentResult, When};
+use super::{
+    check_range, BufferState, Phase, Player, PlayerContext, Progress, SegmentResult, When,
+};
 use crate::sim::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -351,8 +355,16 @@ impl Player for BolaE {
             let min_p = self.min_buffer_for_quality(seg.level) - level_was;
             self.placeholder = self.placeholder.max(min_p);
         }
-        let (q, delay) = self.decide(level);
-        let at = st.now_ns + (delay * 1e9) as u64;
+        // Sabre: wait for room first (`full_delay`, added to P by `report_delay`), then
+        // `get_quality_delay` with the buffer left after the wait
+        let full_ns = if st.phase == Phase::Playing {
+            (st.buffer_ns + self.ctx.segment_ns).saturating_sub(self.ctx.buffer_cap_ns)
+        } else {
+            0
+        };
+        self.placeholder += full_ns as f64 / 1e9;
+        let (q, delay) = self.decide((st.buffer_ns - full_ns) as f64 / 1e9);
+        let at = st.now_ns + full_ns + (delay * 1e9) as u64;
         self.planned = Some((q, at));
         When::At(at)
     }
@@ -491,6 +503,32 @@ mod tests {
             let (q, _) = b.decide(30.0);
             assert_eq!(q, want, "{variant:?}");
         }
+    }
+
+    /// Sabre's main loop waits for room in the buffer before it asks for a level: a download
+    /// that leaves 24.5 s of buffer under a 25 s cap with 2 s segments waits 1.5 s first
+    /// (`full_delay`), which grows P by 1.5 s (`report_delay`); BOLA then picks the top level
+    /// (5 Mbps measured), which has no wait of its own, so the request goes out after exactly
+    /// the 1.5 s, when the session's cap lets it.
+    #[test]
+    fn the_decision_follows_the_buffer_cap_wait_as_in_sabre() {
+        let mut b = BolaE::new(Default::default(), ctx());
+        b.history.push(1_250_000, 0, 2 * S);
+        b.state = State::Steady;
+        b.last_level = 2;
+        let now = 100 * S;
+        let buffer = 24 * S + S / 2;
+        let w = b.downloaded(&seg(2, 1_250_000, now - 2 * S, now - 2 * S, now), &st(now, buffer));
+        let p_after_download = b.placeholder_s();
+        assert_eq!(w, When::At(now + 3 * S / 2));
+        assert!(p_after_download >= 1.5, "P {p_after_download}");
+        // at the request the session has nothing left to wait for, and the level is the top
+        let later = st(now + 3 * S / 2, buffer - 3 * S / 2);
+        assert_eq!(
+            crate::has::driver::cap_wait_ns(later.buffer_ns, 2 * S, 25 * S, None, &mut false, true),
+            None
+        );
+        assert_eq!(b.choose(&later), 2);
     }
 
     #[test]

@@ -13,7 +13,9 @@
 //! 8·total/measured; if that is at least 1.8 × the segment duration and the level is not 0, the
 //! new level is the highest whose bitrate fits 0.9 × measured (no latency discount), and the
 //! request is abandoned for it if the bytes still to come exceed that level's estimated segment
-//! size (total × r_new / r_current). A request is abandoned at most once.
+//! size (total × r_new / r_current). A segment index is abandoned at most once: dash.js keys its
+//! `abandonDict` on the index and clears it only on `reset`, so the lower-level request that
+//! replaces an abandoned one is never abandoned in turn.
 
 use super::throughput_history::{quality_for_bitrate, BANDWIDTH_SAFETY_FACTOR};
 use super::Progress;
@@ -32,7 +34,8 @@ pub struct AbandonRequests {
     request: Option<(usize, usize, u64)>,
     /// kbit/s samples of the current request
     samples: Vec<f64>,
-    abandoned: bool,
+    /// the segment indices abandoned so far (`abandonDict`)
+    abandoned: std::collections::BTreeSet<usize>,
 }
 
 impl AbandonRequests {
@@ -48,9 +51,8 @@ impl AbandonRequests {
         if self.request != Some(key) {
             self.request = Some(key);
             self.samples.clear();
-            self.abandoned = false;
         }
-        if buffer_s > stable_buffer_s || self.abandoned {
+        if buffer_s > stable_buffer_s || self.abandoned.contains(&p.index) {
             return None;
         }
         let first = p.first_byte_ns?;
@@ -79,7 +81,7 @@ impl AbandonRequests {
         let other = p.bytes_total as f64 * ladder[new] as f64 / ladder[p.level] as f64;
         let remaining = (p.bytes_total - p.bytes_loaded) as f64;
         if remaining > other {
-            self.abandoned = true;
+            self.abandoned.insert(p.index);
             return Some(new);
         }
         None
@@ -134,5 +136,35 @@ mod tests {
         for _ in 0..6 {
             assert_eq!(r.should_abandon(&p, &ladder, 13.0, 12.0), None);
         }
+    }
+
+    /// dash.js's `abandonDict` is keyed on the segment index: once segment 7 is abandoned, its
+    /// lower-level replacement is not abandoned, however slowly it arrives; segment 8 can be.
+    #[test]
+    fn a_segment_index_is_abandoned_at_most_once() {
+        let ladder = [1_000_000, 2_000_000, 4_000_000];
+        let mut r = AbandonRequests::default();
+        // 125 bytes per ms: 1 Mbit/s, a quarter of what level 2 needs and half of level 1's
+        let slow = |index, level, total, request_ns: u64, k: u64| Progress {
+            index,
+            level,
+            bytes_total: total,
+            bytes_loaded: 125 * 100 * k,
+            media_ns: 2000 * MS,
+            request_ns,
+            first_byte_ns: Some(request_ns),
+            now_ns: request_ns + 100 * k * MS,
+        };
+        let first = (1..=12)
+            .find_map(|k| r.should_abandon(&slow(7, 2, 1_000_000, 0, k), &ladder, 4.0, 12.0));
+        assert_eq!(first, Some(0));
+        // segment 7 again at level 1 (500 kB at 1 Mbit/s: 4 s for a 2 s segment, ≥ 1.8 × 2 s)
+        let again = (1..=30)
+            .find_map(|k| r.should_abandon(&slow(7, 1, 500_000, 2000 * MS, k), &ladder, 3.0, 12.0));
+        assert_eq!(again, None);
+        // segment 8 at level 1 the same way: abandoned
+        let next = (1..=30)
+            .find_map(|k| r.should_abandon(&slow(8, 1, 500_000, 6000 * MS, k), &ladder, 3.0, 12.0));
+        assert_eq!(next, Some(0));
     }
 }

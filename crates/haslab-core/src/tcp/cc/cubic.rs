@@ -22,8 +22,11 @@
 //! - HyStart (`hystart` = on, `hystart_detect` = ack-train + delay): active in slow start once
 //!   cwnd ≥ `hystart_low_window` = 16.
 //!   - ACK train: ACKs no more than `hystart_ack_delta` = 2 ms apart extend the train; when the
-//!     train is longer than delay_min/2 (without pacing; with pacing delay_min plus a cushion
-//!     of at most 1 ms), ssthresh = cwnd.
+//!     train is longer than delay_min plus a cushion, ssthresh = cwnd. The cushion
+//!     (`hystart_ack_delay`) is min(1 ms, 4 × `GSO_MAX_SIZE` (65,536 bytes) / sk_pacing_rate),
+//!     with sk_pacing_rate as Linux computes it on every ACK, paced or not (200 % or 120 % of
+//!     cwnd/SRTT, `tcp_update_pacing_rate`); without pacing (SK_PACING_NONE) the threshold is
+//!     halved: (delay_min + cushion)/2.
 //!   - Delay: the minimum of the first `hystart_min_samples` = 8 RTT samples of a round; when
 //!     it exceeds delay_min + clamp(delay_min/8, `hystart_delay_min` = 4 ms,
 //!     `hystart_delay_max` = 16 ms), ssthresh = cwnd. (ns-3's TcpCubic uses 1000 ms as max.)
@@ -134,6 +137,9 @@ const BICTCP_BETA_SCALE: u64 = 1024;
 const BICTCP_HZ: u32 = 10;
 /// Jiffies per second of the modelled kernel.
 const HZ: u64 = 1000;
+/// `sk_gso_max_size` of the device, bytes: `GSO_LEGACY_MAX_SIZE` (veth, most drivers without
+/// BIG TCP), what `hystart_ack_delay` divides by the pacing rate.
+const GSO_MAX_SIZE_BYTES: u64 = 65_536;
 const NS_PER_JIFFY: u64 = 1_000_000_000 / HZ;
 
 #[inline]
@@ -357,14 +363,28 @@ impl Cubic {
             let now_us = tp.now_ns / 1000;
             if now_us.saturating_sub(self.last_ack_us) <= self.cfg.hystart_ack_delta.0 / 1000 {
                 self.last_ack_us = now_us;
-                let mut threshold = self.delay_min_us;
-                match tp.pacing_rate_bps {
-                    // pacing may have spread the window over up to an RTT: the full delay_min,
-                    // plus a cushion for TSO/GRO of at most 1 ms (hystart_ack_delay)
-                    Some(rate) if rate > 0 => {
-                        threshold += (65_536u64 * 8 * 4 * 1_000_000 / rate).min(1000)
-                    }
-                    _ => threshold >>= 1,
+                // a cushion for TSO/GRO of at most 1 ms (`hystart_ack_delay`) from
+                // sk_pacing_rate, which Linux computes on every ACK whether or not it paces
+                // (`tcp_update_pacing_rate`); unpaced (SK_PACING_NONE), the train must exceed
+                // half of delay_min plus the cushion, paced the whole of it (pacing may have
+                // spread the window over up to an RTT)
+                let paced = tp.pacing_rate_bps.is_some_and(|r| r > 0);
+                let rate = if paced {
+                    tp.pacing_rate_bps
+                } else {
+                    crate::tcp::pacing::pacing_rate_bps(
+                        crate::tcp::config::PacingMode::Linux,
+                        None,
+                        tp,
+                        tp.in_flight_pkts,
+                    )
+                };
+                let ack_delay_us = rate
+                    .filter(|&r| r > 0)
+                    .map_or(0, |r| (GSO_MAX_SIZE_BYTES * 8 * 4 * 1_000_000 / r).min(1000));
+                let mut threshold = self.delay_min_us + ack_delay_us;
+                if !paced {
+                    threshold >>= 1;
                 }
                 if now_us.saturating_sub(self.round_start_us) > threshold {
                     self.found = true;
@@ -759,6 +779,39 @@ mod tests {
         }
         assert_eq!(exit_at, Some(21));
         assert_eq!(tp.ssthresh_pkts, 64);
+    }
+
+    /// Linux `hystart_ack_delay`: a cushion of min(1 ms, 4 × 65,536 bytes / sk_pacing_rate),
+    /// with the rate Linux computes whether it paces or not: with SRTT 41 ms and cwnd 64 in slow
+    /// start, 200 % × 64 × 1448 × 8 bit / 41 ms = 36.2 Mbit/s, so the cushion is capped at
+    /// 1 ms. Unpaced the train must exceed (41 + 1)/2 = 21 ms (the 22nd ACK; delay_min/2 alone
+    /// would be 20.5 ms, the 21st), paced at that rate 41 + 1 = 42 ms (the 43rd).
+    #[test]
+    fn hystart_ack_train_adds_the_pacing_rate_cushion() {
+        for (paced, want) in [(false, 22), (true, 43)] {
+            let mut cc = Cubic::new(CubicConfig {
+                hystart_delay: false,
+                ..Default::default()
+            });
+            let mut tp = ca_state(64, TCP_INF);
+            tp.now_ns = S;
+            tp.snd_nxt_bytes = 1_000_000;
+            tp.srtt_ns = 41 * MS;
+            if paced {
+                tp.pacing_rate_bps = Some(64 * 1448 * 8 * 2 * 1000 / 41);
+            }
+            cc.init(&mut tp);
+            let mut exit_at = None;
+            for i in 1..60u64 {
+                tp.now_ns = S + i * MS;
+                tp.snd_una_bytes = i * 2896;
+                ack_with_rtt(&mut cc, &mut tp, 41 * MS);
+                if cc.hystart_found() && exit_at.is_none() {
+                    exit_at = Some(i);
+                }
+            }
+            assert_eq!(exit_at, Some(want), "paced: {paced}");
+        }
     }
 
     #[test]

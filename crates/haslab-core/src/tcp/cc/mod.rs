@@ -231,14 +231,15 @@ impl CcState {
         self.cwnd_pkts < self.ssthresh_pkts
     }
 
-    /// Linux `tcp_is_cwnd_limited`: in slow start, growing is allowed while cwnd is below twice
-    /// the packets actually used; otherwise only if the window was fully used.
+    /// Linux `tcp_is_cwnd_limited` (include/net/tcp.h, since Linux 5.18): growing is allowed if
+    /// the window was fully used in the last window of data (`is_cwnd_limited`), or, in slow
+    /// start, while cwnd is below twice the packets actually used.
     #[inline]
     pub fn is_cwnd_limited(&self) -> bool {
-        if self.in_slow_start() {
-            return self.cwnd_pkts < 2 * self.max_packets_out;
+        if self.is_cwnd_limited {
+            return true;
         }
-        self.is_cwnd_limited
+        self.in_slow_start() && self.cwnd_pkts < 2 * self.max_packets_out
     }
 
     /// Linux `tcp_slow_start`: cwnd grows by the packets acked, up to ssthresh; returns the
@@ -419,6 +420,33 @@ impl CcConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Linux 5.18+ `tcp_is_cwnd_limited`: the flag first, then slow start's 2 × max_packets_out.
+    /// A window fully used (flag set) allows growth in slow start even once cwnd has grown past
+    /// twice the packets out (cwnd 40, 16 out); unused, slow start still grows below twice what
+    /// was used, congestion avoidance does not.
+    #[test]
+    fn cwnd_limited_takes_the_flag_first_then_slow_starts_rule() {
+        let mut tp = CcState::new(10, 1448);
+        tp.ssthresh_pkts = 1000;
+        for (flag, cwnd, out, ss_thresh, want) in [
+            (true, 40, 16, 1000, true),
+            (false, 40, 16, 1000, false),
+            (false, 30, 16, 1000, true),
+            (false, 30, 16, 20, false),
+            (true, 30, 16, 20, true),
+        ] {
+            tp.is_cwnd_limited = flag;
+            tp.cwnd_pkts = cwnd;
+            tp.max_packets_out = out;
+            tp.ssthresh_pkts = ss_thresh;
+            assert_eq!(
+                tp.is_cwnd_limited(),
+                want,
+                "flag {flag} cwnd {cwnd} out {out}"
+            );
+        }
+    }
 
     #[test]
     fn every_name_builds_its_algorithm_and_round_trips_through_serde() {

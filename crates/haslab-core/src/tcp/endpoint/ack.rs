@@ -619,6 +619,8 @@ impl Endpoint {
         let data_end = self.snd.write_end;
         let bytes_acked = ack.min(data_end) - self.snd.una.clamp(1, data_end);
         self.snd.una = ack;
+        // Linux `tcp_ack` zeroes `icsk_retransmits` on an ACK that advances snd_una
+        self.recovery.rto_repeats = 0;
         while self
             .snd
             .short_segs

@@ -43,6 +43,8 @@ pub(super) struct LossRecovery {
     /// TSval of the first retransmission of the current RTO episode (Linux `retrans_stamp`):
     /// an ACK echoing an older TSval was sent for an original transmission (Eifel, RFC 3522)
     pub(super) undo_ts: Option<u32>,
+    /// RTOs since the cumulative ACK last advanced (Linux `icsk_retransmits`)
+    pub(super) rto_repeats: u32,
 }
 
 impl LossRecovery {
@@ -320,12 +322,15 @@ impl Endpoint {
             }
         }
         // a new loss episode reduces ssthresh (see RtoSsthresh for Linux's and ns-3's rules)
-        let episode_over = self.recovery.recover <= self.snd.una;
         let reduce = match self.cfg.rto_ssthresh {
-            RtoSsthresh::OncePerEpisode => self.tp.ca_state <= CaState::Disorder || episode_over,
-            RtoSsthresh::UnlessRepeated => self.tp.ca_state != CaState::Loss || episode_over,
-            RtoSsthresh::Every => true,
+            RtoSsthresh::OncePerEpisode => {
+                self.tp.ca_state <= CaState::Disorder
+                    || self.recovery.recover <= self.snd.una
+                    || (self.tp.ca_state == CaState::Loss && self.recovery.rto_repeats == 0)
+            }
+            RtoSsthresh::EveryInFlight | RtoSsthresh::Every => true,
         };
+        self.recovery.rto_repeats += 1;
         if reduce {
             self.tp.pipe_pkts = match self.cfg.rto_ssthresh {
                 // ns-3.17's BytesInFlight(): everything sent and not yet acknowledged (after an
@@ -340,10 +345,27 @@ impl Endpoint {
             self.recovery.undo_ts =
                 (self.cfg.timestamps && self.cfg.rto_undo).then(|| super::ts_now(now_ns));
         }
-        self.tp.cwnd_pkts = 1;
+        // Linux `tcp_timeout_mark_lost`: with RACK, the segments sent within the last RACK RTT
+        // are not marked lost (they may still arrive); cwnd is what is then in flight + 1
+        // (`tcp_enter_loss`), i.e. 1 when everything is marked
+        let lost_before = self.snd.sb.lost_out;
+        let spare_ns = if self.cfg.sack && self.cfg.rack_on() && self.recovery.rack.valid {
+            self.recovery.rack.rtt_ns
+        } else {
+            0
+        };
+        self.snd.sb.mark_lost_on_rto(now_ns, spare_ns);
+        self.tp.lost_pkts += self.snd.sb.lost_out.saturating_sub(lost_before) as u64;
+        self.tp.cwnd_pkts = self.snd.sb.pipe() + 1;
         self.tp.cwnd_cnt = 0;
-        self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
-        self.set_ca_state(CaState::Loss);
+        if reduce {
+            // Linux raises CA_EVENT_LOSS with the reduction only (`tcp_enter_loss`)
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        // announced on every RTO, a repeat in Loss too (Linux `tcp_set_ca_state`, ns-3.37
+        // `CongestionStateSet`): CUBIC, Illinois and BBR reset their state each time
+        self.cc.set_state(&mut self.tp, CaState::Loss);
+        self.tp.ca_state = CaState::Loss;
         self.cwv.on_congestion(&mut self.tp, Congestion::Rto);
         self.recovery.recover = self.snd.nxt;
         self.recovery.dupacks = 0;
@@ -351,9 +373,6 @@ impl Endpoint {
         self.recovery.tlp = None;
         self.recovery.tlp_timer.cancel();
         self.recovery.reorder_timer.cancel();
-        let lost_before = self.snd.sb.lost_out;
-        self.snd.sb.mark_all_lost();
-        self.tp.lost_pkts += self.snd.sb.lost_out.saturating_sub(lost_before) as u64;
         self.tp.in_flight_pkts = self.snd.sb.len();
         self.rtt.back_off();
         self.tp.rto_ns = self.rtt.rto_ns();
@@ -381,6 +400,8 @@ impl Endpoint {
     /// RTT sample, as in Linux.
     pub(super) fn undo_rto(&mut self) {
         self.recovery.undo_ts = None;
+        // Linux `tcp_try_undo_loss` zeroes `icsk_retransmits`
+        self.recovery.rto_repeats = 0;
         self.stats.loss.spurious_rtos += 1;
         self.tp.cwnd_pkts = self.cc.undo_cwnd(&self.tp).max(1);
         self.tp.cwnd_cnt = 0;

@@ -299,18 +299,27 @@ fn reno_recovery_options_need_classic_recovery_without_sack() {
 }
 
 /// `rto_ssthresh`, worked by hand with NewReno halving the flight: ten segments outstanding,
-/// all lost; the RTO sets ssthresh = 10/2 = 5. The resent head arrives and its ACK covers one
-/// segment (nine outstanding, still below the recovery point); the timer fires again. Linux
-/// (`once-per-episode`) and ns-3.37 (`unless-repeated`) keep ssthresh for this repeat;
-/// ns-3.17's `TcpNewReno::Retransmit` (`every`) recomputes it from everything outstanding:
-/// 9/2 = 4.
+/// all lost; the first RTO sets ssthresh = 10/2 = 5 under every rule.
+///
+/// Then the timer fires again with no ACK in between: Linux (`once-per-episode`) keeps
+/// ssthresh (`icsk_retransmits` is 1); ns-3.37 (`every-in-flight`) recomputes it from its
+/// BytesInFlight, the resent head alone: max(1/2, 2) = 2; ns-3.17 (`every`) from everything
+/// outstanding: 10/2 = 5.
+///
+/// Or the resent head arrives first and its ACK covers one segment (nine outstanding, still
+/// below the recovery point; slow start resends the next two), then the timer fires: Linux
+/// recomputes, since the ACK advanced snd_una (`tcp_ack` zeroes `icsk_retransmits`), from the
+/// two resent segments in flight: 2; ns-3.37 the same; ns-3.17 from the nine outstanding: 4.
 #[test]
-fn a_repeated_rto_recomputes_ssthresh_only_as_ns3_17_does() {
+fn a_repeated_rto_recomputes_ssthresh_as_linux_ns3_and_ns3_17_do() {
     use crate::tcp::config::RtoSsthresh;
-    for (rule, want) in [
-        (RtoSsthresh::OncePerEpisode, 5),
-        (RtoSsthresh::UnlessRepeated, 5),
-        (RtoSsthresh::Every, 4),
+    for (rule, acked_between, want) in [
+        (RtoSsthresh::OncePerEpisode, false, 5),
+        (RtoSsthresh::EveryInFlight, false, 2),
+        (RtoSsthresh::Every, false, 5),
+        (RtoSsthresh::OncePerEpisode, true, 2),
+        (RtoSsthresh::EveryInFlight, true, 2),
+        (RtoSsthresh::Every, true, 4),
     ] {
         let cfg = TcpConfig {
             sack: false,
@@ -334,14 +343,91 @@ fn a_repeated_rto_recomputes_ssthresh_only_as_ns3_17_does() {
         c.on_timer_entry(TimerKind::Rto, at, &mut out);
         let resent = headers(&mut out)[0];
         assert_eq!(c.tp.ssthresh_pkts, 5, "{rule:?}");
-        let ack = deliver(&mut s, &[resent], at + 10 * MS);
-        deliver(&mut c, &ack, at + 20 * MS);
-        assert_eq!(c.snd.sb.len(), 9);
+        if acked_between {
+            let ack = deliver(&mut s, &[resent], at + 10 * MS);
+            deliver(&mut c, &ack, at + 20 * MS);
+            assert_eq!(c.snd.sb.len(), 9);
+            assert_eq!(c.snd.sb.retrans_out, 2, "{rule:?}");
+        }
         assert_eq!(c.tp.ca_state, CaState::Loss);
         let again = c.snd.rto_timer.deadline_ns().unwrap();
         c.on_timer_entry(TimerKind::Rto, again, &mut out);
         assert_eq!(c.stats.loss.rto_count, 2);
-        assert_eq!(c.tp.ssthresh_pkts, want, "{rule:?}");
+        assert_eq!(
+            c.tp.ssthresh_pkts, want,
+            "{rule:?} acked between: {acked_between}"
+        );
+    }
+}
+
+/// What an RTO announces to the congestion control, as Linux's `tcp_enter_loss` does: the Loss
+/// state on every RTO (`tcp_set_ca_state`, unconditional: CUBIC, Illinois and BBR reset
+/// themselves each time) and `CA_EVENT_LOSS` only with an ssthresh reduction (inside the
+/// "reduce ssthresh if it has not yet been made inside this window" branch). Two RTOs with no
+/// ACK in between: Linux (`once-per-episode`) reduces once, so one loss event and two Loss
+/// announcements; ns-3.37 (`every-in-flight`) two of each (its `ReTxTimeout` calls `CwndEvent`
+/// and `CongestionStateSet` every time).
+#[test]
+fn an_rto_announces_loss_every_time_and_the_loss_event_with_the_reduction() {
+    use crate::tcp::cc::{CaEvent, CcState, CongestionControl};
+    use crate::tcp::config::RtoSsthresh;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    struct Count {
+        states: Arc<AtomicU32>,
+        events: Arc<AtomicU32>,
+    }
+    impl CongestionControl for Count {
+        fn name(&self) -> &'static str {
+            "count"
+        }
+        fn ssthresh(&mut self, tp: &CcState) -> u32 {
+            (tp.cwnd_pkts / 2).max(2)
+        }
+        fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32) {
+            tp.cwnd_pkts += acked_pkts;
+        }
+        fn set_state(&mut self, _tp: &mut CcState, new_state: CaState) {
+            if new_state == CaState::Loss {
+                self.states.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        fn cwnd_event(&mut self, _tp: &mut CcState, event: CaEvent) {
+            if event == CaEvent::Loss {
+                self.events.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    for (rule, events) in [
+        (RtoSsthresh::OncePerEpisode, 1),
+        (RtoSsthresh::EveryInFlight, 2),
+    ] {
+        let cfg = TcpConfig {
+            sack: false,
+            tlp: false,
+            timestamps: false,
+            rto_undo: false,
+            delayed_ack: DelayedAckMode::Off,
+            rto_ssthresh: rule,
+            ..TcpConfig::default()
+        };
+        let (mut c, _s) = pair(cfg);
+        let (states, loss_events) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
+        c.set_congestion_control(Box::new(Count {
+            states: states.clone(),
+            events: loss_events.clone(),
+        }));
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        headers(&mut out);
+        for _ in 0..2 {
+            let at = c.snd.rto_timer.deadline_ns().unwrap();
+            c.on_timer_entry(TimerKind::Rto, at, &mut out);
+            headers(&mut out);
+        }
+        assert_eq!(c.stats.loss.rto_count, 2);
+        assert_eq!(states.load(Ordering::Relaxed), 2, "{rule:?}");
+        assert_eq!(loss_events.load(Ordering::Relaxed), events, "{rule:?}");
     }
 }
 
