@@ -39,7 +39,8 @@
 //! **Throughput estimate**: dash.js v4.7.4's `ThroughputHistory` ([`super::throughput_history`]);
 //! default EWMA with half-lives 3 s and 8 s (Sabre's default `-ma ewma -hl 3 8`; its throughput
 //! sample is segment bits over first-to-last-byte time and its latency the time to first bit, as
-//! here). Sabre uses the estimate as it is (`safety_factor` 1); dash.js's BolaRule uses the safe
+//! here), and, as Sabre's `Ewma`, latency half-lives of those durations in segments (3 s/τ and
+//! 8 s/τ samples; dash.js's own are 1 and 2 samples). Sabre uses the estimate as it is (`safety_factor` 1); dash.js's BolaRule uses the safe
 //! estimate (× 0.9).
 //!
 //! Decision timing, as Sabre's main loop: after a download the player first waits for room in
@@ -48,7 +49,7 @@
 //! that is left. (B + P is the same before and after the wait, but the insufficient-buffer rule
 //! and the placeholder's caps read B alone.)
 
-use super::throughput_history::{MovingAverage, ThroughputHistory};
+use super::throughput_history::{MovingAverage, ThroughputHistory, EWMA_THROUGHPUT_HALF_LIFE_S};
 use super::{
     check_range, BufferState, Phase, Player, PlayerContext, Progress, SegmentResult, When,
 };
@@ -161,8 +162,11 @@ impl BolaE {
         // one level: γp = 0 would divide by zero; BOLA then always answers level 0 anyway
         let gp = ((um - 1.0) / (target / MINIMUM_BUFFER_S - 1.0)).max(1e-9);
         let v_p = MINIMUM_BUFFER_S / gp;
+        // Sabre's `Ewma`: the latency's half-lives are the throughput's in segments
+        // (`latency_half_life = [h / segment_time for h in half_life]`)
+        let latency_half_life = EWMA_THROUGHPUT_HALF_LIFE_S.map(|h| h / ctx.tau_s());
         BolaE {
-            history: ThroughputHistory::new(cfg.average),
+            history: ThroughputHistory::new(cfg.average).with_latency_half_life(latency_half_life),
             cfg,
             ctx,
             utility,
@@ -529,6 +533,22 @@ mod tests {
             None
         );
         assert_eq!(b.choose(&later), 2);
+    }
+
+    /// Sabre's `Ewma` latency, half-lives in segments (3 s and 8 s over τ = 2 s: 1.5 and 4),
+    /// worked by hand for two samples, 100 ms then 10 ms: with a = 0.5^(1/h) the corrected
+    /// EWMA is (10 + 100·a)/(1 + a): 44.78 ms (h = 1.5), 51.11 ms (h = 4); the larger is taken.
+    /// (dash.js's half-lives of 1 and 2 samples would give 40.00 and 47.28.)
+    #[test]
+    fn the_latency_estimate_uses_sabres_half_lives_in_segments() {
+        let mut b = BolaE::new(Default::default(), ctx());
+        b.history.push(250_000, 100_000_000, S);
+        b.history.push(250_000, 10_000_000, S);
+        let a = 0.5f64.powf(1.0 / 4.0);
+        let want = (10.0 + 100.0 * a) / (1.0 + a);
+        let got = b.history.average_latency_ms().unwrap();
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+        assert!((want - 51.11).abs() < 0.01);
     }
 
     #[test]

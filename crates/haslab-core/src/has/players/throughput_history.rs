@@ -89,6 +89,8 @@ pub struct ThroughputHistory {
     has_cached_entries: bool,
     ewma_throughput: Ewma,
     ewma_latency: Ewma,
+    /// the latency EWMA's half-lives, in samples
+    latency_half_life: [f64; 2],
 }
 
 impl ThroughputHistory {
@@ -100,7 +102,16 @@ impl ThroughputHistory {
             has_cached_entries: false,
             ewma_throughput: Ewma::default(),
             ewma_latency: Ewma::default(),
+            latency_half_life: EWMA_LATENCY_HALF_LIFE,
         }
+    }
+
+    /// The same history with other half-lives, in samples, for the latency EWMA (Sabre's `Ewma`
+    /// takes each throughput half-life divided by the segment duration: 1.5 and 4 segments of
+    /// 2 s for its 3 s and 8 s).
+    pub fn with_latency_half_life(mut self, half_life: [f64; 2]) -> Self {
+        self.latency_half_life = half_life;
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -125,7 +136,8 @@ impl ThroughputHistory {
             self.has_cached_entries = true;
         } else if self.has_cached_entries {
             // the first uncached sample clears the cached ones (`clearSettingsForMediaType`)
-            *self = ThroughputHistory::new(self.method);
+            *self =
+                ThroughputHistory::new(self.method).with_latency_half_life(self.latency_half_life);
         }
         self.throughput.push_back(bps);
         if self.throughput.len() > MAX_SAMPLES {
@@ -138,7 +150,7 @@ impl ThroughputHistory {
         self.ewma_throughput
             .push(bps, download_ms / 1e3, EWMA_THROUGHPUT_HALF_LIFE_S);
         self.ewma_latency
-            .push(latency_ms, 1.0, EWMA_LATENCY_HALF_LIFE);
+            .push(latency_ms, 1.0, self.latency_half_life);
     }
 
     /// `getSampleSize(isThroughput = true)` for VOD.
@@ -190,7 +202,7 @@ impl ThroughputHistory {
             MovingAverage::Sliding => Self::mean_last(&self.latency, LATENCY_SAMPLES),
             MovingAverage::Ewma => self
                 .ewma_latency
-                .corrected(EWMA_LATENCY_HALF_LIFE)
+                .corrected(self.latency_half_life)
                 .map(|(f, s)| f.max(s)),
         }
     }
