@@ -14,7 +14,8 @@
 //!    else stay;
 //! 3. **delayed update:** with n switches in the last 20 s, score_stab(b_cur) = 2^n,
 //!    score_stab(b_ref) = 2^n + 1, score_eff(b) = |b / min(ŵ, b_ref) − 1|; take whichever of
-//!    b_cur and b_ref has the lower score_stab + α·score_eff (b_cur on a tie).
+//!    b_cur and b_ref has the lower score_stab + α·score_eff (b_ref on a tie: TU Berlin's
+//!    `festive.cc` keeps b_cur only if its score is strictly lower).
 //!
 //! Parameters (defaults): window 20 segments, target buffer 30 s, Δ = one segment duration,
 //! p = 0.85 (TU Berlin), α = 12 (both implementations), switch window 20 s. With the common
@@ -118,10 +119,10 @@ impl Festive {
         let stab = 2f64.powi(n_switches.min(60) as i32);
         let cur = stab + self.cfg.alpha * eff(self.cur);
         let refs = stab + 1.0 + self.cfg.alpha * eff(b_ref);
-        if refs < cur {
-            b_ref
-        } else {
+        if cur < refs {
             self.cur
+        } else {
+            b_ref
         }
     }
 }
@@ -263,6 +264,9 @@ mod tests {
         // with α = 1 the stability term wins: 2^n + 1/3 < 2^n + 1
         f.cfg.alpha = 1.0;
         assert_eq!(f.delayed_update(3.1e6, 2, 0), 1);
+        // a tie goes to b_ref (TU Berlin: b_cur only if strictly lower): from 2 Mbps down to
+        // 1 Mbps with w = 1.5 Mbps, eff(cur) = |2/1 − 1| = 1, eff(ref) = 0, α = 1: 2^n + 1 both
+        assert_eq!(f.delayed_update(1.5e6, 0, 0), 0);
     }
 
     #[test]
