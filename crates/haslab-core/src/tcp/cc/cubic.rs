@@ -757,8 +757,10 @@ mod tests {
         assert!(!cc.hystart_found());
     }
 
-    #[test]
-    fn hystart_ack_train_exits_when_the_train_spans_half_the_min_rtt() {
+    /// Slow start at cwnd 64 with an ACK every 1 ms (< 2 ms: a train), every RTT sample
+    /// `rtt_ns`; `prepare` sets SRTT or pacing. Returns the ACK (1, 2, …) at which HyStart's
+    /// ACK-train detector exits, and ssthresh then.
+    fn ack_train_exit(rtt_ns: u64, prepare: impl Fn(&mut CcState)) -> (Option<u64>, u32) {
         let mut cc = Cubic::new(CubicConfig {
             hystart_delay: false,
             ..Default::default()
@@ -766,19 +768,24 @@ mod tests {
         let mut tp = ca_state(64, TCP_INF);
         tp.now_ns = S;
         tp.snd_nxt_bytes = 1_000_000;
+        prepare(&mut tp);
         cc.init(&mut tp);
-        // ACKs every 1 ms (< 2 ms): a train; delay_min = 40 ms, so the exit is after 20 ms
         let mut exit_at = None;
-        for i in 1..40u64 {
+        for i in 1..60u64 {
             tp.now_ns = S + i * MS;
             tp.snd_una_bytes = i * 2896;
-            ack_with_rtt(&mut cc, &mut tp, 40 * MS);
+            ack_with_rtt(&mut cc, &mut tp, rtt_ns);
             if cc.hystart_found() && exit_at.is_none() {
                 exit_at = Some(i);
             }
         }
-        assert_eq!(exit_at, Some(21));
-        assert_eq!(tp.ssthresh_pkts, 64);
+        (exit_at, tp.ssthresh_pkts)
+    }
+
+    #[test]
+    fn hystart_ack_train_exits_when_the_train_spans_half_the_min_rtt() {
+        // delay_min = 40 ms and no SRTT yet (no pacing rate: no cushion): the exit is after 20 ms
+        assert_eq!(ack_train_exit(40 * MS, |_| {}), (Some(21), 64));
     }
 
     /// Linux `hystart_ack_delay`: a cushion of min(1 ms, 4 × 65,536 bytes / sk_pacing_rate),
@@ -789,27 +796,12 @@ mod tests {
     #[test]
     fn hystart_ack_train_adds_the_pacing_rate_cushion() {
         for (paced, want) in [(false, 22), (true, 43)] {
-            let mut cc = Cubic::new(CubicConfig {
-                hystart_delay: false,
-                ..Default::default()
-            });
-            let mut tp = ca_state(64, TCP_INF);
-            tp.now_ns = S;
-            tp.snd_nxt_bytes = 1_000_000;
-            tp.srtt_ns = 41 * MS;
-            if paced {
-                tp.pacing_rate_bps = Some(64 * 1448 * 8 * 2 * 1000 / 41);
-            }
-            cc.init(&mut tp);
-            let mut exit_at = None;
-            for i in 1..60u64 {
-                tp.now_ns = S + i * MS;
-                tp.snd_una_bytes = i * 2896;
-                ack_with_rtt(&mut cc, &mut tp, 41 * MS);
-                if cc.hystart_found() && exit_at.is_none() {
-                    exit_at = Some(i);
+            let (exit_at, _) = ack_train_exit(41 * MS, |tp| {
+                tp.srtt_ns = 41 * MS;
+                if paced {
+                    tp.pacing_rate_bps = Some(64 * 1448 * 8 * 2 * 1000 / 41);
                 }
-            }
+            });
             assert_eq!(exit_at, Some(want), "paced: {paced}");
         }
     }

@@ -310,6 +310,19 @@ fn reno_recovery_options_need_classic_recovery_without_sack() {
 /// below the recovery point; slow start resends the next two), then the timer fires: Linux
 /// recomputes, since the ACK advanced snd_una (`tcp_ack` zeroes `icsk_retransmits`), from the
 /// two resent segments in flight: 2; ns-3.37 the same; ns-3.17 from the nine outstanding: 4.
+/// A sender without SACK, timestamps, undo or delayed ACKs, with `rule` for its RTOs.
+fn rto_test_config(rule: crate::tcp::config::RtoSsthresh) -> TcpConfig {
+    TcpConfig {
+        sack: false,
+        tlp: false,
+        timestamps: false,
+        rto_undo: false,
+        delayed_ack: DelayedAckMode::Off,
+        rto_ssthresh: rule,
+        ..TcpConfig::default()
+    }
+}
+
 #[test]
 fn a_repeated_rto_recomputes_ssthresh_as_linux_ns3_and_ns3_17_do() {
     use crate::tcp::config::RtoSsthresh;
@@ -321,15 +334,7 @@ fn a_repeated_rto_recomputes_ssthresh_as_linux_ns3_and_ns3_17_do() {
         (RtoSsthresh::EveryInFlight, true, 2),
         (RtoSsthresh::Every, true, 4),
     ] {
-        let cfg = TcpConfig {
-            sack: false,
-            tlp: false,
-            timestamps: false,
-            rto_undo: false,
-            delayed_ack: DelayedAckMode::Off,
-            rto_ssthresh: rule,
-            ..TcpConfig::default()
-        };
+        let cfg = rto_test_config(rule);
         let (mut c, mut s) = pair(cfg);
         c.cc = CcConfig::NewReno(crate::tcp::cc::newreno::NewRenoConfig {
             ssthresh: crate::tcp::cc::newreno::SsthreshBase::Flight,
@@ -402,15 +407,7 @@ fn an_rto_announces_loss_every_time_and_the_loss_event_with_the_reduction() {
         (RtoSsthresh::OncePerEpisode, 1),
         (RtoSsthresh::EveryInFlight, 2),
     ] {
-        let cfg = TcpConfig {
-            sack: false,
-            tlp: false,
-            timestamps: false,
-            rto_undo: false,
-            delayed_ack: DelayedAckMode::Off,
-            rto_ssthresh: rule,
-            ..TcpConfig::default()
-        };
+        let cfg = rto_test_config(rule);
         let (mut c, _s) = pair(cfg);
         let (states, loss_events) = (Arc::new(AtomicU32::new(0)), Arc::new(AtomicU32::new(0)));
         c.set_congestion_control(Box::new(Count {
