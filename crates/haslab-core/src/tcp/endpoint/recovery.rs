@@ -359,14 +359,15 @@ impl Endpoint {
         self.tp.cwnd_pkts = self.snd.sb.pipe() + 1;
         self.tp.cwnd_cnt = 0;
         if reduce {
-            // Linux raises CA_EVENT_LOSS with the reduction only (`tcp_enter_loss`)
+            // Linux raises CA_EVENT_LOSS with the reduction only (`tcp_enter_loss`); the newCWV
+            // module resets on that event, so the window validation hears the RTO with it
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+            self.cwv.on_congestion(&mut self.tp, Congestion::Rto);
         }
         // announced on every RTO, a repeat in Loss too (Linux `tcp_set_ca_state`, ns-3.37
         // `CongestionStateSet`): CUBIC, Illinois and BBR reset their state each time
         self.cc.set_state(&mut self.tp, CaState::Loss);
         self.tp.ca_state = CaState::Loss;
-        self.cwv.on_congestion(&mut self.tp, Congestion::Rto);
         self.recovery.recover = self.snd.nxt;
         self.recovery.dupacks = 0;
         self.recovery.reno_sacked = 0;
