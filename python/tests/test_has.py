@@ -204,7 +204,8 @@ def test_the_comparison_players_are_listed_and_run():
         assert set(r.player_summary["algorithm"]) == {abr}
         abandons.append(r.abandons)
     a = pd.concat(abandons)
-    # dash.js's BOLA rule abandons a download in this scenario (the others need not)
+    # the dashjs-bola player abandons a download here (dash.js's AbandonRequestsRule; the other
+    # players need not)
     assert len(a) >= 1
     assert (a["to_level"] < a["level"]).all() and (a["bytes_loaded"] < a["bytes_total"]).all()
     assert (a["abandon_ns"] > a["request_ns"]).all()
