@@ -40,8 +40,8 @@
 //! default EWMA with half-lives 3 s and 8 s (Sabre's default `-ma ewma -hl 3 8`; its throughput
 //! sample is segment bits over first-to-last-byte time and its latency the time to first bit, as
 //! here), and, as Sabre's `Ewma`, latency half-lives of those durations in segments (3 s/τ and
-//! 8 s/τ samples; dash.js's own are 1 and 2 samples). Sabre uses the estimate as it is (`safety_factor` 1); dash.js's BolaRule uses the safe
-//! estimate (× 0.9).
+//! 8 s/τ samples; dash.js's own are 1 and 2 samples). Sabre uses the estimate as it is
+//! (`safety_factor` 1); dash.js's BolaRule uses the safe estimate (× 0.9).
 //!
 //! Decision timing, as Sabre's main loop: after a download the player first waits for room in
 //! the buffer (Sabre's `full_delay` = B + τ − buffer size while playing, the session's cap wait
@@ -367,7 +367,7 @@ impl Player for BolaE {
             0
         };
         self.placeholder += full_ns as f64 / 1e9;
-        let (q, delay) = self.decide((st.buffer_ns - full_ns) as f64 / 1e9);
+        let (q, delay) = self.decide(st.buffer_ns.saturating_sub(full_ns) as f64 / 1e9);
         let at = st.now_ns + full_ns + (delay * 1e9) as u64;
         self.planned = Some((q, at));
         When::At(at)
