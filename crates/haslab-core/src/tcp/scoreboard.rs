@@ -339,17 +339,11 @@ impl Scoreboard {
         (marked, next)
     }
 
-    /// RTO (Linux `tcp_timeout_mark_lost`): every segment not SACKed is lost and no
-    /// retransmission is in flight any more.
-    pub fn mark_all_lost(&mut self) {
-        self.mark_lost_on_rto(0, 0);
-    }
-
-    /// RTO with RACK (Linux `tcp_timeout_mark_lost` since 4.18, "don't mark recently sent
-    /// packets lost on RTO"): the head and every segment not SACKed that was sent at least
-    /// `rack_rtt_ns` before `now_ns` (`tcp_rack_skb_timeout(tp, skb, 0) <= 0`) are lost, and
-    /// their retransmissions no longer in flight; a segment sent more recently than that is left
-    /// as it was, still in flight. `rack_rtt_ns = 0` marks every segment not SACKed.
+    /// RTO (Linux `tcp_timeout_mark_lost`): every segment not SACKed is lost and its
+    /// retransmission no longer in flight (`rack_rtt_ns = 0`). With RACK (since Linux 4.18,
+    /// "don't mark recently sent packets lost on RTO"), only the head and the segments sent at
+    /// least `rack_rtt_ns` before `now_ns` (`tcp_rack_skb_timeout(tp, skb, 0) <= 0`); a segment
+    /// sent more recently is left as it was, still in flight.
     pub fn mark_lost_on_rto(&mut self, now_ns: u64, rack_rtt_ns: u64) {
         self.retrans_out = 0;
         self.lost_out = 0;
@@ -525,7 +519,7 @@ mod tests {
         b.sack(401, 501, |_| {});
         b.mark_head_lost();
         b.on_retransmit(0, 9, TxState::default());
-        b.mark_all_lost();
+        b.mark_lost_on_rto(0, 0);
         assert_eq!((b.lost_out, b.retrans_out, b.sacked_out), (5, 0, 1));
         assert_eq!(b.pipe(), 0);
         b.check().unwrap();

@@ -361,11 +361,15 @@ impl Player for BolaE {
         }
         // Sabre: wait for room first (`full_delay`, added to P by `report_delay`), then
         // `get_quality_delay` with the buffer left after the wait
-        let full_ns = if st.phase == Phase::Playing {
-            (st.buffer_ns + self.ctx.segment_ns).saturating_sub(self.ctx.buffer_cap_ns)
-        } else {
-            0
-        };
+        let full_ns = crate::has::driver::cap_wait_ns(
+            st.buffer_ns,
+            self.ctx.segment_ns,
+            self.ctx.buffer_cap_ns,
+            None,
+            &mut false,
+            st.phase == Phase::Playing,
+        )
+        .unwrap_or(0);
         self.placeholder += full_ns as f64 / 1e9;
         let (q, delay) = self.decide(st.buffer_ns.saturating_sub(full_ns) as f64 / 1e9);
         let at = st.now_ns + full_ns + (delay * 1e9) as u64;
