@@ -75,8 +75,8 @@ COMMON = {
     # outside recovery does not restart it either (ProcessAck counts it as a duplicate ACK, moves
     # to Disorder and skips NewAck), every RTO recomputes ssthresh from BytesInFlight, a
     # repeated one too (ReTxTimeout clears the retransmitted flags before testing the head's)
-    # and no RTO is undone. haslab models each as an option; its Linux defaults
-    # differ in all five (docs/tcp.md), which docs/fidelity-linux.md checks.
+    # and no RTO is undone (no Eifel detection, no F-RTO). haslab models each as an option;
+    # its Linux defaults differ in all of them (docs/tcp.md), which docs/fidelity-linux.md checks.
     "rto_timer": {
         "partial_ack_rto": "impatient",
         "rto_restart_on_retransmit": False,
@@ -84,6 +84,7 @@ COMMON = {
         "rtt_sampling": "ts-echo",
         "rto_ssthresh": "every-in-flight",
         "rto_undo": False,
+        "frto": False,
     },
     # ns-3's 128 KiB receive buffer would cap the window below the 200 KB a flow reaches here
     # (BDP + queue); both advertise 64 MiB (haslab's default rwnd) with window scaling.

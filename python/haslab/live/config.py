@@ -237,6 +237,9 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         )
     snd["net.ipv4.tcp_early_retrans"] = "3" if tcp["tlp"] else "0"
     snd["net.ipv4.tcp_recovery"] = "1" if rack else "0"
+    # F-RTO (RFC 5682): any non-zero tcp_frto runs the SACK-enhanced form (tcp_enter_loss);
+    # 2 is the kernel's default
+    snd["net.ipv4.tcp_frto"] = "2" if tcp["frto"] else "0"
     if tcp["delayed_ack"] != "on":
         reject("delayed_ack", "Linux always delays ACKs (its quick-ACK mode is not a per-flow setting)")
     if _ms(tcp["delayed_ack_timeout"]) != 40:

@@ -83,19 +83,20 @@ const fn join<const A: usize, const B: usize, const N: usize>(
 /// NS-2's TCP defaults that haslab can express (tcl/lib/ns-default.tcl and tcp/tcp-sink.cc):
 /// `packetSize_ 1000` (payload bytes per segment), `windowInit_ 2`, `timestamps_ false`,
 /// `minrto_ 0.2` s, and Agent/TCPSink acknowledging every segment (delayed ACKs are the
-/// separate Agent/TCPSink/DelAck).
-const NS2: [(&str, TcpValue); 5] = [
+/// separate Agent/TCPSink/DelAck), and no F-RTO (`frto_enabled_ 0`, `sfrto_enabled_ 0`).
+const NS2: [(&str, TcpValue); 6] = [
     ("mss", Int(1000)),
     ("initial_cwnd", Int(2)),
     ("timestamps", Bool(false)),
     ("min_rto", Str("200ms")),
     ("delayed_ack", Str("off")),
+    ("frto", Bool(false)),
 ];
 
 /// ns-3.17's socket defaults and TcpSocketBase rules that haslab can express, shared by the
 /// `ns3.17-tcp` (TcpNewReno) and `ns3.17-westwood` (TcpWestwood) transports; each adds how its
 /// class ends a fast recovery.
-const NS3_17: [(&str, TcpValue); 20] = [
+const NS3_17: [(&str, TcpValue); 21] = [
     ("mss", Int(536)),
     ("initial_cwnd", Int(1)),
     ("timestamps", Bool(false)),
@@ -114,16 +115,18 @@ const NS3_17: [(&str, TcpValue); 20] = [
     // TcpNewReno::Retransmit and TcpWestwood::Retransmit recompute ssthresh on every RTO, a
     // repeated one too, TcpNewReno from everything outstanding (BytesInFlight)
     ("rto_ssthresh", Str("every")),
+    // TcpSocketBase undoes no RTO: no Eifel detection, no F-RTO
     ("rto_undo", Bool(false)),
+    ("frto", Bool(false)),
     ("rto_restart_on_retransmit", Bool(false)),
     ("idle_restart", Str("off")),
     ("pacing", Str("off")),
 ];
 
 /// `ns3.17-tcp`: TcpNewReno's end of a fast recovery (`TcpNewReno::NewAck`, option 1).
-const NS3_17_TCP: [(&str, TcpValue); 21] = join(NS3_17, [("full_ack_exit", Str("flight"))]);
+const NS3_17_TCP: [(&str, TcpValue); 22] = join(NS3_17, [("full_ack_exit", Str("flight"))]);
 /// `ns3.17-westwood`: TcpWestwood's Reno fast recovery (`DupAck`, `NewAck`).
-const NS3_17_WESTWOOD: [(&str, TcpValue); 23] = join(
+const NS3_17_WESTWOOD: [(&str, TcpValue); 24] = join(
     NS3_17,
     [
         ("full_ack_exit", Str("ssthresh")),
@@ -133,7 +136,7 @@ const NS3_17_WESTWOOD: [(&str, TcpValue); 23] = join(
 );
 
 /// `cubic-standard`: NS-2's defaults and its own options.
-const CUBIC_STANDARD: [(&str, TcpValue); 10] = join(
+const CUBIC_STANDARD: [(&str, TcpValue); 11] = join(
     NS2,
     [
         ("idle_restart", Str("off")),
@@ -144,7 +147,7 @@ const CUBIC_STANDARD: [(&str, TcpValue); 10] = join(
     ],
 );
 /// `cubic-enhanced`: NS-2's defaults and its own options.
-const CUBIC_ENHANCED: [(&str, TcpValue); 10] = join(
+const CUBIC_ENHANCED: [(&str, TcpValue); 11] = join(
     NS2,
     [
         ("idle_restart", Str("off")),
@@ -155,7 +158,7 @@ const CUBIC_ENHANCED: [(&str, TcpValue); 10] = join(
     ],
 );
 /// `cubic-tlp`: NS-2's defaults and its own options.
-const CUBIC_TLP: [(&str, TcpValue); 10] = join(
+const CUBIC_TLP: [(&str, TcpValue); 11] = join(
     NS2,
     [
         ("idle_restart", Str("off")),
@@ -204,6 +207,7 @@ pub const TRANSPORTS: &[Transport] = &[
             ("partial_ack_rto", Str("impatient")),
             ("rto_ssthresh", Str("every-in-flight")),
             ("rto_undo", Bool(false)),
+            ("frto", Bool(false)),
             ("rto_restart_on_retransmit", Bool(false)),
             ("rto_restart_on_sack_advance", Bool(false)),
             ("rtt_sampling", Str("ts-echo")),

@@ -458,6 +458,15 @@ pub struct TcpConfig {
     /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
     /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.
     pub rto_undo: bool,
+    /// F-RTO (RFC 5682 §3.1, its SACK-enhanced form; Linux `tcp_frto`, default 2 since
+    /// 2.6.24): after an RTO that did not come during a fast recovery or a Loss episode whose
+    /// cumulative ACK advanced, the first ACK that advances snd_una below the recovery point
+    /// sends new data instead of the next retransmission; an ACK that then (S)ACKs data never
+    /// retransmitted shows the RTO spurious and undoes it, a duplicate ACK or a SACK of the
+    /// new data shows the loss real (Linux `tcp_process_loss`). Default true, as Linux; ns-3
+    /// (3.17 and 3.37) and NS-2's defaults have none (`false`). Works with or without SACK and
+    /// timestamps.
+    pub frto: bool,
     /// When an RTO recomputes ssthresh: `once-per-episode` (default, Linux: not during a fast
     /// recovery, nor on a repeat without progress), `every-in-flight` (ns-3.37: every RTO, from
     /// the pipe) or `every` (ns-3.17: every RTO, from everything outstanding).
@@ -541,6 +550,7 @@ impl Default for TcpConfig {
             partial_ack_rto: PartialAckRto::SlowButSteady,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
             rto_undo: true,
+            frto: true,
             rto_restart_on_retransmit: true,
             rto_restart_on_sack_advance: true,
             rtt_sampling: RttSampling::SendTime,

@@ -36,6 +36,10 @@ pub(super) struct AckInfo {
     /// (Linux `first_sackt`): the RTO estimator's sample when the cumulative ACK gives none,
     /// with `rtt_sampling = "send-time"` (Linux `tcp_ack_update_rtt`).
     pub(super) sack_first_rtt_ns: Option<u64>,
+    /// While F-RTO runs: the ACK newly acknowledged or SACKed a segment at or below the
+    /// recovery point that was never retransmitted (Linux `FLAG_ORIG_SACK_ACKED`; without
+    /// SACK cleared when the cumulative ACK also covered retransmitted data).
+    pub(super) orig_acked: bool,
 }
 
 impl AckInfo {
@@ -120,7 +124,12 @@ impl Endpoint {
         let pure_dupack = duplicate && same_window && info.newly_sacked == 0;
         if is_dupack {
             self.recovery.dupacks += 1;
-            if !self.sack_ok {
+            // (in Loss with `frto`, only once data above the recovery point is out: loss_ack)
+            if !self.sack_ok
+                && !(prior_state == CaState::Loss
+                    && self.cfg.frto
+                    && self.snd.nxt <= self.recovery.recover)
+            {
                 // Linux tcp_add_reno_sack: a duplicate ACK means a segment left the network
                 self.recovery.reno_sacked =
                     (self.recovery.reno_sacked + 1).min(self.snd.sb.len().saturating_sub(1));
@@ -238,15 +247,12 @@ impl Endpoint {
                 }
             }
             CaState::Loss => {
-                if info.advanced && self.rto_was_spurious(h) {
-                    self.undo_rto();
-                } else if ack >= self.recovery.recover {
-                    self.set_ca_state(CaState::Open);
-                    self.recovery.undo_ts = None;
-                }
+                self.loss_ack(h, &info, is_dupack);
                 if self.cfg.recover_guard || info.advanced {
                     self.recovery.dupacks = 0;
-                    self.recovery.reno_sacked = 0;
+                    if !self.cfg.frto {
+                        self.recovery.reno_sacked = 0;
+                    }
                 }
                 if info.advanced {
                     self.grow(grow_pkts);
@@ -524,6 +530,13 @@ impl Endpoint {
             let (tp, rate) = (&mut self.tp, &mut self.rate);
             let min_rtt = tp.min_rtt_ns;
             let (newest, oldest) = (&mut info.sack_rtt_ns, &mut info.sack_first_rtt_ns);
+            // F-RTO's FLAG_ORIG_SACK_ACKED (Linux `tcp_sacktag_one`)
+            let orig_below = if self.recovery.frto {
+                self.recovery.recover
+            } else {
+                0
+            };
+            let orig = &mut info.orig_acked;
             info.newly_sacked += self.snd.sb.sack(s.max(ack), e.min(self.snd.nxt), |seg| {
                 // never-retransmitted segments leave in sequence order: the blocks' order
                 // does not matter (Linux sorts them)
@@ -531,6 +544,7 @@ impl Endpoint {
                     let rtt = now_ns - seg.sent_ns;
                     *newest = Some(newest.map_or(rtt, |r| r.min(rtt)));
                     *oldest = Some(oldest.map_or(rtt, |r| r.max(rtt)));
+                    *orig |= seg.end <= orig_below;
                 }
                 rate.on_delivered(tp, seg, now_ns);
                 rack_candidate(rack_newest, seg, now_ns, min_rtt);
@@ -606,8 +620,18 @@ impl Endpoint {
         let mut last_acked_rtt = None;
         // the newest acknowledged segment's RTT is only `ca_sample = "linux"`'s
         let linux_sample = self.cfg.ca_sample == CaSample::Linux;
+        // F-RTO's FLAG_ORIG_SACK_ACKED (Linux `tcp_clean_rtx_queue`): a segment never
+        // retransmitted nor SACKed before (the closure sees only those), at or below the
+        // recovery point
+        let orig_below = if self.recovery.frto {
+            self.recovery.recover
+        } else {
+            0
+        };
+        let mut orig_acked = info.orig_acked;
         let acked = self.snd.sb.ack_to(ack, |seg| {
             retrans_acked |= seg.has(segflags::EVER_RETRANS);
+            orig_acked |= seg.end <= orig_below && !seg.has(segflags::EVER_RETRANS);
             if linux_sample && !seg.has(segflags::EVER_RETRANS) {
                 last_acked_rtt = Some(now_ns - seg.sent_ns);
             }
@@ -667,6 +691,9 @@ impl Endpoint {
             pkts_newly_acked: acked.newly_delivered,
             bytes_acked,
             retrans_acked,
+            // without SACK, a cumulative ACK that also covers retransmitted data cannot tell
+            // whether an original arrived (Linux clears the flag on FLAG_RETRANS_DATA_ACKED)
+            orig_acked: orig_acked && (self.sack_ok || !acked.retrans),
             ..*info
         };
     }

@@ -45,6 +45,8 @@
 //! reads instantly.
 
 mod ack;
+#[cfg(test)]
+mod frto_tests;
 mod rack_tlp;
 mod receiver;
 mod recovery;

@@ -45,6 +45,11 @@ pub(super) struct LossRecovery {
     pub(super) undo_ts: Option<u32>,
     /// RTOs since the cumulative ACK last advanced (Linux `icsk_retransmits`)
     pub(super) rto_repeats: u32,
+    /// F-RTO is running in this Loss episode (Linux `tp->frto`; RFC 5682 §3.1); see
+    /// [`Endpoint::frto_ack`]
+    pub(super) frto: bool,
+    /// F-RTO step 2.b: the next send round sends new data only (Linux `REXMIT_NEW`)
+    pub(super) frto_send_new: bool,
 }
 
 impl LossRecovery {
@@ -133,6 +138,7 @@ impl Endpoint {
         self.recovery.recover = self.snd.nxt;
         self.recovery.retrans = 0;
         self.recovery.partial_ack_restarted_rto = false;
+        self.recovery.frto = false;
         self.recovery.tlp = None; // Linux tcp_init_cwnd_reduction ends a TLP episode
         self.recovery.tlp_timer.cancel();
         self.set_ca_state(CaState::Recovery);
@@ -321,6 +327,12 @@ impl Endpoint {
                 hook.on_trailing_rto(&self.tp);
             }
         }
+        // F-RTO (Linux `tcp_enter_loss`, RFC 5682 §3.1 step 1 and §3.2): unless a fast
+        // recovery or a Loss episode is under way, or this RTO repeats one on the same
+        // snd_una (`new_recovery || icsk_retransmits`)
+        self.recovery.frto = self.cfg.frto
+            && (self.tp.ca_state < CaState::Recovery || self.recovery.rto_repeats > 0);
+        self.recovery.frto_send_new = false;
         // a new loss episode reduces ssthresh (see RtoSsthresh for Linux's and ns-3's rules)
         let reduce = match self.cfg.rto_ssthresh {
             RtoSsthresh::OncePerEpisode => {
@@ -384,6 +396,62 @@ impl Endpoint {
         }
     }
 
+    /// An ACK in the Loss state (Linux `tcp_process_loss`), after the cumulative ACK and SACK
+    /// blocks were applied: undo if the RTO was spurious, Eifel first (RFC 3522, with
+    /// `rto_undo`), then F-RTO (RFC 5682 §3.1, its SACK-enhanced form, with `frto`); leave the
+    /// Loss state once snd_una reaches the recovery point. `orig_acked` is Linux's
+    /// `FLAG_ORIG_SACK_ACKED`: the ACK newly acknowledged or SACKed a segment at or below the
+    /// recovery point that was never retransmitted (without SACK, not if the cumulative ACK
+    /// also covered a retransmitted one: it cannot tell which copy arrived).
+    ///
+    /// F-RTO, as Linux runs it:
+    /// - step 3.b: an ACK with `orig_acked` shows that not all was lost: the RTO is undone;
+    /// - once new data was sent after the RTO (snd_nxt above the recovery point), a duplicate
+    ///   ACK or a SACK of new data shows the loss real (step 3.a): F-RTO ends, the
+    ///   retransmissions go on in slow start;
+    /// - step 2.b: the first ACK that advances snd_una below the recovery point moves the
+    ///   recovery point to snd_nxt and, if there is unsent data and the receive window allows
+    ///   it, makes the next send round send new data instead of retransmissions (Linux
+    ///   `REXMIT_NEW`, see [`Self::send_loop`]); otherwise F-RTO ends.
+    ///
+    /// Without SACK, once data above the recovery point is out, a duplicate ACK counts as a
+    /// delivered segment ("reno sacks", lowering the pipe so that retransmissions are clocked
+    /// out) and an ACK that advances clears the count (Linux: "A Reno DUPACK means new data
+    /// in F-RTO step 2.b above are delivered"). haslab applies that rule with `frto`, the
+    /// setting it comes with in the kernel's comment; without `frto` a Loss episode keeps no
+    /// count (as before, and as the ns-3 senders, which have no F-RTO).
+    pub(super) fn loss_ack(&mut self, h: &TcpHeader, info: &AckInfo, is_dupack: bool) {
+        let recovered = self.snd.una >= self.recovery.recover;
+        if (info.advanced && self.rto_was_spurious(h)) || (self.recovery.frto && info.orig_acked) {
+            self.undo_rto();
+        } else {
+            if self.recovery.frto {
+                if self.snd.nxt > self.recovery.recover {
+                    if info.newly_sacked > 0 || is_dupack {
+                        self.recovery.frto = false;
+                    }
+                } else if info.advanced && !recovered {
+                    self.recovery.recover = self.snd.nxt;
+                    let snd = &self.snd;
+                    if snd.nxt < snd.stream_end() && snd.una + snd.wnd_bytes > snd.nxt {
+                        self.recovery.frto_send_new = true;
+                        return;
+                    }
+                    self.recovery.frto = false;
+                }
+            }
+            if recovered {
+                self.recovery.frto = false;
+                self.set_ca_state(CaState::Open);
+                self.recovery.undo_ts = None;
+            }
+        }
+        // (Linux: an ACK that advances snd_una clears the count, in Loss and when it ends it)
+        if self.cfg.frto && info.advanced {
+            self.recovery.reno_sacked = 0;
+        }
+    }
+
     /// Eifel detection (RFC 3522 §3.2; Linux `tcp_packet_delayed`): an ACK that advances
     /// snd_una during an RTO episode and echoes a TSval older than the first retransmission's
     /// acknowledges an original transmission: the data was delayed, not lost.
@@ -401,6 +469,7 @@ impl Endpoint {
     /// RTT sample, as in Linux.
     pub(super) fn undo_rto(&mut self) {
         self.recovery.undo_ts = None;
+        self.recovery.frto = false;
         // Linux `tcp_try_undo_loss` zeroes `icsk_retransmits`
         self.recovery.rto_repeats = 0;
         self.stats.loss.spurious_rtos += 1;

@@ -118,6 +118,11 @@ impl Endpoint {
             {
                 pipe.saturating_sub(self.recovery.dupacks.min(2))
             }
+            // a Loss episode with `frto` counts duplicate ACKs as delivered segments once new
+            // data is out (Endpoint::loss_ack): Linux's pipe, whatever the recovery
+            RecoveryMode::Classic if self.tp.ca_state == CaState::Loss && self.cfg.frto => {
+                pipe.saturating_sub(self.recovery.reno_sacked)
+            }
             RecoveryMode::Classic => pipe,
         }
     }
@@ -185,13 +190,19 @@ impl Endpoint {
     }
 
     /// The transmission loop of [`Self::try_send`]: lost segments first, then new data, while
-    /// the windows and pacing allow.
+    /// the windows and pacing allow. After F-RTO's step 2.b (`frto_send_new`, Linux
+    /// `REXMIT_NEW` in `tcp_xmit_recovery`) new data only; if none could go, F-RTO ends.
     #[inline(never)]
     fn send_loop(&mut self, now_ns: u64, out: &mut Output) {
         let mut cwnd_limited = false;
         let mut sent_new = false;
+        let new_only = std::mem::take(&mut self.recovery.frto_send_new);
         loop {
-            let mut lost = self.snd.sb.next_lost();
+            let mut lost = if new_only {
+                None
+            } else {
+                self.snd.sb.next_lost()
+            };
             if lost.is_none() && self.snd.nxt >= self.snd.stream_end() {
                 // RFC 6675 NextSeg rule (3), with `nextseg_rule3` (ns-3 3.37): in recovery and
                 // with nothing lost nor new to send, resend the first segment not SACKed
@@ -253,6 +264,9 @@ impl Endpoint {
                     sent_new = true;
                 }
             }
+        }
+        if new_only && !sent_new {
+            self.recovery.frto = false;
         }
         self.end_send_round(cwnd_limited, sent_new, now_ns, out);
     }

@@ -438,8 +438,11 @@ fn a_spurious_rto_is_detected_by_its_timestamp_and_undone() {
 /// there is no detection at all.
 #[test]
 fn a_genuine_rto_is_not_undone() {
+    // F-RTO off: the late originals' SACKs below would show it the RTO spurious (Linux's
+    // FLAG_ORIG_SACK_ACKED; frto_tests.rs), and this test is about the timestamp echo
     let cfg = TcpConfig {
         tlp: false,
+        frto: false,
         ..sack_cfg()
     };
     let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg.clone());
@@ -926,9 +929,11 @@ fn in_ack_event_runs_on_every_ack_linux_tcp_ack_processes() {
 fn the_ack_that_fills_an_rto_hole_counts_what_linux_or_ns3_counts() {
     use crate::tcp::config::GrowthCount;
     for mode in [GrowthCount::Delivered, GrowthCount::Cumulative] {
+        // F-RTO off (as in ns-3): with it, the SACKs of the late originals would undo the RTO
         let cfg = TcpConfig {
             tlp: false,
             growth_count: mode,
+            frto: false,
             ..sack_cfg()
         };
         let (mut c, mut s, data, rto_at, resent) = rto_with_everything_outstanding(cfg);
