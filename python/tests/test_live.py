@@ -104,6 +104,17 @@ def test_rack_and_the_loss_probe_map_to_the_kernels_settings(monkeypatch):
         sysctls("{ sack = true, rack = false }", (6, 17))
 
 
+def test_frto_maps_to_the_kernels_setting():
+    """tcp.frto (F-RTO, RFC 5682) sets the sender's net.ipv4.tcp_frto: 2, the kernel's default
+    (any non-zero value runs the SACK-enhanced form), when on, as it is by default; 0 when off."""
+    def frto(tcp):
+        return from_plan(haslab.validate(dumbbell(tcp=tcp))).hosts["left0"].sysctls["net.ipv4.tcp_frto"]
+
+    assert frto("{ sack = false }") == "2"
+    assert frto("{ sack = false, frto = false }") == "0"
+    assert frto("{ sack = true, tlp = true, frto = true }") == "2"
+
+
 def test_loss_of_the_path_combines_the_links():
     text = dumbbell().replace('access_delay = "5ms"', 'access_delay = "5ms"\nbottleneck_loss = "1%"\naccess_loss = "1%"')
     cfg = from_plan(haslab.validate(text))

@@ -46,7 +46,7 @@ pub(super) struct LossRecovery {
     /// RTOs since the cumulative ACK last advanced (Linux `icsk_retransmits`)
     pub(super) rto_repeats: u32,
     /// F-RTO is running in this Loss episode (Linux `tp->frto`; RFC 5682 §3.1); see
-    /// [`Endpoint::frto_ack`]
+    /// [`Endpoint::loss_ack`]
     pub(super) frto: bool,
     /// F-RTO step 2.b: the next send round sends new data only (Linux `REXMIT_NEW`)
     pub(super) frto_send_new: bool,
@@ -418,8 +418,8 @@ impl Endpoint {
     /// delivered segment ("reno sacks", lowering the pipe so that retransmissions are clocked
     /// out) and an ACK that advances clears the count (Linux: "A Reno DUPACK means new data
     /// in F-RTO step 2.b above are delivered"). haslab applies that rule with `frto`, the
-    /// setting it comes with in the kernel's comment; without `frto` a Loss episode keeps no
-    /// count (as before, and as the ns-3 senders, which have no F-RTO).
+    /// setting the kernel's comment ties it to; without `frto` (the ns-3 senders, which have
+    /// no F-RTO) the Loss state keeps the rule of [`Self::on_ack`]'s Loss arm.
     pub(super) fn loss_ack(&mut self, h: &TcpHeader, info: &AckInfo, is_dupack: bool) {
         let recovered = self.snd.una >= self.recovery.recover;
         if (info.advanced && self.rto_was_spurious(h)) || (self.recovery.frto && info.orig_acked) {
