@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Optional
 
@@ -165,6 +166,8 @@ def linux(
             raise _fail(f"--cells {only!r} matches no cell (names look like linux-bulk2-cubic-sack-s1)")
     if resimulate and not from_json:
         raise _fail("--resimulate: only with --from-json FILE (the kernel side comes from the file)")
+    # the kernel that gave the reference side: this machine's, or the one the file names
+    kernel = (xc.raw_kernel(from_json) if from_json else None) or (None if from_json else os.uname().release)
     if from_json:
         def run(progress):
             results = xc.read_raw(from_json, known, cells, resimulate=xl.run_sim if resimulate else None)
@@ -186,16 +189,19 @@ def linux(
         run,
         reference="Linux",
         show=("error", "skipped"),
-        write=(lambda results, path: xl.write_report(results, known, path, quick=quick))
+        write=(lambda results, path: xl.write_report(
+            results, known, path, quick=quick, kernel=kernel, from_json=bool(from_json), resimulated=resimulate))
         if report
         else None,
         path=report_path or xl.DEFAULT_REPORT,
         json_path=json_path,
         spread=seeds > 3,
+        kernel=kernel,
     )
 
 
-def _run_and_report(cells, run, reference: str, show: tuple, write, path, json_path=None, spread=False) -> None:
+def _run_and_report(cells, run, reference: str, show: tuple, write, path, json_path=None, spread=False,
+                    kernel=None) -> None:
     """Runs the cells with a progress line each, prints the tables and the counts, writes the
     report when asked; exit code 1 when a cell is outside tolerance without an explanation or
     failed."""
@@ -234,7 +240,7 @@ def _run_and_report(cells, run, reference: str, show: tuple, write, path, json_p
         write(results, path)
         out.print(f"report → {path}")
     if json_path is not None:
-        xc.write_raw(results, json_path, reference=reference)
+        xc.write_raw(results, json_path, reference=reference, kernel=kernel)
         out.print(f"raw results → {json_path}")
     if counts["unexplained"] or counts["error"]:
         raise typer.Exit(code=1)

@@ -764,10 +764,11 @@ def run_cells(
 # ---------------------------------------------------------------------------------------------
 # raw results (JSON)
 
-def write_raw(results: list[CellResult], path, reference: str = "ns-3") -> None:
+def write_raw(results: list[CellResult], path, reference: str = "ns-3", kernel: Optional[str] = None) -> None:
     """Every cell's raw results as JSON: the cell's definition, its verdict, and each side's
     metrics and per-flow numbers (what the report's tables are computed from), for analyses
-    the report does not make (e.g. means over seeds)."""
+    the report does not make (e.g. means over seeds); with `kernel`, the release of the kernel
+    that gave the reference side (a report judged again from the file names it)."""
 
     def side(d: Optional[dict]) -> Optional[dict]:
         if not d:
@@ -790,8 +791,19 @@ def write_raw(results: list[CellResult], path, reference: str = "ns-3") -> None:
             "reference": side(r.ns3),
         })
     doc = {"reference": reference, "cells": cells}
+    if kernel is not None:
+        doc["kernel"] = kernel
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(doc, indent=1, default=float) + "\n")
+
+
+def raw_kernel(path) -> Optional[str]:
+    """The kernel release a `--json` file of `haslab crosscheck linux` names (None if it names
+    none)."""
+    try:
+        return json.loads(Path(path).read_text()).get("kernel")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def read_raw(path, known: list[Known], cells: list[Cell],

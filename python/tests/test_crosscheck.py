@@ -320,7 +320,7 @@ def test_crosscheck_linux_judges_an_earlier_json_again(tmp_path):
     outside = xc.compare(cell, _side(rtos=30.0), _side(), [])
     for results, code in (([within], 0), ([outside], 1)):
         path = tmp_path / f"raw{code}.json"
-        xc.write_raw(results, path, reference="Linux")
+        xc.write_raw(results, path, reference="Linux", kernel="9.9.9-elsewhere")
         p = subprocess.run(
             [sys.executable, "-m", "haslab.cli", "crosscheck", "linux", "--from-json", str(path),
              "--cells", cell.name, "--report", str(tmp_path / f"r{code}.md")],
@@ -330,6 +330,9 @@ def test_crosscheck_linux_judges_an_earlier_json_again(tmp_path):
         report = (tmp_path / f"r{code}.md").read_text()
         assert cell.name in report
         assert ("unexplained" in report.split("## Every cell")[1]) == (code == 1)
+        # the report names the kernel that gave the file's reference side, not this machine's
+        assert "9.9.9-elsewhere" in report and "--from-json" in report
+        assert os.uname().release not in report
 
 
 def test_more_seeds_compare_the_two_distributions():

@@ -104,16 +104,54 @@ proptest! {
     }
 }
 
+/// The sender's (sequence number, TCP flags) of every TCP packet in a pcap file written with
+/// `LINKTYPE_RAW` (each record an IPv4 packet; `net::pcap`).
+fn pcap_tcp_seqs(path: &std::path::Path) -> Vec<(u32, u8)> {
+    let b = std::fs::read(path).unwrap();
+    let mut at = 24; // the global header
+    let mut out = Vec::new();
+    while at + 16 <= b.len() {
+        let caplen = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+        let ip = &b[at + 16..at + 16 + caplen];
+        at += 16 + caplen;
+        let ihl = (ip[0] & 0x0f) as usize * 4;
+        if ip[9] != 6 {
+            continue;
+        }
+        let tcp = &ip[ihl..];
+        out.push((u32::from_be_bytes(tcp[4..8].try_into().unwrap()), tcp[13]));
+    }
+    out
+}
+
 #[test]
 fn sequence_numbers_wrap_during_a_transfer() {
     // 10 MB from an ISN 5000 below 2^32: the wire sequence wraps after 5 kB
-    let text = scenario(1, 1.0, true, 1, 10_000, Some(u32::MAX - 5000), false, 1);
-    let r = run_plan(&plan_from_toml(&text).unwrap(), &RunOptions::default()).unwrap();
+    let isn = u32::MAX - 5000;
+    let text = scenario(1, 1.0, true, 1, 10_000, Some(isn), false, 1)
+        + "[trace]\ncwnd = false\npcap = [\"a-r\"]\n";
+    let dir = std::env::temp_dir().join(format!("haslab-wrap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let opts = RunOptions {
+        out_dir: Some(dir.clone()),
+        ..RunOptions::default()
+    };
+    let r = run_plan(&plan_from_toml(&text).unwrap(), &opts).unwrap();
     let f = &r.flows[0];
     assert!(f.transfer.bytes_written >= 10_000_000);
     assert_eq!(f.transfer.bytes_received, f.transfer.bytes_written);
     assert!(
         r.flows[0].transfer.retransmitted_segments > 0,
         "1 % loss must cause retransmissions"
+    );
+    // on the wire: the SYN carries the configured ISN, and later segments' sequence numbers
+    // went past 2^32 and start again near 0
+    let seqs = pcap_tcp_seqs(&dir.join("a-r.pcap"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    const SYN: u8 = 0x02;
+    assert_eq!(seqs[0], (isn, SYN), "the first packet is the SYN with the ISN");
+    assert!(
+        seqs.iter().any(|&(seq, _)| seq < 1_000_000),
+        "the sequence numbers wrapped"
     );
 }

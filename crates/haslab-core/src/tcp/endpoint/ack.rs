@@ -125,14 +125,19 @@ impl Endpoint {
         if is_dupack {
             self.recovery.dupacks += 1;
             // (in Loss with `frto`, only once data above the recovery point is out: loss_ack)
-            if !self.sack_ok
-                && !(prior_state == CaState::Loss
-                    && self.cfg.frto
-                    && self.snd.nxt <= self.recovery.recover)
-            {
-                // Linux tcp_add_reno_sack: a duplicate ACK means a segment left the network
-                self.recovery.reno_sacked =
-                    (self.recovery.reno_sacked + 1).min(self.snd.sb.len().saturating_sub(1));
+            let in_loss = prior_state == CaState::Loss && self.cfg.frto;
+            if !self.sack_ok && !(in_loss && self.snd.nxt <= self.recovery.recover) {
+                // Linux tcp_add_reno_sack: a duplicate ACK means a segment left the network,
+                // at most as many as are not marked lost (`tcp_limit_reno_sacked`: packets_out
+                // − max(lost_out, 1)); outside Loss all but one, Linux's cap when only the head
+                // is marked lost (its fast recovery without SACK)
+                let marked = if in_loss {
+                    self.snd.sb.lost_out.max(1)
+                } else {
+                    1
+                };
+                self.recovery.reno_sacked = (self.recovery.reno_sacked + 1)
+                    .min(self.snd.sb.len().saturating_sub(marked));
             }
         }
         if info.advanced && !self.sack_ok && info.pkts_acked > 0 {
