@@ -129,7 +129,7 @@ fn sequence_numbers_wrap_during_a_transfer() {
     // 10 MB from an ISN 5000 below 2^32: the wire sequence wraps after 5 kB
     let isn = u32::MAX - 5000;
     let text = scenario(1, 1.0, true, 1, 10_000, Some(isn), false, 1)
-        + "[trace]\ncwnd = false\npcap = [\"a-r\"]\n";
+        + "[trace]\ncwnd = false\npcap = [\"a->r\"]\n";
     let dir = std::env::temp_dir().join(format!("haslab-wrap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let opts = RunOptions {
