@@ -190,7 +190,7 @@ def linux(
         reference="Linux",
         show=("error", "skipped"),
         write=(lambda results, path: xl.write_report(
-            results, known, path, quick=quick, kernel=kernel, from_json=bool(from_json), resimulated=resimulate))
+            results, known, path, quick=quick, kernel=kernel, from_json=from_json, resimulated=resimulate))
         if report
         else None,
         path=report_path or xl.DEFAULT_REPORT,

@@ -173,16 +173,16 @@ def run_cells(cells: list[xc.Cell], known=None, on_result=None, log=None) -> lis
 
 
 def write_report(results: list[xc.CellResult], known, path, quick: bool = False, kernel: Optional[str] = None,
-                 from_json: bool = False, resimulated: bool = False) -> None:
+                 from_json: Optional[str] = None, resimulated: bool = False) -> None:
     """The report; `kernel`: the release of the kernel that gave the reference side (default this
-    machine's); `from_json`/`resimulated`: the results were judged again from a `--json` file,
+    machine's); `from_json`/`resimulated`: the results were judged again from that `--json` file,
     with haslab's side simulated again (the reference side is the file's)."""
     seeds = sorted({r.cell.seed for r in results})
     cmd = "haslab crosscheck linux --report" + (" --quick" if quick else "")
     if len(seeds) > 1:
         cmd += f" --seeds {len(seeds)}"
     if from_json:
-        cmd += " --from-json FILE" + (" --resimulate" if resimulated else "")
+        cmd += f" --from-json {from_json}" + (" --resimulate" if resimulated else "")
     release = kernel or ("a kernel the file does not name" if from_json else os.uname().release)
     provenance = []
     if from_json:
