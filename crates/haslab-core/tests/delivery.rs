@@ -149,7 +149,11 @@ fn sequence_numbers_wrap_during_a_transfer() {
     let seqs = pcap_tcp_seqs(&dir.join("a-r.pcap"));
     std::fs::remove_dir_all(&dir).unwrap();
     const SYN: u8 = 0x02;
-    assert_eq!(seqs[0], (isn, SYN), "the first packet is the SYN with the ISN");
+    assert_eq!(
+        seqs[0],
+        (isn, SYN),
+        "the first packet is the SYN with the ISN"
+    );
     assert!(
         seqs.iter().any(|&(seq, _)| seq < 1_000_000),
         "the sequence numbers wrapped"

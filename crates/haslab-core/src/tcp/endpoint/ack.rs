@@ -126,7 +126,8 @@ impl Endpoint {
             self.recovery.dupacks += 1;
             // (in Loss with `frto`, only once data above the recovery point is out: loss_ack)
             let in_loss = prior_state == CaState::Loss && self.cfg.frto;
-            if !self.sack_ok && !(in_loss && self.snd.nxt <= self.recovery.recover) {
+            let before_new_data = in_loss && self.snd.nxt <= self.recovery.recover;
+            if !self.sack_ok && !before_new_data {
                 // Linux tcp_add_reno_sack: a duplicate ACK means a segment left the network,
                 // at most as many as are not marked lost (`tcp_limit_reno_sacked`: packets_out
                 // − max(lost_out, 1)); outside Loss all but one, Linux's cap when only the head
@@ -136,8 +137,8 @@ impl Endpoint {
                 } else {
                     1
                 };
-                self.recovery.reno_sacked = (self.recovery.reno_sacked + 1)
-                    .min(self.snd.sb.len().saturating_sub(marked));
+                self.recovery.reno_sacked =
+                    (self.recovery.reno_sacked + 1).min(self.snd.sb.len().saturating_sub(marked));
             }
         }
         if info.advanced && !self.sack_ok && info.pkts_acked > 0 {
