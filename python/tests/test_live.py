@@ -292,14 +292,20 @@ def live_bpf(monkeypatch):
 #: worst excess seen and still catches a path delay counted wrong (80 ms without the access links,
 #: 120 ms with them twice, 200 ms with the round trip per direction).
 RTT_MEDIAN_MAX_NS = 115_000_000
-#: Goodput of one flow at 8 and 4 Mbit/s: within 0.3 % of the rate's payload share under that load.
-RATE_REL = 0.05
+#: Goodput of one flow at 8 and 4 Mbit/s: within 0.3 % of the rate's payload share under that load
+#: on the machine of those runs (kernel 6.18.44-fc-v669). On another machine (6.18.44-fc-v657,
+#: load below 1, two runs of the whole suite) the 8 Mbit/s part came 1.2 % and 6.0 % under it:
+#: in the second, every second of 3-7 s at 6.97-7.48 Mbit/s, 130 retransmissions, no RTO (the
+#: Linux crosscheck's live runs on that machine also dropped more than on v669); the 4 Mbit/s
+#: part stayed within 1 %. The bound is ten percent: it still catches a rate in bytes per second
+#: or a shaper that ignores the change to 4 Mbit/s, not an error of a few percent.
+RATE_REL = 0.10
 
 
 def test_testbed_rate_rtt_and_clean_teardown(live, tmp_path):
     """One testbed: the RTT of UDP probes is the scenario's 100 ms or more and its median within
-    RTT_MEDIAN_MAX_NS, the goodput of one flow within 5 % of the rate (8 Mbit/s of IP packets), a
-    rate change shows in the goodput, and down leaves nothing."""
+    RTT_MEDIAN_MAX_NS, the goodput of one flow within RATE_REL of the rate (8 Mbit/s of IP packets),
+    a rate change shows in the goodput, and down leaves nothing."""
     from haslab.live import netns
     from haslab.live.run import run_live
     from haslab.live.testbed import Testbed
