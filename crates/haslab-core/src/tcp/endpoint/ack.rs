@@ -533,15 +533,11 @@ impl Endpoint {
                 }
                 continue;
             }
+            // F-RTO's FLAG_ORIG_SACK_ACKED (Linux `tcp_sacktag_one`)
+            let orig_below = self.frto_orig_below();
             let (tp, rate) = (&mut self.tp, &mut self.rate);
             let min_rtt = tp.min_rtt_ns;
             let (newest, oldest) = (&mut info.sack_rtt_ns, &mut info.sack_first_rtt_ns);
-            // F-RTO's FLAG_ORIG_SACK_ACKED (Linux `tcp_sacktag_one`)
-            let orig_below = if self.recovery.frto {
-                self.recovery.recover
-            } else {
-                0
-            };
             let orig = &mut info.orig_acked;
             info.newly_sacked += self.snd.sb.sack(s.max(ack), e.min(self.snd.nxt), |seg| {
                 // never-retransmitted segments leave in sequence order: the blocks' order
@@ -620,20 +616,16 @@ impl Endpoint {
     ) {
         let in_flight_before = self.snd.sb.len();
         let first = self.snd.sb.front().copied();
+        // F-RTO's FLAG_ORIG_SACK_ACKED (Linux `tcp_clean_rtx_queue`): a segment never
+        // retransmitted nor SACKed before (the closure sees only those), at or below the
+        // recovery point
+        let orig_below = self.frto_orig_below();
         let (tp, rate) = (&mut self.tp, &mut self.rate);
         let min_rtt = tp.min_rtt_ns;
         let mut retrans_acked = false;
         let mut last_acked_rtt = None;
         // the newest acknowledged segment's RTT is only `ca_sample = "linux"`'s
         let linux_sample = self.cfg.ca_sample == CaSample::Linux;
-        // F-RTO's FLAG_ORIG_SACK_ACKED (Linux `tcp_clean_rtx_queue`): a segment never
-        // retransmitted nor SACKed before (the closure sees only those), at or below the
-        // recovery point
-        let orig_below = if self.recovery.frto {
-            self.recovery.recover
-        } else {
-            0
-        };
         let mut orig_acked = info.orig_acked;
         let acked = self.snd.sb.ack_to(ack, |seg| {
             retrans_acked |= seg.has(segflags::EVER_RETRANS);

@@ -409,10 +409,10 @@ impl Endpoint {
     /// - once new data was sent after the RTO (snd_nxt above the recovery point), a duplicate
     ///   ACK or a SACK of new data shows the loss real (step 3.a): F-RTO ends, the
     ///   retransmissions go on in slow start;
-    /// - step 2.b: the first ACK that advances snd_una below the recovery point moves the
-    ///   recovery point to snd_nxt and, if there is unsent data and the receive window allows
-    ///   it, makes the next send round send new data instead of retransmissions (Linux
-    ///   `REXMIT_NEW`, see [`Self::send_loop`]); otherwise F-RTO ends.
+    /// - step 2.b: the first ACK that advances snd_una below the recovery point (which is
+    ///   still snd_nxt, Linux's high_seq = snd_nxt) makes, if there is unsent data and the
+    ///   receive window allows it, the next send round send new data instead of
+    ///   retransmissions (Linux `REXMIT_NEW`, see [`Self::send_loop`]); otherwise F-RTO ends.
     ///
     /// Without SACK, once data above the recovery point is out, a duplicate ACK counts as a
     /// delivered segment ("reno sacks", lowering the pipe so that retransmissions are clocked
@@ -431,7 +431,8 @@ impl Endpoint {
                         self.recovery.frto = false;
                     }
                 } else if info.advanced && !recovered {
-                    self.recovery.recover = self.snd.nxt;
+                    // (Linux's high_seq = snd_nxt: nothing new was sent since the RTO set
+                    // `recover` to snd_nxt, so they are already equal)
                     let snd = &self.snd;
                     if snd.nxt < snd.stream_end() && snd.una + snd.wnd_bytes > snd.nxt {
                         self.recovery.frto_send_new = true;
@@ -449,6 +450,17 @@ impl Endpoint {
         // (Linux: an ACK that advances snd_una clears the count, in Loss and when it ends it)
         if self.cfg.frto && info.advanced {
             self.recovery.reno_sacked = 0;
+        }
+    }
+
+    /// While F-RTO runs, the recovery point at or below which a newly (S)ACKed segment never
+    /// retransmitted sets `orig_acked` (Linux's high_seq for `FLAG_ORIG_SACK_ACKED`); 0 (no
+    /// segment) otherwise.
+    pub(super) fn frto_orig_below(&self) -> u64 {
+        if self.recovery.frto {
+            self.recovery.recover
+        } else {
+            0
         }
     }
 
