@@ -773,7 +773,7 @@ def write_raw(results: list[CellResult], path, reference: str = "ns-3", kernel: 
     def side(d: Optional[dict]) -> Optional[dict]:
         if not d:
             return None
-        return {k: v for k, v in d.items() if k in ("metrics", "flows", "skipped")}
+        return {k: v for k, v in d.items() if k in ("metrics", "flows", "skipped", "testbed")}
 
     cells = []
     for r in results:

@@ -109,6 +109,50 @@ def _time_mean_queue_delay_ns(res, rate_bps: int, duration_ns: int) -> float:
     return area / duration_ns * 8e9 / rate_bps
 
 
+def testbed_of(live: dict) -> dict:
+    """How well a live run's testbed kept time, from its summary's ``live`` part: the delay
+    boxes' lateness (the larger of the two directions' median and 99th percentile, ms), how the
+    CPUs spent the run (busy, softirq and steal shares, docs/live.md) and the 1-minute load at
+    its end."""
+    boxes = [b for b in (live.get("delay_box") or {}).values() if b]
+
+    def worst(q: str) -> Optional[float]:
+        vals = [b[q] for b in boxes if b.get(q) is not None]
+        return max(vals) / 1e6 if vals else None
+
+    load = live.get("load")
+    return {"delay_box_p50_ms": worst("p50"), "delay_box_p99_ms": worst("p99"), "cpu": live.get("cpu"),
+            "load1": load[0] if load else None}
+
+
+def testbed_text(results: list[xc.CellResult]) -> list[str]:
+    """The report's paragraph on the testbed's timing over the kernel runs of `results`."""
+    beds = [r.ns3["testbed"] for r in results if r.ns3 and r.ns3.get("testbed")]
+    if not beds:
+        return ["The kernel side's file does not record how the testbed kept time (the delay boxes'",
+                "lateness, the CPUs' steal share; recorded since they were added to live mode).", ""]
+
+    def span(vals: list, fmt: str) -> str:
+        vals = sorted(v for v in vals if v is not None)
+        if not vals:
+            return "not recorded"
+        mid = vals[len(vals) // 2]
+        return f"median {fmt.format(mid)}, at most {fmt.format(vals[-1])}"
+
+    cpus = [b["cpu"] for b in beds if b.get("cpu")]
+    return [
+        f"Testbed timing over the {len(beds)} kernel run{'' if len(beds) == 1 else 's'} (docs/live.md): the"
+        " delay boxes' lateness",
+        f"p50 {span([b.get('delay_box_p50_ms') for b in beds], '{:.2f} ms')}, p99",
+        f"{span([b.get('delay_box_p99_ms') for b in beds], '{:.2f} ms')}; CPU steal",
+        f"{span([c['steal'] * 100 for c in cpus], '{:.1f} %')}, busy",
+        f"{span([c['busy'] * 100 for c in cpus], '{:.0f} %')}; load at the end of a run",
+        f"{span([b.get('load1') for b in beds], '{:.2f}')}. A run starved of CPU (steal, load) shapes",
+        "and delays its packets late, which shows as lost capacity and extra drops, not as TCP.",
+        "",
+    ]
+
+
 def _measure(cell: xc.Cell, res, link_key: str) -> dict:
     duration = res.summary["duration_ns"]
     flows = xc.flows_of_result(res)
@@ -117,7 +161,10 @@ def _measure(cell: xc.Cell, res, link_key: str) -> dict:
         delay = link.get("mean_queue_delay_ns") or 0.0
     else:
         delay = _time_mean_queue_delay_ns(res, link["rate_bps"], duration)
-    return {"metrics": xc.metrics_from_flows(cell, flows, link["dropped_packets"], delay), "flows": flows}
+    out = {"metrics": xc.metrics_from_flows(cell, flows, link["dropped_packets"], delay), "flows": flows}
+    if link_key == "live":
+        out["testbed"] = testbed_of(res.summary.get("live") or {})
+    return out
 
 
 def run_sim(cell: xc.Cell) -> dict:
@@ -231,6 +278,7 @@ def write_report(results: list[xc.CellResult], known, path, quick: bool = False,
         "Tolerances (relative to the kernel): "
         + "; ".join(f"{k} {t.describe()}" for k, t in xc.TOLERANCES.items()) + ".",
         "",
+        *testbed_text(results),
     ]
     xr.write_report(results, known, path, quick=quick, intro=intro,
                     known_file="python/haslab/crosscheck_known_linux.toml")

@@ -335,6 +335,27 @@ def test_crosscheck_linux_judges_an_earlier_json_again(tmp_path):
         assert os.uname().release not in report
 
 
+def test_the_linux_report_says_how_the_testbed_kept_time(tmp_path):
+    from haslab import crosscheck_linux as xl
+
+    cell = next(c for c in xl.matrix() if c.name == "linux-bulk1-newreno-sack-s1")
+    live = {"delay_box": {"fwd": {"p50": 40_000, "p99": 300_000}, "rev": {"p50": 60_000, "p99": 2_500_000}},
+            "cpu": {"busy": 0.6, "softirq": 0.1, "steal": 0.031}, "load": [0.5, 0.4, 0.3]}
+    bed = xl.testbed_of(live)
+    # the worse of the two directions
+    assert bed["delay_box_p50_ms"] == 0.06 and bed["delay_box_p99_ms"] == 2.5 and bed["load1"] == 0.5
+    kernel = dict(_side(), testbed=bed)
+    r = xc.compare(cell, _side(), kernel, [])
+    text = "\n".join(xl.testbed_text([r]))
+    assert "at most 2.50 ms" in text and "3.1 %" in text and "over the 1 kernel run (" in text
+    # kept in the --json file, so that a report judged again from it says the same
+    xc.write_raw([r], tmp_path / "raw.json", reference="Linux")
+    again = xc.read_raw(tmp_path / "raw.json", [], [cell])
+    assert xl.testbed_text(again) == xl.testbed_text([r])
+    # a file from before the testbed was recorded says so
+    assert "does not record" in xl.testbed_text([xc.compare(cell, _side(), _side(), [])])[0]
+
+
 def test_more_seeds_compare_the_two_distributions():
     # `--seeds N`: N cells per group, and each group's mean ± sd on both sides
     cells = xc.matrix(seeds=range(1, 6))

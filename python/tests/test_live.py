@@ -115,6 +115,20 @@ def test_frto_maps_to_the_kernels_setting():
     assert frto("{ sack = true, tlp = true, frto = true }") == "2"
 
 
+def test_cpu_shares_come_from_two_proc_stat_readings():
+    from haslab.live.run import cpu_shares, cpu_times
+
+    # proc(5): user nice system idle iowait irq softirq steal guest guest_nice
+    before = cpu_times("cpu  100 0 50 800 10 0 20 20 0 0\ncpu0 1 2 3\n")
+    after = cpu_times("cpu  160 0 70 1000 10 0 40 120 0 0\ncpu0 1 2 3\n")
+    # 400 ticks in all: 200 idle, 100 steal, 20 softirq
+    assert cpu_shares(before, after) == {"busy": 0.5, "softirq": 0.05, "steal": 0.25}
+    assert cpu_times("intr 1 2\n") is None
+    assert cpu_shares(before, None) is None and cpu_shares(before, before) is None
+    # an old kernel's shorter line (no steal column) counts the missing columns as 0
+    assert cpu_times("cpu  1 2 3 4 5 6 7\n")["steal"] == 0
+
+
 def test_loss_of_the_path_combines_the_links():
     text = dumbbell().replace('access_delay = "5ms"', 'access_delay = "5ms"\nbottleneck_loss = "1%"\naccess_loss = "1%"')
     cfg = from_plan(haslab.validate(text))
@@ -331,6 +345,9 @@ def test_testbed_rate_rtt_and_clean_teardown(live, tmp_path):
     link = r.link("r1->r2")
     assert link["delay_box"]["lateness_ns"]["p50"] < 5_000_000
     assert r.summary["live"]["rate_changes"][0]["rate_bps"] == 4 * MBPS
+    # how the CPUs spent the run: shares of the time from time 0 to the end
+    cpu = r.summary["live"]["cpu"]
+    assert 0.0 < cpu["busy"] <= 1.0 and 0.0 <= cpu["steal"] <= cpu["busy"] and 0.0 <= cpu["softirq"] <= cpu["busy"]
     assert netns.leftovers() == []
 
 

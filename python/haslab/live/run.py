@@ -9,7 +9,9 @@ Measurement:
   struct ``ss -ti`` prints, read without a process per sample;
 - the bottleneck queues' counters from ``tc -s qdisc`` (drops, packets and bytes sent), and their
   backlog sampled every ``trace.queue_interval`` (at least 50 ms) when the scenario traces them;
-- the delay boxes' timing error (median, p99 lateness of their verdicts).
+- the delay boxes' timing error (median, p99 lateness of their verdicts);
+- how the machine's CPUs spent the run (``/proc/stat``: busy, softirq, and the time the hypervisor
+  gave to other guests, "steal"): a testbed that did not get the CPU emulates its link badly.
 """
 
 from __future__ import annotations
@@ -60,6 +62,43 @@ def missing_requirements(bpf: bool = False) -> list[str]:
         if not os.path.exists("/usr/include/bpf/bpf_helpers.h"):
             missing.append("libbpf-dev (bpf/bpf_helpers.h)")
     return missing
+
+
+#: /proc/stat's "cpu" columns, in order (proc(5)); guest time is already inside user and nice.
+_CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
+
+def cpu_times(text: Optional[str] = None) -> Optional[dict]:
+    """The machine's CPU time by kind (clock ticks summed over every CPU) from /proc/stat's first
+    line; None where there is no /proc/stat."""
+    if text is None:
+        try:
+            text = Path("/proc/stat").read_text()
+        except OSError:
+            return None
+    first = text.split("\n", 1)[0].split()
+    if not first or first[0] != "cpu":
+        return None
+    values = [int(v) for v in first[1:1 + len(_CPU_FIELDS)]]
+    return dict(zip(_CPU_FIELDS, values + [0] * (len(_CPU_FIELDS) - len(values))))
+
+
+def cpu_shares(before: Optional[dict], after: Optional[dict]) -> Optional[dict]:
+    """The shares of the CPU time between two :func:`cpu_times` readings: ``busy`` (everything but
+    idle and iowait, steal included), ``softirq`` (where the kernel forwards and shapes the
+    testbed's packets) and ``steal`` (time the hypervisor ran something else while this machine
+    had work). None without both readings or without elapsed time."""
+    if not before or not after:
+        return None
+    d = {k: after[k] - before[k] for k in _CPU_FIELDS}
+    total = sum(d.values())
+    if total <= 0:
+        return None
+    return {
+        "busy": (total - d["idle"] - d["iowait"]) / total,
+        "softirq": d["softirq"] / total,
+        "steal": d["steal"] / total,
+    }
 
 
 def _spec_app(app: dict) -> dict:
@@ -293,8 +332,13 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps, out_di
     next_q = t0
     last_say = 0
     applied: list[tuple[int, int]] = []
+    cpu_at_t0 = cpu_at_end = None
     while time.monotonic_ns() < end + 200_000_000:
         now = time.monotonic_ns()
+        if cpu_at_t0 is None and now >= t0:
+            cpu_at_t0 = cpu_times()
+        if cpu_at_end is None and now >= end:
+            cpu_at_end = cpu_times()
         while rate_steps and now >= t0 + rate_steps[0][0]:
             at, bps = rate_steps.pop(0)
             tb.set_rate(bps)
@@ -312,8 +356,11 @@ def _run_flows(tb: Testbed, cfg: LiveConfig, ladder_bps, say, rate_steps, out_di
                 + ([has_procs["players"]] if "players" in has_procs else [])):
             break
         time.sleep(0.01)
+    if cpu_at_end is None:
+        cpu_at_end = cpu_times()
     out: dict = {"flows": {}, "queue_samples": qsamples, "rate_changes": applied,
-                 "t0_wall_ns": t0 - time.monotonic_ns() + time.time_ns()}
+                 "t0_wall_ns": t0 - time.monotonic_ns() + time.time_ns(),
+                 "cpu": cpu_shares(cpu_at_t0, cpu_at_end)}
     if has_procs:
         out["has"] = _collect_has(tb, has_procs, state_dir() / "has")
     if pcap is not None:
@@ -767,6 +814,7 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
             "t0_wall_ns": raw.get("t0_wall_ns"),
             "reduced_from": cfg.plan.get("reduced_from"),
             "load": os.getloadavg(),
+            "cpu": raw.get("cpu"),
         },
     }
     summary.update({k: v for k, v in has_extra.items() if k != "live_players"})

@@ -146,7 +146,7 @@ fn frto_without_new_data_falls_back_to_retransmitting() {
 #[test]
 fn frto_runs_on_a_first_or_repeated_rto_not_after_recovery_or_progress() {
     // first RTO, then a repeat without progress
-    let (mut c, mut s, _data, rto_at, resent) = rto_after_ten(frto_cfg(true, true), 30);
+    let (mut c, mut s, _data, _rto_at, resent) = rto_after_ten(frto_cfg(true, true), 30);
     assert!(c.recovery.frto, "a first RTO");
     let mut out = Output::default();
     let again = c.snd.rto_timer.deadline_ns().unwrap();
@@ -157,9 +157,16 @@ fn frto_runs_on_a_first_or_repeated_rto_not_after_recovery_or_progress() {
     deliver(&mut c, &ack, again + 30 * MS);
     assert_eq!(c.tp.ca_state, CaState::Loss);
     let third = c.snd.rto_timer.deadline_ns().unwrap();
+    let (cwnd_before, ssthresh_before) = (c.tp.cwnd_pkts, c.tp.ssthresh_pkts);
     c.on_timer_entry(TimerKind::Rto, third, &mut out);
     assert!(!c.recovery.frto, "an RTO in Loss after snd_una advanced");
-    assert!(rto_at < third);
+    // it is a new loss episode for Linux `tcp_enter_loss` too: ssthresh is recomputed
+    // (NewReno: half the window, at least 2), where the repeat above kept it
+    assert_eq!(c.tp.ssthresh_pkts, (cwnd_before / 2).max(2));
+    assert_ne!(
+        c.tp.ssthresh_pkts, ssthresh_before,
+        "a recomputed ssthresh is told apart"
+    );
 
     // an RTO during a fast recovery
     let (mut c, mut s) = pair(frto_cfg(true, true));

@@ -50,6 +50,10 @@ pub(super) struct LossRecovery {
     pub(super) frto: bool,
     /// F-RTO step 2.b: the next send round sends new data only (Linux `REXMIT_NEW`)
     pub(super) frto_send_new: bool,
+    /// the current RTO episode was undone (Linux: `undo_marker` cleared); a second undo of the
+    /// same episode (F-RTO's, after Eifel's kept a sender without SACK in Loss) counts no
+    /// second spurious RTO
+    pub(super) rto_undone: bool,
 }
 
 impl LossRecovery {
@@ -333,6 +337,7 @@ impl Endpoint {
         self.recovery.frto = self.cfg.frto
             && (self.tp.ca_state < CaState::Recovery || self.recovery.rto_repeats > 0);
         self.recovery.frto_send_new = false;
+        self.recovery.rto_undone = false;
         // a new loss episode reduces ssthresh (see RtoSsthresh for Linux's and ns-3's rules)
         let reduce = match self.cfg.rto_ssthresh {
             RtoSsthresh::OncePerEpisode => {
@@ -422,8 +427,14 @@ impl Endpoint {
     /// no F-RTO) the Loss state keeps the rule of [`Self::on_ack`]'s Loss arm.
     pub(super) fn loss_ack(&mut self, h: &TcpHeader, info: &AckInfo, is_dupack: bool) {
         let recovered = self.snd.una >= self.recovery.recover;
-        if (info.advanced && self.rto_was_spurious(h)) || (self.recovery.frto && info.orig_acked) {
-            self.undo_rto();
+        let eifel = info.advanced && self.rto_was_spurious(h);
+        if eifel || (self.recovery.frto && info.orig_acked) {
+            self.undo_rto(!eifel);
+            if self.tp.ca_state == CaState::Loss {
+                // held in Loss (a sender without SACK after Eifel's undo): Linux's
+                // `tcp_process_loss` returns at once, and so does `tcp_fastretrans_alert`
+                return;
+            }
         } else {
             if self.recovery.frto {
                 if self.snd.nxt > self.recovery.recover {
@@ -477,20 +488,42 @@ impl Endpoint {
     /// Undo of a spurious RTO (Linux `tcp_try_undo_loss` → `tcp_undo_cwnd_reduction`, the
     /// response of RFC 4015 §3 restoring the window): the congestion control's `undo_cwnd`,
     /// ssthresh back to its value before the RTO, no segment lost any more (the outstanding
-    /// originals are not resent), and the Open state. The backed-off RTO stays until the next
-    /// RTT sample, as in Linux.
-    pub(super) fn undo_rto(&mut self) {
+    /// originals are not resent). The backed-off RTO stays until the next RTT sample, as in
+    /// Linux.
+    ///
+    /// The state: with SACK, or for F-RTO's undo (`frto_undo`), Open. Without SACK, Eifel's undo
+    /// keeps the Loss state, its recovery point and F-RTO as they were (Linux
+    /// `tcp_try_undo_loss(sk, false)` reopens only `if (frto_undo || tcp_is_sack(tp))`): until
+    /// snd_una passes the recovery point or F-RTO's own undo comes, duplicate ACKs start no
+    /// fast recovery. (Linux also holds a sender without SACK in Loss when F-RTO's undo comes
+    /// with snd_una exactly at the recovery point, `tcp_is_non_sack_preventing_reopen`; haslab
+    /// approximates that hold as it does at the end of every recovery, by `recover_covers`.)
+    pub(super) fn undo_rto(&mut self, frto_undo: bool) {
         self.recovery.undo_ts = None;
-        self.recovery.frto = false;
         // Linux `tcp_try_undo_loss` zeroes `icsk_retransmits`
         self.recovery.rto_repeats = 0;
-        self.stats.loss.spurious_rtos += 1;
+        if !self.recovery.rto_undone {
+            self.stats.loss.spurious_rtos += 1;
+            self.recovery.rto_undone = true;
+        }
         self.tp.cwnd_pkts = self.cc.undo_cwnd(&self.tp).max(1);
         self.tp.cwnd_cnt = 0;
         self.tp.ssthresh_pkts = self.tp.ssthresh_pkts.max(self.tp.prior_ssthresh_pkts);
         self.snd.sb.unmark_lost();
-        self.recovery.recover = self.snd.una;
-        self.set_ca_state(CaState::Open);
+        if frto_undo || self.cfg.sack {
+            self.recovery.frto = false;
+            // Linux keeps high_seq, but in Open it refuses no duplicate ACKs; the one hold it
+            // keeps (without SACK, undone with snd_una exactly at high_seq) is what
+            // `recover_guard`'s rule at equality stands for. So the recovery point moves to
+            // snd_una there and just below it otherwise, where no duplicate ACK of snd_una is
+            // then refused.
+            self.recovery.recover = if self.snd.una == self.recovery.recover {
+                self.snd.una
+            } else {
+                self.snd.una.saturating_sub(1)
+            };
+            self.set_ca_state(CaState::Open);
+        }
     }
 
     // ------------------------------------------------------------------ RACK-TLP (RFC 8985)

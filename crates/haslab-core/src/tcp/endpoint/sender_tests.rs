@@ -433,6 +433,78 @@ fn a_spurious_rto_is_detected_by_its_timestamp_and_undone() {
     c.snd.sb.check().unwrap();
 }
 
+/// Linux `tcp_try_undo_loss`: only F-RTO's undo or a SACK sender reopens; a sender without
+/// SACK whose RTO Eifel undoes stays in Loss (cwnd restored, nothing marked lost) until snd_una
+/// passes the recovery point, so the duplicate ACKs of a hole met on the way start no fast
+/// recovery (`frto = false`). With F-RTO (Linux's default) the next ACK of an original never
+/// retransmitted is F-RTO's undo: Open, one spurious RTO counted, and the recovery point no
+/// longer refuses the duplicate ACKs of snd_una (Linux holds nothing in Open), so three of them
+/// start a fast recovery. Here the originals arrive late but data[2] is lost.
+#[test]
+fn without_sack_an_eifel_undo_holds_the_loss_state_until_frto_or_the_recovery_point() {
+    for frto in [false, true] {
+        let cfg = TcpConfig {
+            sack: false,
+            tlp: false,
+            frto,
+            delayed_ack: DelayedAckMode::Off,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s, data, rto_at, _) = rto_with_everything_outstanding(cfg);
+        let recover = c.recovery.recover;
+        let prior_cwnd = c.tp.prior_cwnd_pkts;
+        let mut out = Output::default();
+        for (i, h) in data.iter().enumerate() {
+            if i != 2 {
+                s.on_segment(h, rto_at + 10 * MS, &mut out);
+            }
+        }
+        // ACKs of data[0] and data[1], then seven duplicate ACKs of data[2]'s hole
+        let acks = headers(&mut out);
+        assert_eq!(acks.len(), 9);
+        assert!(acks[2..].iter().all(|a| a.ack == data[2].seq));
+        c.on_segment(&acks[0], rto_at + 30 * MS, &mut out);
+        assert_eq!(c.stats.loss.spurious_rtos, 1, "frto {frto}: Eifel");
+        assert!(c.tp.cwnd_pkts >= prior_cwnd, "cwnd restored");
+        assert_eq!(c.snd.sb.lost_out, 0);
+        assert_eq!(c.tp.ca_state, CaState::Loss, "frto {frto}: held in Loss");
+        assert_eq!(c.recovery.recover, recover);
+        for a in &acks[1..] {
+            c.on_segment(a, rto_at + 40 * MS, &mut out);
+        }
+        assert_eq!(
+            c.stats.loss.spurious_rtos, 1,
+            "frto {frto}: one spurious RTO"
+        );
+        if frto {
+            assert_eq!(
+                c.stats.loss.fast_recovery_count, 1,
+                "Open after F-RTO's undo"
+            );
+            assert_eq!(c.tp.ca_state, CaState::Recovery);
+        } else {
+            assert_eq!(
+                c.stats.loss.fast_recovery_count, 0,
+                "no fast recovery while in Loss"
+            );
+            assert_eq!(c.tp.ca_state, CaState::Loss);
+            assert!(c.snd.rto_timer.is_armed(), "the hole waits for the RTO");
+        }
+        c.snd.sb.check().unwrap();
+    }
+
+    // with SACK, Eifel's undo reopens at once
+    let (mut c, mut s, data, rto_at, _) = rto_with_everything_outstanding(TcpConfig {
+        tlp: false,
+        frto: false,
+        ..sack_cfg()
+    });
+    let acks = deliver(&mut s, &data[..1], rto_at + 10 * MS);
+    deliver(&mut c, &acks, rto_at + 30 * MS);
+    assert_eq!(c.stats.loss.spurious_rtos, 1);
+    assert_eq!(c.tp.ca_state, CaState::Open);
+}
+
 /// The same RTO with the head segment really lost: the ACK that the retransmission
 /// triggers echoes the retransmission's TSval, so nothing is undone. Without timestamps
 /// there is no detection at all.
