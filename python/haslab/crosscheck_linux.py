@@ -130,7 +130,7 @@ def testbed_text(results: list[xc.CellResult]) -> list[str]:
     beds = [r.ns3["testbed"] for r in results if r.ns3 and r.ns3.get("testbed")]
     if not beds:
         return ["The kernel side's file does not record how the testbed kept time (the delay boxes'",
-                "lateness, the CPUs' steal share; recorded since they were added to live mode).", ""]
+                "lateness, the CPUs' steal share).", ""]
 
     def span(vals: list, fmt: str) -> str:
         vals = sorted(v for v in vals if v is not None)
