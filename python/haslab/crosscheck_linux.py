@@ -17,6 +17,7 @@ the simulator's queue trace is averaged over time the same way), not per packet.
 from __future__ import annotations
 
 import os
+import statistics
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -133,11 +134,10 @@ def testbed_text(results: list[xc.CellResult]) -> list[str]:
                 "lateness, the CPUs' steal share).", ""]
 
     def span(vals: list, fmt: str) -> str:
-        vals = sorted(v for v in vals if v is not None)
+        vals = [v for v in vals if v is not None]
         if not vals:
             return "not recorded"
-        mid = vals[len(vals) // 2]
-        return f"median {fmt.format(mid)}, at most {fmt.format(vals[-1])}"
+        return f"median {fmt.format(statistics.median(vals))}, at most {fmt.format(max(vals))}"
 
     cpus = [b["cpu"] for b in beds if b.get("cpu")]
     return [
