@@ -19,8 +19,17 @@
 //! - `cnt` is recomputed at most once per jiffy (HZ = 1000 here), and not at all while cwnd is
 //!   unchanged and less than HZ/32 has passed (Linux `bictcp_update`).
 //! - `initial_ssthresh` = 0 (use the stack's "infinite" ssthresh); applies only with HyStart off.
-//! - HyStart (`hystart` = on, `hystart_detect` = ack-train + delay): active in slow start once
-//!   cwnd ≥ `hystart_low_window` = 16.
+//! - HyStart (`hystart` = on, `hystart_detect` = ack-train + delay): its rounds run through the
+//!   whole slow start — every RTT sample in slow start starts a new round when snd_una has
+//!   passed the end of the last one (`end_seq`, snd_nxt when that round began) — while the
+//!   detectors sample and fire only once cwnd ≥ `hystart_low_window` = 16. So the round that
+//!   is under way when cwnd reaches 16 began at a flight boundary (the initial window's first
+//!   ACK). This is the order of Linux since the 2025 fix "tcp_cubic: fix incorrect HyStart
+//!   round start detection" (it fixes 4e1fddc98d25, which had put the reset behind the
+//!   low-window test, so that the first round began mid-flight at the ACK that took cwnd to
+//!   16); Linux 6.18 runs it, measured on the live testbed: the kernel's own `cubictcp_acked`,
+//!   wrapped in a struct_ops program, moves `end_seq` to snd_nxt at the first ACK (cwnd 10)
+//!   and starts sampling at cwnd 16 without a new round.
 //!   - ACK train: ACKs no more than `hystart_ack_delta` = 2 ms apart extend the train; when the
 //!     train is longer than delay_min plus a cushion, ssthresh = cwnd. The cushion
 //!     (`hystart_ack_delay`) is min(1 ms, 4 × `GSO_MAX_SIZE` (65,536 bytes) / sk_pacing_rate),
@@ -67,7 +76,8 @@ pub struct CubicConfig {
     pub hystart_ack_train: bool,
     /// HyStart's delay-increase detector.
     pub hystart_delay: bool,
-    /// HyStart runs only when cwnd ≥ this many segments.
+    /// HyStart's detectors sample and fire only when cwnd ≥ this many segments (its rounds are
+    /// counted from the first ACK).
     pub hystart_low_window: u32,
     /// Largest ACK spacing that extends an ACK train.
     pub hystart_ack_delta: Duration,
@@ -359,6 +369,11 @@ impl Cubic {
         if tp.snd_una_bytes > self.end_seq {
             self.hystart_reset(tp);
         }
+        // the detectors trigger only once cwnd is large enough; the round above is counted
+        // whatever cwnd is
+        if tp.cwnd_pkts < self.cfg.hystart_low_window {
+            return;
+        }
         if self.cfg.hystart_ack_train {
             let now_us = tp.now_ns / 1000;
             if now_us.saturating_sub(self.last_ack_us) <= self.cfg.hystart_ack_delta.0 / 1000 {
@@ -485,11 +500,7 @@ impl CongestionControl for Cubic {
         if self.delay_min_us == 0 || self.delay_min_us > delay_us {
             self.delay_min_us = delay_us;
         }
-        if !self.found
-            && tp.in_slow_start()
-            && self.cfg.hystart
-            && tp.cwnd_pkts >= self.cfg.hystart_low_window
-        {
+        if !self.found && tp.in_slow_start() && self.cfg.hystart {
             self.hystart_update(tp, delay_us);
         }
     }
@@ -804,6 +815,41 @@ mod tests {
             });
             assert_eq!(exit_at, Some(want), "paced: {paced}");
         }
+    }
+
+    #[test]
+    fn hystart_rounds_are_counted_from_the_first_ack_below_the_low_window() {
+        // Linux "tcp_cubic: fix incorrect HyStart round start detection": the round reset runs
+        // on every slow-start sample, the low-window test gates only the detectors. The initial
+        // window's ten ACKs take cwnd from 10 to 19; the round began at the first of them, so
+        // it ends when the eleventh segment is acknowledged, and the second flight's samples
+        // (all 130 ms, delay_min 100 ms) fire the delay detector at its ninth ACK. Counted from
+        // the ACK that took cwnd to 16 (the order before the fix), the round would run to the
+        // 23rd segment and keep the first flight's 100 ms samples as its minimum.
+        let mss = 1448u64;
+        let mut cc = Cubic::new(CubicConfig {
+            hystart_ack_train: false,
+            ..Default::default()
+        });
+        let mut tp = ca_state(10, TCP_INF);
+        // initialised when the handshake completes, before any data is sent
+        tp.snd_una_bytes = 0;
+        tp.snd_nxt_bytes = 0;
+        cc.init(&mut tp);
+        tp.snd_nxt_bytes = 10 * mss;
+        let mut found_at = None;
+        for k in 1..=30u64 {
+            tp.now_ns = S + k * MS;
+            tp.snd_una_bytes = k * mss;
+            ack_with_rtt(&mut cc, &mut tp, if k <= 10 { 100 * MS } else { 130 * MS });
+            if cc.hystart_found() {
+                found_at = Some(k);
+                break;
+            }
+            tp.cwnd_pkts += 1;
+            tp.snd_nxt_bytes += 2 * mss;
+        }
+        assert_eq!(found_at, Some(19));
     }
 
     #[test]
