@@ -129,6 +129,15 @@ def test_cpu_shares_come_from_two_proc_stat_readings():
     assert cpu_times("cpu  1 2 3 4 5 6 7\n")["steal"] == 0
 
 
+def test_the_kernels_receiver_is_linux_rules_and_on_is_noted():
+    """The kernel's receiver acknowledges by Linux's quick-ACK and delayed-ACK rules: the
+    simulator's `delayed_ack = "linux"` maps without a note, RFC 5681's `on` with one."""
+    linux = from_plan(haslab.validate(dumbbell(tcp='{ delayed_ack = "linux" }'))).notes
+    assert not [n for n in linux if "delayed ACKs" in n]
+    on = from_plan(haslab.validate(dumbbell(tcp='{ delayed_ack = "on" }'))).notes
+    assert [n for n in on if "delayed ACKs" in n and "quick ACKs" in n]
+
+
 def test_loss_of_the_path_combines_the_links():
     text = dumbbell().replace('access_delay = "5ms"', 'access_delay = "5ms"\nbottleneck_loss = "1%"\naccess_loss = "1%"')
     cfg = from_plan(haslab.validate(text))

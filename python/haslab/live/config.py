@@ -240,8 +240,12 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
     # F-RTO (RFC 5682): any non-zero tcp_frto runs the SACK-enhanced form (tcp_enter_loss);
     # 2 is the kernel's default
     snd["net.ipv4.tcp_frto"] = "2" if tcp["frto"] else "0"
-    if tcp["delayed_ack"] != "on":
-        reject("delayed_ack", "Linux always delays ACKs (its quick-ACK mode is not a per-flow setting)")
+    if tcp["delayed_ack"] == "off":
+        reject("delayed_ack", "Linux always delays ACKs by its own rules (delayed_ack = \"linux\")")
+    if tcp["delayed_ack"] == "on":
+        notes.add("delayed ACKs: the kernel's receiver acknowledges by Linux's rules, quick ACKs "
+                  "included (the simulator's delayed_ack = \"linux\"); \"on\" is RFC 5681's "
+                  "every second segment")
     if _ms(tcp["delayed_ack_timeout"]) != 40:
         reject("delayed_ack_timeout", "Linux's delayed-ACK timer is fixed (TCP_ATO_MIN = 40 ms)")
     if tcp["rto_formula"] != "linux":

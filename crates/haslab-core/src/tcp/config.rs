@@ -15,6 +15,13 @@ pub enum DelayedAckMode {
     Off,
     /// ACK every second full-sized segment, or when `delayed_ack_timeout` expires.
     On,
+    /// Linux 6.18's rules (tcp/delack.rs): at once while in quick-ACK mode (the first data,
+    /// after a gap longer than the RTO, after data received twice, and on every segment that
+    /// grows the receive window, so with `rcvbuf = "linux"` while the window opens), else every
+    /// second full segment when the window advances, else after Linux's adaptive timeout
+    /// (`delayed_ack_timeout` is its floor, `TCP_ATO_MIN`); interactive (ping-pong) mode turns
+    /// quick ACKs off.
+    Linux,
 }
 
 /// What the sender does to cwnd when it starts sending after an idle period.
@@ -346,9 +353,11 @@ pub struct TcpConfig {
     pub initial_cwnd: u32,
     /// RFC 7323 timestamps option (RTTM): 12 bytes per segment. Default on, as in Linux.
     pub timestamps: bool,
-    /// Delayed ACKs: `on` (every 2nd full segment, else the timeout) or `off`.
+    /// Delayed ACKs: `on` (every 2nd full segment, else the timeout; default), `off`, or
+    /// `linux` (Linux 6.18's quick-ACK and delayed-ACK rules, tcp/delack.rs).
     pub delayed_ack: DelayedAckMode,
-    /// Delayed-ACK timer. Default 40 ms (Linux TCP_ATO_MIN); ns-3 uses 200 ms.
+    /// Delayed-ACK timer. Default 40 ms (Linux TCP_ATO_MIN); ns-3 uses 200 ms. With
+    /// `delayed_ack = "linux"`: the floor of Linux's adaptive timeout.
     pub delayed_ack_timeout: Duration,
     /// Lower bound of the RTO. Default 200 ms (Linux TCP_RTO_MIN); RFC 6298 and ns-3: 1 s.
     pub min_rto: Duration,
@@ -613,10 +622,10 @@ impl TcpConfig {
         if self.initial_rto > self.max_rto {
             return err("initial_rto", "must not be larger than max_rto");
         }
-        if self.delayed_ack == DelayedAckMode::On && self.delayed_ack_timeout.0 == 0 {
+        if self.delayed_ack != DelayedAckMode::Off && self.delayed_ack_timeout.0 == 0 {
             return err(
                 "delayed_ack_timeout",
-                "must be greater than zero when delayed_ack = \"on\"",
+                "must be greater than zero when delayed_ack is \"on\" or \"linux\"",
             );
         }
         if self.rwnd.0 < self.mss as u64 || self.rwnd.0 > (1u64 << 30) {

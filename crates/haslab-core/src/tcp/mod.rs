@@ -7,6 +7,7 @@ pub mod cc;
 pub mod config;
 pub mod conn;
 pub mod cwv;
+pub mod delack;
 pub mod endpoint;
 pub mod newcwv;
 pub mod novel_pacing;

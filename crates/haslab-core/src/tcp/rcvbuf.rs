@@ -299,13 +299,15 @@ impl LinuxRcvBuf {
     }
 
     /// `tcp_grow_window` for a segment of `len` bytes with `held` bytes already queued.
-    fn grow_window(&mut self, len: u64, held: u64) {
+    /// Returns whether the window grew (Linux then sets `icsk_ack.quick |= 1`).
+    fn grow_window(&mut self, len: u64, held: u64) -> bool {
         let room = self.window_clamp.min(self.free_space(held));
         if room <= self.rcv_ssthresh {
-            return;
+            return false;
         }
         let incr = (2 * self.advmss).max(2 * len);
         self.rcv_ssthresh += incr.min(room - self.rcv_ssthresh);
+        true
     }
 
     /// `tcp_rcvbuf_grow(sk, newval)` with `ooo_span` bytes from rcv_nxt to the end of
@@ -327,20 +329,19 @@ impl LinuxRcvBuf {
     }
 
     /// `tcp_event_data_recv` for an in-order segment of `len` bytes; `rcv_nxt` after it,
-    /// `held` bytes still out of order.
-    pub fn on_data_in_order(&mut self, len: u64, rcv_nxt: u64, now_ns: u64, held: u64) {
+    /// `held` bytes still out of order. Returns whether the segment grew the window.
+    pub fn on_data_in_order(&mut self, len: u64, rcv_nxt: u64, now_ns: u64, held: u64) -> bool {
         self.measure_rcv_mss(len);
         self.rtt_measure(rcv_nxt, now_ns);
-        if len >= GROW_MIN_LEN {
-            self.grow_window(len, held);
-        }
+        len >= GROW_MIN_LEN && self.grow_window(len, held)
     }
 
     /// `tcp_data_queue_ofo` for a segment of `len` bytes queued out of order; `held_before`
     /// bytes were held before it, `ooo_span` is the span after it.
     pub fn on_data_out_of_order(&mut self, len: u64, held_before: u64, ooo_span: u64) {
         if self.sack {
-            self.grow_window(len, held_before);
+            // the quick ACK it would set changes nothing: out-of-order data is ACKed at once
+            let _ = self.grow_window(len, held_before);
         }
         self.rcvbuf_grow(self.rcvq_space, ooo_span);
     }
@@ -383,6 +384,13 @@ impl LinuxRcvBuf {
             window = free;
         }
         window
+    }
+
+    /// Whether the window that could be offered now is at least the last one
+    /// (`__tcp_select_window(sk) >= tp->rcv_wnd`, the condition of `__tcp_ack_snd_check` for
+    /// acknowledging two segments at once).
+    pub fn window_advances(&self, held: u64) -> bool {
+        self.raw_window(held) >= self.rcv_wnd
     }
 
     /// `tcp_select_window`: the window field of a segment sent with `rcv_nxt` acknowledged and

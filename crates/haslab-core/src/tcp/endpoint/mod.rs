@@ -46,6 +46,8 @@
 
 mod ack;
 #[cfg(test)]
+mod delack_tests;
+#[cfg(test)]
 mod frto_tests;
 mod rack_tlp;
 mod receiver;
@@ -66,6 +68,7 @@ use sender::SendHalf;
 use super::cc::{AppData, CaEvent, CcState, CongestionControl};
 use super::config::TcpConfig;
 use super::cwv::{self, CwndValidation};
+use super::delack::LinuxDelAck;
 use super::rate::RateSampler;
 use super::rcvbuf::LinuxRcvBuf;
 use super::rtt::RttEstimator;
@@ -313,6 +316,8 @@ impl Endpoint {
         let rcv_wscale = rcvbuf
             .as_ref()
             .map_or_else(|| wscale_for(cfg.rwnd.0), |b| b.wscale);
+        let delack = (cfg.delayed_ack == super::config::DelayedAckMode::Linux)
+            .then(|| LinuxDelAck::new(cfg.mss as u64, cfg.delayed_ack_timeout.0));
         let mut ep = Endpoint {
             state: if side == 0 {
                 State::Closed
@@ -334,7 +339,7 @@ impl Endpoint {
             rtt,
             hooks: sender_hook::from_config(&cfg),
             snd: SendHalf::new(iss, cfg.cwnd_clamp_rate.map(|r| r.0)),
-            rcv: RecvHalf::new(rcv_wscale, rcvbuf),
+            rcv: RecvHalf::new(rcv_wscale, rcvbuf, delack),
             recovery: LossRecovery::default(),
             stats: EndpointStats::default(),
             cfg,
@@ -529,6 +534,15 @@ impl Endpoint {
         }
         if h.flags & flags::ACK != 0 {
             self.rcv.last_ack_sent = self.rcv.nxt;
+            if let Some(d) = self
+                .rcv
+                .delack
+                .as_mut()
+                .filter(|_| h.flags & flags::SYN == 0)
+            {
+                // tcp_event_ack_sent
+                d.on_ack_sent();
+            }
         }
         if self.sack_ok && h.flags & flags::ACK != 0 && h.flags & flags::SYN == 0 {
             self.rcv.fill_sack_blocks(&mut h);
@@ -689,6 +703,9 @@ impl Endpoint {
         if let Some(b) = self.rcv.rcvbuf.as_mut() {
             b.established(mss, now_ns, rcv_nxt, rcv_nxt);
         }
+        if let Some(d) = self.rcv.delack.as_mut() {
+            d.on_established(now_ns);
+        }
         self.tp.rto_ns = self.rtt.rto_ns();
         self.cc.cwnd_event(&mut self.tp, CaEvent::Established);
         self.update_pacing_rate();
@@ -744,7 +761,12 @@ impl Endpoint {
         match kind {
             TimerKind::Rto => self.on_rto(now_ns, out),
             TimerKind::DelAck => {
-                if self.rcv.unacked_bytes > 0 && self.state.is_synchronized() {
+                if let Some(d) = self.rcv.delack.as_mut() {
+                    if d.pending && self.state.is_synchronized() {
+                        d.on_timer(self.rtt.rto_ns());
+                        self.send_ack(now_ns, out);
+                    }
+                } else if self.rcv.unacked_bytes > 0 && self.state.is_synchronized() {
                     self.send_ack(now_ns, out);
                 }
             }

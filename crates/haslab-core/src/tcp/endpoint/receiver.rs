@@ -5,6 +5,7 @@ use super::{Endpoint, Notice, NoticeKind, Output, RecvMark, TimerKind};
 use crate::net::packet::{flags, TcpHeader};
 use crate::sim::events::Timer;
 use crate::tcp::config::DelayedAckMode;
+use crate::tcp::delack::LinuxDelAck;
 use crate::tcp::rcvbuf::LinuxRcvBuf;
 use crate::tcp::seq::{from_wire, to_wire};
 use std::collections::VecDeque;
@@ -34,6 +35,8 @@ pub(super) struct RecvHalf {
     pub(super) wscale: u8,
     /// Linux's receive-buffer autotuning (`rcvbuf = "linux"`); None: the window is `rwnd`
     pub(super) rcvbuf: Option<LinuxRcvBuf>,
+    /// Linux's delayed-ACK engine (`delayed_ack = "linux"`)
+    pub(super) delack: Option<LinuxDelAck>,
     /// TS.Recent: the TSval we echo (RFC 7323 §4.3)
     pub(super) ts_recent: u32,
     /// Last.ACK.sent (RFC 7323 §4.3; Linux `rcv_wup`): rcv_nxt when we last sent an ACK
@@ -50,7 +53,11 @@ pub(super) struct RecvHalf {
 }
 
 impl RecvHalf {
-    pub(super) fn new(wscale: u8, rcvbuf: Option<LinuxRcvBuf>) -> RecvHalf {
+    pub(super) fn new(
+        wscale: u8,
+        rcvbuf: Option<LinuxRcvBuf>,
+        delack: Option<LinuxDelAck>,
+    ) -> RecvHalf {
         RecvHalf {
             irs: 0,
             nxt: 0,
@@ -62,6 +69,7 @@ impl RecvHalf {
             peer_closed: false,
             wscale,
             rcvbuf,
+            delack,
             ts_recent: 0,
             last_ack_sent: 0,
             delack_timer: Timer::default(),
@@ -70,6 +78,11 @@ impl RecvHalf {
             progress_every_ns: None,
             last_progress_ns: None,
         }
+    }
+
+    /// The window last offered (Linux `tp->rcv_wnd`): the autotuned one, or `rwnd`.
+    pub(super) fn offered_window(&self, rwnd: u64) -> u64 {
+        self.rcvbuf.as_ref().map_or(rwnd, |b| b.rcv_wnd)
     }
 
     /// Bytes held out of order above rcv_nxt.
@@ -160,6 +173,11 @@ impl Endpoint {
             if end > start {
                 self.rcv.dsack = Some((start, end));
             }
+            let wnd = self.rcv.offered_window(self.cfg.rwnd.0);
+            if let Some(d) = self.rcv.delack.as_mut() {
+                // Linux tcp_data_queue: "A retransmit ... Force an immediate ack"
+                d.enter_quickack(wnd);
+            }
             return true;
         }
         if start > self.rcv.nxt {
@@ -171,6 +189,9 @@ impl Endpoint {
                 .any(|&(s, e)| s <= start && end <= e && end > start)
             {
                 self.rcv.dsack = Some((start, end));
+            }
+            if let Some(d) = self.rcv.delack.as_mut() {
+                d.pending = true;
             }
             let held_before = self.rcv.ooo_held();
             insert_range(&mut self.rcv.ooo, start, end);
@@ -201,6 +222,7 @@ impl Endpoint {
             }
         }
         let mut ack_now = filled_hole;
+        let mut grew = false;
         if let Some(f) = self.rcv.peer_fin_at {
             if self.rcv.nxt == f && !self.rcv.peer_closed {
                 self.rcv.nxt += 1;
@@ -218,7 +240,7 @@ impl Endpoint {
         let (held, span, rcv_nxt) = (self.rcv.ooo_held(), self.rcv.ooo_span(), self.rcv.nxt);
         if let Some(b) = self.rcv.rcvbuf.as_mut().filter(|_| h.payload_bytes > 0) {
             // tcp_event_data_recv, then the application reads at once (tcp_rcv_space_adjust)
-            b.on_data_in_order(h.payload_bytes as u64, rcv_nxt, now_ns, held);
+            grew = b.on_data_in_order(h.payload_bytes as u64, rcv_nxt, now_ns, held);
             if new_bytes > 0 {
                 b.on_read(delivered_end, now_ns, span);
             }
@@ -233,12 +255,19 @@ impl Endpoint {
                 kind: NoticeKind::PeerClosed,
             });
         }
+        if h.payload_bytes > 0 && self.rcv.delack.is_some() {
+            let (wnd, rto) = (self.rcv.offered_window(self.cfg.rwnd.0), self.rtt.rto_ns());
+            if let Some(d) = self.rcv.delack.as_mut() {
+                d.on_data(h.payload_bytes as u64, now_ns, wnd, rto, grew);
+            }
+        }
         if ack_now {
             return true;
         }
         self.rcv.unacked_bytes += new_bytes;
         match self.cfg.delayed_ack {
             DelayedAckMode::Off => true,
+            DelayedAckMode::Linux => self.linux_ack_check(now_ns, out),
             DelayedAckMode::On => {
                 if self.rcv.unacked_bytes >= 2 * self.cfg.mss as u64 {
                     true
@@ -258,6 +287,43 @@ impl Endpoint {
                 }
             }
         }
+    }
+
+    /// Linux `__tcp_ack_snd_check` for in-order data (tcp/delack.rs): whether to ACK now;
+    /// otherwise the delayed-ACK timer is armed as `tcp_send_delayed_ack` does.
+    fn linux_ack_check(&mut self, now_ns: u64, out: &mut Output) -> bool {
+        let held = self.rcv.ooo_held();
+        let advances = self
+            .rcv
+            .rcvbuf
+            .as_ref()
+            .is_none_or(|b| b.window_advances(held));
+        let unacked = self.rcv.nxt.saturating_sub(self.rcv.last_ack_sent);
+        let srtt = self.rtt.srtt_ns;
+        let Some(d) = self.rcv.delack.as_ref() else {
+            return true;
+        };
+        if (unacked > d.rcv_mss && advances) || d.in_quickack() {
+            return true;
+        }
+        let ato = d.timeout_ns(srtt);
+        let mut at = now_ns + ato;
+        if let Some(old) = self.rcv.delack_timer.deadline_ns() {
+            // an armed timer about to expire: ACK now; else keep the earlier deadline
+            if old <= now_ns + ato / 4 {
+                return true;
+            }
+            at = at.min(old);
+        }
+        Self::arm(
+            &mut self.rcv.delack_timer,
+            at,
+            self.conn,
+            self.side,
+            TimerKind::DelAck,
+            out,
+        );
+        false
     }
 
     /// FirstByte, Progress and Received notices for the peer's messages, now that the stream is

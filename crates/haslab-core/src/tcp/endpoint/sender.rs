@@ -399,6 +399,10 @@ impl Endpoint {
             self.stats.transfer.retransmitted_segments += 1;
         }
         self.snd.has_sent_data = true;
+        if let Some(d) = self.rcv.delack.as_mut() {
+            // tcp_event_data_sent: a reply within ato makes the connection interactive
+            d.on_data_sent(now_ns);
+        }
         self.tp.last_send_ns = now_ns;
         self.tp.in_flight_pkts = self.snd.sb.len();
         self.cwv.on_data_sent(&mut self.tp, len);

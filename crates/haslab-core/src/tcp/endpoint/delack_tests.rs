@@ -1,0 +1,97 @@
+//! Rule tests of the receive half with Linux's delayed-ACK engine (`delayed_ack = "linux"`,
+//! tcp/delack.rs) on a pair of endpoints wired back to back.
+
+use super::sender_tests::{deliver, headers, pair, MS, MSS};
+use super::Output;
+use crate::net::packet::TcpHeader;
+use crate::tcp::config::{DelayedAckMode, RcvBufMode, TcpConfig};
+
+fn linux(rcvbuf: RcvBufMode, initial_cwnd: u32) -> TcpConfig {
+    TcpConfig {
+        delayed_ack: DelayedAckMode::Linux,
+        rcvbuf,
+        // the ratio the live testbed's kernel measures: the window opens from the first segment
+        scaling_ratio: 162,
+        initial_cwnd,
+        ..TcpConfig::default()
+    }
+}
+
+/// The client's first flight of `bytes`, sent at 100 ms.
+fn flight(c: &mut super::Endpoint, bytes: u64) -> Vec<TcpHeader> {
+    let mut out = Output::default();
+    c.write(bytes, 1, 100 * MS, &mut out);
+    headers(&mut out)
+        .into_iter()
+        .filter(|h| h.payload_bytes > 0)
+        .collect()
+}
+
+#[test]
+fn a_linux_receiver_acks_every_segment_that_opens_its_window() {
+    // tcp_grow_window sets icsk_ack.quick |= 1: while rcv_ssthresh grows, every segment is
+    // acknowledged at once; once it stops, every second one (__tcp_ack_snd_check)
+    let (mut c, mut s) = pair(linux(RcvBufMode::Linux, 40));
+    let segs = flight(&mut c, 40 * MSS);
+    assert!(segs.len() >= 30, "{} segments", segs.len());
+    let (mut grew, mut held_back) = (0, 0);
+    for (i, h) in segs.iter().enumerate() {
+        let before = s.rcv.rcvbuf.as_ref().unwrap().rcv_ssthresh;
+        let acks = deliver(&mut s, &[*h], 150 * MS + i as u64 * 1_500_000);
+        let after = s.rcv.rcvbuf.as_ref().unwrap().rcv_ssthresh;
+        if i < 16 {
+            assert_eq!(acks.len(), 1, "segment {i}: one of the first 16 quick ACKs");
+        } else if after > before {
+            grew += 1;
+            assert_eq!(acks.len(), 1, "segment {i} grew the window: ACKed at once");
+        } else if acks.is_empty() {
+            held_back += 1;
+        }
+    }
+    assert!(
+        grew > 0 && held_back > 0,
+        "grew {grew}, held back {held_back}"
+    );
+}
+
+#[test]
+fn with_a_fixed_window_a_linux_receiver_acks_16_segments_then_every_second() {
+    // tcp_event_data_recv: the first data arms min(rwnd / (2 rcv_mss), 16) quick ACKs; then
+    // more than one rcv_mss unacknowledged with the window advancing sends the ACK
+    let (mut c, mut s) = pair(linux(RcvBufMode::Fixed, 40));
+    let segs = flight(&mut c, 40 * MSS);
+    assert_eq!(segs.len(), 40);
+    let at = |i: usize| 150 * MS + i as u64 * 1_500_000;
+    let mut acked = Vec::new();
+    for (i, h) in segs.iter().enumerate() {
+        let a = !deliver(&mut s, &[*h], at(i)).is_empty();
+        if !a {
+            // held back: the delayed-ACK timer waits ato (TCP_ATO_MIN, 40 ms: the segments
+            // come 1.5 ms apart) from the first segment it holds
+            assert_eq!(s.rcv.delack_timer.deadline_ns(), Some(at(i) + 40 * MS));
+        }
+        acked.push(a);
+    }
+    assert!(acked[..16].iter().all(|&a| a));
+    for (i, &a) in acked.iter().enumerate().skip(16) {
+        assert_eq!(a, (i - 16) % 2 == 1, "segment {i}");
+    }
+}
+
+#[test]
+fn a_reply_within_ato_makes_the_receiver_interactive_and_its_quick_acks_stop() {
+    // tcp_event_data_sent: data sent less than ato after data received enters ping-pong
+    // mode, in which tcp_in_quickack_mode is false although quick ACKs are left
+    let (mut c, mut s) = pair(linux(RcvBufMode::Fixed, 10));
+    let segs = flight(&mut c, 10 * MSS);
+    assert_eq!(deliver(&mut s, &segs[..1], 150 * MS).len(), 1);
+    let mut out = Output::default();
+    s.write(200, 7, 151 * MS, &mut out);
+    assert_eq!(headers(&mut out).len(), 1, "the reply");
+    let d = s.rcv.delack.as_ref().unwrap();
+    assert!(d.pingpong && d.quick > 0);
+    let acks: Vec<usize> = (1..5)
+        .map(|i| deliver(&mut s, &segs[i..i + 1], 152 * MS + i as u64 * MS).len())
+        .collect();
+    assert_eq!(acks, vec![0, 1, 0, 1], "every second segment, not each");
+}
