@@ -272,16 +272,8 @@ impl Endpoint {
                 if self.rcv.unacked_bytes >= 2 * self.cfg.mss as u64 {
                     true
                 } else {
-                    let at = now_ns + self.cfg.delayed_ack_timeout.0;
                     if !self.rcv.delack_timer.is_armed() {
-                        Self::arm(
-                            &mut self.rcv.delack_timer,
-                            at,
-                            self.conn,
-                            self.side,
-                            TimerKind::DelAck,
-                            out,
-                        );
+                        self.arm_delack(now_ns + self.cfg.delayed_ack_timeout.0, out);
                     }
                     false
                 }
@@ -315,15 +307,20 @@ impl Endpoint {
             }
             at = at.min(old);
         }
+        self.arm_delack(at, out);
+        false
+    }
+
+    /// Arms (or re-arms) the delayed-ACK timer for `at_ns`.
+    fn arm_delack(&mut self, at_ns: u64, out: &mut Output) {
         Self::arm(
             &mut self.rcv.delack_timer,
-            at,
+            at_ns,
             self.conn,
             self.side,
             TimerKind::DelAck,
             out,
         );
-        false
     }
 
     /// FirstByte, Progress and Received notices for the peer's messages, now that the stream is
