@@ -726,6 +726,7 @@ impl Endpoint {
     }
 
     fn on_established_segment(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
+        self.note_pure_ack_ts(h);
         if h.has(flags::ACK) {
             self.on_ack(h, now_ns, out);
         }

@@ -216,11 +216,7 @@ impl Endpoint {
         // Last.ACK.sent, so that a delayed ACK echoes the earliest segment it acknowledges and
         // the sender's RTT sample covers the delay (Linux `tcp_replace_ts_recent`, rcv_wup;
         // ns-3 `TcpSocketBase::ProcessOptionTimestamp`, m_highTxAck)
-        if let Some((val, _)) = h.ts {
-            if start <= self.rcv.last_ack_sent && !super::ts_before(val, self.rcv.ts_recent) {
-                self.rcv.ts_recent = val;
-            }
-        }
+        self.note_ts_recent(h, start);
         let mut ack_now = filled_hole;
         let mut grew = false;
         if let Some(f) = self.rcv.peer_fin_at {
@@ -277,6 +273,27 @@ impl Endpoint {
                     }
                     false
                 }
+            }
+        }
+    }
+
+    /// A pure ACK, before its acknowledgment is processed: RFC 7323 §4.3 (2) applies to it
+    /// too — its TSval becomes TS.Recent when it starts at or before Last.ACK.sent (Linux
+    /// `tcp_store_ts_recent` on the fast path when rcv_nxt == rcv_wup, ahead of `tcp_ack`), so
+    /// that a data sender echoes its peer's latest ACK, not the last data it received.
+    pub(super) fn note_pure_ack_ts(&mut self, h: &TcpHeader) {
+        if h.payload_bytes == 0 && !h.has(flags::FIN) {
+            let start = from_wire(self.rcv.irs, h.seq, self.rcv.nxt);
+            self.note_ts_recent(h, start);
+        }
+    }
+
+    /// RFC 7323 §4.3 (2): TS.Recent takes the TSval of a segment that starts at or before
+    /// Last.ACK.sent and is not older than TS.Recent.
+    fn note_ts_recent(&mut self, h: &TcpHeader, start: u64) {
+        if let Some((val, _)) = h.ts {
+            if start <= self.rcv.last_ack_sent && !super::ts_before(val, self.rcv.ts_recent) {
+                self.rcv.ts_recent = val;
             }
         }
     }

@@ -175,6 +175,39 @@ fn a_delayed_ack_echoes_the_earliest_segment_it_acknowledges() {
     assert_eq!(ack[1].ts.unwrap().1, 186);
 }
 
+/// RFC 7323 §4.3 (2) for pure ACKs: a data sender's TS.Recent takes the TSval of each ACK that
+/// starts at Last.ACK.sent (Linux `tcp_store_ts_recent`), so its next data echoes the latest
+/// ACK — the receiver's RTT samples from timestamps (`tcp_rcv_rtt_measure_ts`) depend on it.
+#[test]
+fn a_data_sender_echoes_the_latest_pure_ack() {
+    let (mut c, mut s) = pair(TcpConfig {
+        delayed_ack: DelayedAckMode::Off,
+        ..TcpConfig::default()
+    });
+    let mut out = Output::default();
+    c.write(MSS, 0, 100 * MS, &mut out);
+    let first = headers(&mut out);
+    let acks = deliver(&mut s, &first, 150 * MS);
+    assert_eq!(acks.len(), 1);
+    let ack_tsval = acks[0].ts.unwrap().0;
+    let handshake_echo = first[0].ts.unwrap().1;
+    assert_ne!(
+        ack_tsval, handshake_echo,
+        "the ACK is later than the handshake"
+    );
+    let mut out = Output::default();
+    for h in &acks {
+        c.on_segment(h, 200 * MS, &mut out);
+    }
+    c.write(MSS, 1, 200 * MS, &mut out);
+    let next: Vec<_> = headers(&mut out)
+        .into_iter()
+        .filter(|h| h.payload_bytes > 0)
+        .collect();
+    assert!(!next.is_empty());
+    assert!(next.iter().all(|h| h.ts.unwrap().1 == ack_tsval));
+}
+
 /// RTT samples (`rtt_sampling`): Linux measures from the send time at full resolution and
 /// falls back to the timestamp echo for a retransmitted segment; ns-3 3.37's EstimateRtt
 /// takes the echo's age in whole milliseconds and nothing from a retransmitted segment.
