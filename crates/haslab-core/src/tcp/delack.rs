@@ -112,12 +112,24 @@ impl LinuxDelAck {
 
     /// `tcp_event_data_recv` for an in-order segment of `len` bytes arriving at `now_ns`, the
     /// window offered being `rcv_wnd` and the endpoint's RTO `rto_ns`; `grew` tells whether
-    /// the segment grew the receive window (`tcp_grow_window`).
-    pub fn on_data(&mut self, len: u64, now_ns: u64, rcv_wnd: u64, rto_ns: u64, grew: bool) {
+    /// the segment grew the receive window (`tcp_grow_window`). `measured_rcv_mss` is the
+    /// receive buffer's estimate when Linux autotuning keeps one (`rcvbuf = "linux"`: one
+    /// `icsk_ack.rcv_mss` for both); without it this engine measures its own.
+    pub fn on_data(
+        &mut self,
+        len: u64,
+        now_ns: u64,
+        rcv_wnd: u64,
+        rto_ns: u64,
+        grew: bool,
+        measured_rcv_mss: Option<u64>,
+    ) {
         self.pending = true;
-        // tcp_measure_rcv_mss: the estimate only grows, up to the MSS we announced
-        if len >= self.rcv_mss {
-            self.rcv_mss = len.min(self.advmss);
+        match measured_rcv_mss {
+            Some(m) => self.rcv_mss = m,
+            // tcp_measure_rcv_mss: the estimate only grows, up to the MSS we announced
+            None if len >= self.rcv_mss => self.rcv_mss = len.min(self.advmss),
+            None => {}
         }
         if self.ato_ns == 0 {
             // the first data segment: initialise the delayed-ACK engine

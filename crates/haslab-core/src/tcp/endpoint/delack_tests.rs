@@ -95,3 +95,44 @@ fn a_reply_within_ato_makes_the_receiver_interactive_and_its_quick_acks_stop() {
         .collect();
     assert_eq!(acks, vec![0, 1, 0, 1], "every second segment, not each");
 }
+
+#[test]
+fn a_linux_receiver_offers_its_window_with_the_segment_it_acknowledges_still_unread() {
+    // Linux queues a segment (sk_rmem_alloc), grows the window and sends the ACK in the softirq
+    // (tcp_rcv_established → __tcp_ack_snd_check → tcp_select_window); the reader copies it
+    // afterwards (tcp_recvmsg). A buffer that cannot grow (tcp_rmem[1] = tcp_rmem[2] = 32 KiB,
+    // window scale 0) then never offers more than its window less the segment just received.
+    let cfg = TcpConfig {
+        tcp_rmem: [
+            crate::sim::units::Size(4096),
+            crate::sim::units::Size(32_768),
+            crate::sim::units::Size(32_768),
+        ],
+        ..linux(RcvBufMode::Linux, 10)
+    };
+    let (mut c, mut s) = pair(cfg);
+    let mut data = flight(&mut c, 200 * MSS);
+    let (mut now, mut acks_seen) = (150 * MS, 0);
+    while !data.is_empty() && acks_seen < 150 {
+        let mut next = Vec::new();
+        for h in &data {
+            now += MS;
+            let acks = deliver(&mut s, &[*h], now);
+            // the window the buffer holds (its scaling ratio is measured on the first segment)
+            let full = s.rcv.rcvbuf.as_ref().unwrap().full_space();
+            for a in acks {
+                acks_seen += 1;
+                assert!(
+                    a.window as u64 + h.payload_bytes as u64 <= full,
+                    "ACK {acks_seen} offers {} with a {}-byte segment unread in a {full}-byte window",
+                    a.window,
+                    h.payload_bytes
+                );
+                next.extend(deliver(&mut c, &[a], now + 25 * MS));
+            }
+        }
+        data = next.into_iter().filter(|h| h.payload_bytes > 0).collect();
+        now += 25 * MS;
+    }
+    assert!(acks_seen >= 50, "{acks_seen} ACKs");
+}

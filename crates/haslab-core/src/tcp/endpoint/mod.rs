@@ -527,7 +527,7 @@ impl Endpoint {
     #[inline(always)]
     fn emit(&mut self, mut h: TcpHeader, out: &mut Output) {
         if h.flags & flags::SYN == 0 && self.rcv.rcvbuf.is_some() {
-            let (held, rcv_nxt) = (self.rcv.ooo_held(), self.rcv.nxt);
+            let (held, rcv_nxt) = (self.rcv.buffered(), self.rcv.nxt);
             if let Some(b) = self.rcv.rcvbuf.as_mut() {
                 h.window = b.select_window(rcv_nxt, held);
             }
@@ -726,7 +726,7 @@ impl Endpoint {
     }
 
     fn on_established_segment(&mut self, h: &TcpHeader, now_ns: u64, out: &mut Output) {
-        self.note_pure_ack_ts(h);
+        self.note_ts_recent(h);
         if h.has(flags::ACK) {
             self.on_ack(h, now_ns, out);
         }
@@ -735,6 +735,9 @@ impl Endpoint {
         self.try_send(now_ns, out);
         if ack_now && self.stats.transfer.segments_sent == sent_before {
             self.send_ack(now_ns, out);
+        }
+        if self.rcv.unread.is_some() {
+            self.app_read(now_ns);
         }
     }
 

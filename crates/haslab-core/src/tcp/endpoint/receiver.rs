@@ -37,6 +37,14 @@ pub(super) struct RecvHalf {
     pub(super) rcvbuf: Option<LinuxRcvBuf>,
     /// Linux's delayed-ACK engine (`delayed_ack = "linux"`)
     pub(super) delack: Option<LinuxDelAck>,
+    /// With `rcvbuf = "linux"`: the in-order bytes of the segment being processed, and the
+    /// stream offset they end at, which the application has not read yet. Linux queues a
+    /// segment, grows the window, decides on and sends its ACK in the softirq
+    /// (`tcp_rcv_established`: `tcp_queue_rcv`, `tcp_event_data_recv`, `tcp_ack_snd_check`),
+    /// all with the segment counted in `sk_rmem_alloc`; the woken reader copies it afterwards
+    /// (`tcp_recvmsg`, which runs `tcp_rcv_space_adjust`). The application here reads each
+    /// segment as soon as that processing ends (`Endpoint::app_read`).
+    pub(super) unread: Option<(u64, u64)>,
     /// TS.Recent: the TSval we echo (RFC 7323 §4.3)
     pub(super) ts_recent: u32,
     /// Last.ACK.sent (RFC 7323 §4.3; Linux `rcv_wup`): rcv_nxt when we last sent an ACK
@@ -70,6 +78,7 @@ impl RecvHalf {
             wscale,
             rcvbuf,
             delack,
+            unread: None,
             ts_recent: 0,
             last_ack_sent: 0,
             delack_timer: Timer::default(),
@@ -88,6 +97,12 @@ impl RecvHalf {
     /// Bytes held out of order above rcv_nxt.
     pub(super) fn ooo_held(&self) -> u64 {
         self.ooo.iter().map(|&(s, e)| e - s).sum()
+    }
+
+    /// Bytes the receive buffer holds: out of order, and in order not yet read (Linux
+    /// `sk_rmem_alloc`, in window units).
+    pub(super) fn buffered(&self) -> u64 {
+        self.ooo_held() + self.unread.map_or(0, |(n, _)| n)
     }
 
     /// From rcv_nxt to the end of the out-of-order data (0 without any).
@@ -212,11 +227,6 @@ impl Endpoint {
             self.rcv.nxt = self.rcv.nxt.max(e);
             self.rcv.ooo.remove(0);
         }
-        // RFC 7323 §4.3 (1): TS.Recent takes the TSval of a segment that starts at or before
-        // Last.ACK.sent, so that a delayed ACK echoes the earliest segment it acknowledges and
-        // the sender's RTT sample covers the delay (Linux `tcp_replace_ts_recent`, rcv_wup;
-        // ns-3 `TcpSocketBase::ProcessOptionTimestamp`, m_highTxAck)
-        self.note_ts_recent(h, start);
         let mut ack_now = filled_hole;
         let mut grew = false;
         if let Some(f) = self.rcv.peer_fin_at {
@@ -233,12 +243,13 @@ impl Endpoint {
             .map_or(self.rcv.nxt, |f| self.rcv.nxt.min(f));
         let new_bytes = delivered_end.saturating_sub(before);
         self.stats.transfer.bytes_received += new_bytes;
-        let (held, span, rcv_nxt) = (self.rcv.ooo_held(), self.rcv.ooo_span(), self.rcv.nxt);
+        let (held, rcv_nxt) = (self.rcv.ooo_held(), self.rcv.nxt);
         if let Some(b) = self.rcv.rcvbuf.as_mut().filter(|_| h.payload_bytes > 0) {
-            // tcp_event_data_recv, then the application reads at once (tcp_rcv_space_adjust)
-            grew = b.on_data_in_order(h.payload_bytes as u64, rcv_nxt, now_ns, held);
+            // tcp_event_data_recv with the segment queued and unread; the application reads it
+            // (tcp_rcv_space_adjust) once the segment's ACK is decided: `app_read`
+            grew = b.on_data_in_order(h.payload_bytes as u64, rcv_nxt, now_ns, held + new_bytes);
             if new_bytes > 0 {
-                b.on_read(delivered_end, now_ns, span);
+                self.rcv.unread = Some((new_bytes, delivered_end));
             }
         }
         if new_bytes > 0 {
@@ -253,79 +264,86 @@ impl Endpoint {
         }
         if h.payload_bytes > 0 && self.rcv.delack.is_some() {
             let (wnd, rto) = (self.rcv.offered_window(self.cfg.rwnd.0), self.rtt.rto_ns());
+            let measured = self.rcv.rcvbuf.as_ref().map(|b| b.rcv_mss);
             if let Some(d) = self.rcv.delack.as_mut() {
-                d.on_data(h.payload_bytes as u64, now_ns, wnd, rto, grew);
+                d.on_data(h.payload_bytes as u64, now_ns, wnd, rto, grew, measured);
             }
         }
         if ack_now {
             return true;
         }
+        if let Some(ack_now) = self.linux_ack_check(now_ns, out) {
+            return ack_now;
+        }
         self.rcv.unacked_bytes += new_bytes;
-        match self.cfg.delayed_ack {
-            DelayedAckMode::Off => true,
-            DelayedAckMode::Linux => self.linux_ack_check(now_ns, out),
-            DelayedAckMode::On => {
-                if self.rcv.unacked_bytes >= 2 * self.cfg.mss as u64 {
-                    true
-                } else {
-                    if !self.rcv.delack_timer.is_armed() {
-                        self.arm_delack(now_ns + self.cfg.delayed_ack_timeout.0, out);
-                    }
-                    false
-                }
-            }
+        if self.cfg.delayed_ack == DelayedAckMode::Off
+            || self.rcv.unacked_bytes >= 2 * self.cfg.mss as u64
+        {
+            return true;
         }
+        if !self.rcv.delack_timer.is_armed() {
+            self.arm_delack(now_ns + self.cfg.delayed_ack_timeout.0, out);
+        }
+        false
     }
 
-    /// A pure ACK, before its acknowledgment is processed: RFC 7323 §4.3 (2) applies to it
-    /// too — its TSval becomes TS.Recent when it starts at or before Last.ACK.sent (Linux
-    /// `tcp_store_ts_recent` on the fast path when rcv_nxt == rcv_wup, ahead of `tcp_ack`), so
-    /// that a data sender echoes its peer's latest ACK, not the last data it received.
-    pub(super) fn note_pure_ack_ts(&mut self, h: &TcpHeader) {
-        if h.payload_bytes == 0 && !h.has(flags::FIN) {
-            let start = from_wire(self.rcv.irs, h.seq, self.rcv.nxt);
-            self.note_ts_recent(h, start);
-        }
-    }
-
-    /// RFC 7323 §4.3 (2): TS.Recent takes the TSval of a segment that starts at or before
-    /// Last.ACK.sent and is not older than TS.Recent.
-    fn note_ts_recent(&mut self, h: &TcpHeader, start: u64) {
+    /// RFC 7323 §4.3 (2), for every segment before its acknowledgment is processed: TS.Recent
+    /// takes the TSval of a segment that starts at or before Last.ACK.sent and is not older
+    /// than TS.Recent. So a delayed ACK echoes the earliest segment it acknowledges and the
+    /// sender's RTT sample covers the delay (§4.3 (1)), a data sender echoes its peer's latest
+    /// pure ACK, and a duplicate's ACK echoes the duplicate. Linux does this in one place,
+    /// `tcp_replace_ts_recent` (seq not after rcv_wup) ahead of `tcp_ack`'s processing
+    /// (FLAG_UPDATE_TS_RECENT), and `tcp_store_ts_recent` on the fast path; ns-3.37
+    /// `TcpSocketBase::ProcessOptionTimestamp` (seq ≤ m_highTxAck) does it for data and pure
+    /// ACKs alike when the segment is received.
+    pub(super) fn note_ts_recent(&mut self, h: &TcpHeader) {
         if let Some((val, _)) = h.ts {
-            if start <= self.rcv.last_ack_sent && !super::ts_before(val, self.rcv.ts_recent) {
+            let start = from_wire(self.rcv.irs, h.seq, self.rcv.nxt);
+            let end = start + h.payload_bytes as u64 + h.has(flags::FIN) as u64;
+            let wup = self.rcv.last_ack_sent;
+            if start <= wup && end >= wup && !super::ts_before(val, self.rcv.ts_recent) {
                 self.rcv.ts_recent = val;
             }
         }
     }
 
-    /// Linux `__tcp_ack_snd_check` for in-order data (tcp/delack.rs): whether to ACK now;
-    /// otherwise the delayed-ACK timer is armed as `tcp_send_delayed_ack` does.
-    fn linux_ack_check(&mut self, now_ns: u64, out: &mut Output) -> bool {
-        let held = self.rcv.ooo_held();
+    /// Linux `__tcp_ack_snd_check` for in-order data (tcp/delack.rs) when the receiver follows
+    /// Linux's rules (`delayed_ack = "linux"`; None otherwise): whether to ACK now; if not, the
+    /// delayed-ACK timer is armed as `tcp_send_delayed_ack` does.
+    fn linux_ack_check(&mut self, now_ns: u64, out: &mut Output) -> Option<bool> {
+        let d = self.rcv.delack.as_ref()?;
+        let held = self.rcv.buffered();
         let advances = self
             .rcv
             .rcvbuf
             .as_ref()
             .is_none_or(|b| b.window_advances(held));
         let unacked = self.rcv.nxt.saturating_sub(self.rcv.last_ack_sent);
-        let srtt = self.rtt.srtt_ns;
-        let Some(d) = self.rcv.delack.as_ref() else {
-            return true;
-        };
         if (unacked > d.rcv_mss && advances) || d.in_quickack() {
-            return true;
+            return Some(true);
         }
-        let ato = d.timeout_ns(srtt);
+        let ato = d.timeout_ns(self.rtt.srtt_ns);
         let mut at = now_ns + ato;
         if let Some(old) = self.rcv.delack_timer.deadline_ns() {
             // an armed timer about to expire: ACK now; else keep the earlier deadline
             if old <= now_ns + ato / 4 {
-                return true;
+                return Some(true);
             }
             at = at.min(old);
         }
         self.arm_delack(at, out);
-        false
+        Some(false)
+    }
+
+    /// The application reads what the segment just processed delivered in order
+    /// (`tcp_recvmsg` → `tcp_rcv_space_adjust`), after the stack has sent what it sends for it.
+    pub(super) fn app_read(&mut self, now_ns: u64) {
+        if let Some((_, copied_seq)) = self.rcv.unread.take() {
+            let span = self.rcv.ooo_span();
+            if let Some(b) = self.rcv.rcvbuf.as_mut() {
+                b.on_read(copied_seq, now_ns, span);
+            }
+        }
     }
 
     /// Arms (or re-arms) the delayed-ACK timer for `at_ns`.
