@@ -299,9 +299,13 @@ impl Endpoint {
     pub(super) fn note_ts_recent(&mut self, h: &TcpHeader) {
         if let Some((val, _)) = h.ts {
             let start = from_wire(self.rcv.irs, h.seq, self.rcv.nxt);
-            let end = start + h.payload_bytes as u64 + h.has(flags::FIN) as u64;
             let wup = self.rcv.last_ack_sent;
-            if start <= wup && end >= wup && !super::ts_before(val, self.rcv.ts_recent) {
+            // (the end is looked at only for a segment that starts below rcv_wup)
+            if start <= wup
+                && !super::ts_before(val, self.rcv.ts_recent)
+                && (start == wup
+                    || start + h.payload_bytes as u64 + h.has(flags::FIN) as u64 >= wup)
+            {
                 self.rcv.ts_recent = val;
             }
         }
