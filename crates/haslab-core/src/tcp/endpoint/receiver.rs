@@ -288,14 +288,15 @@ impl Endpoint {
     }
 
     /// RFC 7323 §4.3 (2), for every segment before its acknowledgment is processed: TS.Recent
-    /// takes the TSval of a segment that starts at or before Last.ACK.sent and is not older
-    /// than TS.Recent. So a delayed ACK echoes the earliest segment it acknowledges and the
-    /// sender's RTT sample covers the delay (§4.3 (1)), a data sender echoes its peer's latest
-    /// pure ACK, and a duplicate's ACK echoes the duplicate. Linux does this in one place,
-    /// `tcp_replace_ts_recent` (seq not after rcv_wup) ahead of `tcp_ack`'s processing
-    /// (FLAG_UPDATE_TS_RECENT), and `tcp_store_ts_recent` on the fast path; ns-3.37
-    /// `TcpSocketBase::ProcessOptionTimestamp` (seq ≤ m_highTxAck) does it for data and pure
-    /// ACKs alike when the segment is received.
+    /// takes the TSval of a segment that starts at or before Last.ACK.sent (`rcv_wup`), ends at
+    /// or after it and is not older than TS.Recent. So a delayed ACK echoes the earliest
+    /// segment it acknowledges and the sender's RTT sample covers the delay (§4.3 (1)), a data
+    /// sender echoes its peer's latest pure ACK, and the ACK of a duplicate of the last data
+    /// acknowledged echoes the duplicate. Linux: `tcp_replace_ts_recent` (seq not after
+    /// rcv_wup) ahead of `tcp_ack`'s processing (FLAG_UPDATE_TS_RECENT), `tcp_store_ts_recent`
+    /// on the fast path; a segment wholly below rcv_wup fails `tcp_sequence` first. ns-3.37's
+    /// `TcpSocketBase::ProcessOptionTimestamp` takes only a segment that starts at rcv_nxt
+    /// (and at or below m_highTxAck), so not such duplicates (docs/tcp.md).
     pub(super) fn note_ts_recent(&mut self, h: &TcpHeader) {
         if let Some((val, _)) = h.ts {
             let start = from_wire(self.rcv.irs, h.seq, self.rcv.nxt);
