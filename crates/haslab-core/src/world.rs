@@ -443,16 +443,20 @@ impl World {
     #[inline]
     fn receive(&mut self, node: u32, frame: Frame, now: u64) {
         if frame.dst == node {
-            let pkt = self.packets.take(frame.slot);
-            if let Some(c) = self.data_conn(&pkt) {
+            // read in its slot, which is free again once the endpoint has read it
+            let pkt = self.packets.get(frame.slot);
+            if let Some(c) = self.data_conn(pkt) {
                 self.data_delay[c].on_received(now - pkt.sent_ns);
             }
-            if let Transport::Tcp(h) = pkt.transport {
+            let conn = pkt.conn;
+            if let Transport::Tcp(h) = &pkt.transport {
                 let side = pkt.to_server as usize;
-                self.conns[pkt.conn as usize].ends[side].on_segment(&h, now, &mut self.out);
-                self.after_tcp(pkt.conn, now);
+                self.conns[conn as usize].ends[side].on_segment(h, now, &mut self.out);
+                self.packets.release(frame.slot);
+                self.after_tcp(conn, now);
             } else {
-                self.on_datagram(pkt.conn, pkt.size_bytes);
+                self.packets.release(frame.slot);
+                self.on_datagram(conn, frame.size_bytes);
             }
             return;
         }
@@ -527,13 +531,13 @@ impl World {
             // read in place rather than taking `self.out`: forwarding and scheduling never
             // touch it, so each buffer is walked by index and cleared once
             for i in 0..self.out.packets.len() {
-                let mut p = self.out.packets[i];
-                p.sent_ns = now;
-                if let Some(c) = self.data_conn(&p) {
+                let p = &self.out.packets[i];
+                if let Some(c) = self.data_conn(p) {
                     self.data_delay[c].on_sent();
                 }
-                let frame = self.packets.put(p);
-                self.forward(p.src, frame, now);
+                let src = p.src;
+                let frame = self.packets.put_sent(p, now);
+                self.forward(src, frame, now);
             }
             self.out.packets.clear();
             for i in 0..self.out.timers.len() {

@@ -179,18 +179,28 @@ impl PacketStore {
         };
         Frame::of(&pkt, slot)
     }
+    /// Stores a copy of `pkt` sent at `sent_ns` ([`Packet::sent_ns`]) and returns its frame.
+    #[inline]
+    pub fn put_sent(&mut self, pkt: &Packet, sent_ns: u64) -> Frame {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = *pkt;
+                slot
+            }
+            None => {
+                self.slots.push(*pkt);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.slots[slot as usize].sent_ns = sent_ns;
+        Frame::of(pkt, slot)
+    }
     /// The packet in `slot`.
     #[inline]
     pub fn get(&self, slot: u32) -> &Packet {
         &self.slots[slot as usize]
     }
-    /// Removes the packet in `slot` (delivered) and returns it.
-    #[inline]
-    pub fn take(&mut self, slot: u32) -> Packet {
-        self.free.push(slot);
-        self.slots[slot as usize]
-    }
-    /// Frees `slot` (its packet was lost or dropped).
+    /// Frees `slot` (its packet was delivered, lost or dropped).
     #[inline]
     pub fn release(&mut self, slot: u32) {
         self.free.push(slot);
