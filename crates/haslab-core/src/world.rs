@@ -123,7 +123,7 @@ pub struct World {
     queues: QueueSeries,
     unroutable: u64,
     /// Packets that have reached a link direction's queue so far (wrapping): each packet's
-    /// [`Packet::stamp`], which orders the arrivals of one nanosecond (`sim::events`).
+    /// [`Frame::stamp`], which orders the arrivals of one nanosecond (`sim::events`).
     enqueues: u32,
     finished: bool,
     /// The plan's input warnings (players' videos), in scenario order, without repeats.
