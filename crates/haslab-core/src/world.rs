@@ -112,6 +112,9 @@ pub struct World {
     out: Output,
     /// The packets in the network; links carry their frames (`net::packet`).
     packets: PacketStore,
+    /// Whether a datagram generator crosses the end of its path in closed form (then
+    /// forwarding checks each datagram for the start of that part).
+    closed_suffixes: bool,
     /// A spare buffer for the notices `after_tcp` hands to applications, reused so that
     /// draining TCP's output allocates nothing.
     notices: Vec<Notice>,
@@ -277,6 +280,7 @@ impl World {
             flow_cc: plan.flows.iter().map(|f| f.cc.name().to_string()).collect(),
             out: Output::default(),
             packets: PacketStore::default(),
+            closed_suffixes: traffic.has_closed_suffixes(),
             notices: Vec::new(),
             actions: Vec::new(),
             pcaps,
@@ -466,10 +470,16 @@ impl World {
     /// A packet (its frame) reaches `node` on its way: onto the next link's queue, or dropped.
     #[inline]
     fn forward(&mut self, node: u32, mut pkt: Frame, now: u64) {
-        if pkt.udp && self.traffic.suffix_start(pkt.conn) == Some(node) {
-            self.finish_closed_form(pkt.conn, pkt.size_bytes, now);
-            self.packets.release(pkt.slot);
-            return;
+        if self.closed_suffixes {
+            let p = self.packets.get(pkt.slot);
+            let g = p.conn;
+            if matches!(p.transport, Transport::Udp { .. })
+                && self.traffic.suffix_start(g) == Some(node)
+            {
+                self.finish_closed_form(g, pkt.size_bytes, now);
+                self.packets.release(pkt.slot);
+                return;
+            }
         }
         let ld = self.routes.next_hop(node, pkt.dst);
         if ld == NO_ROUTE {

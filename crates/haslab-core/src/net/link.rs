@@ -530,8 +530,6 @@ mod tests {
             size_bytes: size,
             stamp: 0,
             slot: 0,
-            conn: 0,
-            udp: true,
         }
     }
 

@@ -287,6 +287,13 @@ impl TrafficState {
         self.sources.get(g as usize)?.closed.as_ref()?.suffix_start
     }
 
+    /// Whether any generator's datagrams cross the end of their path in closed form.
+    pub(super) fn has_closed_suffixes(&self) -> bool {
+        self.sources
+            .iter()
+            .any(|s| s.closed.as_ref().is_some_and(|c| c.suffix_start.is_some()))
+    }
+
     /// Nodes that must be routable destinations.
     pub(super) fn dests(&self) -> impl Iterator<Item = u32> + '_ {
         self.sources.iter().flat_map(|s| [s.dst, s.src])
