@@ -12,7 +12,7 @@ use crate::metrics::delay::DelayStats;
 use crate::metrics::series::{CwndSeries, GoodputSeries, QueueSeries, WindowTotals};
 use crate::metrics::{FlowSummary, LinkDirSummary, SimResult};
 use crate::net::link::{LinkAction, LinkDir};
-use crate::net::packet::{Packet, Transport};
+use crate::net::packet::{Frame, Packet, PacketStore, Transport};
 use crate::net::pcap::PcapWriter;
 use crate::net::queue::DropTail;
 use crate::net::routing::{Edge, Routes, NO_ROUTE};
@@ -110,6 +110,11 @@ pub struct World {
     flow_names: Vec<String>,
     flow_cc: Vec<String>,
     out: Output,
+    /// The packets in the network; links carry their frames (`net::packet`).
+    packets: PacketStore,
+    /// Whether a datagram generator crosses the end of its path in closed form (then
+    /// forwarding checks each datagram for the start of that part).
+    closed_suffixes: bool,
     /// A spare buffer for the notices `after_tcp` hands to applications, reused so that
     /// draining TCP's output allocates nothing.
     notices: Vec<Notice>,
@@ -121,7 +126,7 @@ pub struct World {
     queues: QueueSeries,
     unroutable: u64,
     /// Packets that have reached a link direction's queue so far (wrapping): each packet's
-    /// [`Packet::stamp`], which orders the arrivals of one nanosecond (`sim::events`).
+    /// [`Frame::stamp`], which orders the arrivals of one nanosecond (`sim::events`).
     enqueues: u32,
     finished: bool,
     /// The plan's input warnings (players' videos), in scenario order, without repeats.
@@ -274,6 +279,8 @@ impl World {
             flow_names: plan.flows.iter().map(|f| f.name.clone()).collect(),
             flow_cc: plan.flows.iter().map(|f| f.cc.name().to_string()).collect(),
             out: Output::default(),
+            packets: PacketStore::default(),
+            closed_suffixes: traffic.has_closed_suffixes(),
             notices: Vec::new(),
             actions: Vec::new(),
             pcaps,
@@ -325,9 +332,12 @@ impl World {
                 }
                 if delivered {
                     self.receive(to, pkt, now);
-                } else if let Some(c) = self.data_conn(&pkt) {
+                } else {
                     // lost to the link's random loss
-                    self.data_delay[c].on_lost();
+                    if let Some(c) = self.data_conn(self.packets.get(pkt.slot)) {
+                        self.data_delay[c].on_lost();
+                    }
+                    self.packets.release(pkt.slot);
                 }
             }
             Ev::Tcp { conn, side, kind } => {
@@ -360,7 +370,7 @@ impl World {
                 }
                 if let Some(w) = &mut self.pcaps[ld as usize] {
                     // a failing disk must not stop the simulation; the error surfaces at finish
-                    w.write_packet(now, &pkt).ok();
+                    w.write_packet(now, self.packets.get(pkt.slot)).ok();
                 }
                 self.trace_queue(ld as usize, now);
             }
@@ -425,7 +435,7 @@ impl World {
                 if let Some(w) = &mut self.pcaps[ld as usize] {
                     let pipe = &link.pipe;
                     for (_, p) in pipe.iter().skip(pipe.len() - departed) {
-                        w.write_packet(now, p).ok();
+                        w.write_packet(now, self.packets.get(p.slot)).ok();
                     }
                 }
                 self.trace_queue(ld as usize, now);
@@ -435,38 +445,49 @@ impl World {
 
     /// A packet arrives at `node`: deliver it or forward it.
     #[inline]
-    fn receive(&mut self, node: u32, pkt: Packet, now: u64) {
-        if pkt.dst == node {
-            if let Some(c) = self.data_conn(&pkt) {
+    fn receive(&mut self, node: u32, frame: Frame, now: u64) {
+        if frame.dst == node {
+            // read in its slot, which is free again once the endpoint has read it
+            let pkt = self.packets.get(frame.slot);
+            if let Some(c) = self.data_conn(pkt) {
                 self.data_delay[c].on_received(now - pkt.sent_ns);
             }
-            if let Transport::Tcp(h) = pkt.transport {
+            let conn = pkt.conn;
+            if let Transport::Tcp(h) = &pkt.transport {
                 let side = pkt.to_server as usize;
-                self.conns[pkt.conn as usize].ends[side].on_segment(&h, now, &mut self.out);
-                self.after_tcp(pkt.conn, now);
+                self.conns[conn as usize].ends[side].on_segment(h, now, &mut self.out);
+                self.packets.release(frame.slot);
+                self.after_tcp(conn, now);
             } else {
-                self.on_datagram(pkt.conn, pkt.size_bytes);
+                self.packets.release(frame.slot);
+                self.on_datagram(conn, frame.size_bytes);
             }
             return;
         }
-        self.forward(node, pkt, now);
+        self.forward(node, frame, now);
     }
 
+    /// A packet (its frame) reaches `node` on its way: onto the next link's queue, or dropped.
     #[inline]
-    fn forward(&mut self, node: u32, mut pkt: Packet, now: u64) {
-        if let Transport::Udp { .. } = pkt.transport {
-            if self.traffic.suffix_start(pkt.conn) == Some(node) {
-                self.finish_closed_form(pkt.conn, pkt.size_bytes, now);
+    fn forward(&mut self, node: u32, mut pkt: Frame, now: u64) {
+        if self.closed_suffixes {
+            let p = self.packets.get(pkt.slot);
+            let g = p.conn;
+            if matches!(p.transport, Transport::Udp { .. })
+                && self.traffic.suffix_start(g) == Some(node)
+            {
+                self.finish_closed_form(g, pkt.size_bytes, now);
+                self.packets.release(pkt.slot);
                 return;
             }
         }
         let ld = self.routes.next_hop(node, pkt.dst);
         if ld == NO_ROUTE {
             self.unroutable += 1;
+            self.packets.release(pkt.slot);
             return;
         }
-        // what `data_conn` reads, kept in case the queue drops the packet
-        let (conn, to_server, payload) = (pkt.conn, pkt.to_server, pkt.tcp_payload_bytes());
+        let slot = pkt.slot;
         let dropped_before = self.links[ld as usize].queue.dropped;
         let stamp = self.enqueues;
         self.enqueues = stamp.wrapping_add(1);
@@ -482,10 +503,11 @@ impl World {
             LinkAction::None => {}
         }
         if self.links[ld as usize].queue.dropped > dropped_before {
-            if let Some(c) = self.data_conn_of(conn, to_server, payload) {
+            if let Some(c) = self.data_conn(self.packets.get(slot)) {
                 self.data_queue_drops[c] += 1;
                 self.data_delay[c].on_lost();
             }
+            self.packets.release(slot);
         }
         self.trace_queue(ld as usize, now);
     }
@@ -519,12 +541,13 @@ impl World {
             // read in place rather than taking `self.out`: forwarding and scheduling never
             // touch it, so each buffer is walked by index and cleared once
             for i in 0..self.out.packets.len() {
-                let mut p = self.out.packets[i];
-                p.sent_ns = now;
-                if let Some(c) = self.data_conn(&p) {
+                let p = &self.out.packets[i];
+                if let Some(c) = self.data_conn(p) {
                     self.data_delay[c].on_sent();
                 }
-                self.forward(p.src, p, now);
+                let src = p.src;
+                let frame = self.packets.put_sent(p, now);
+                self.forward(src, frame, now);
             }
             self.out.packets.clear();
             for i in 0..self.out.timers.len() {

@@ -28,7 +28,7 @@
 //! first: `sim::events`), so they take the same drop decisions.
 
 use super::mahimahi::{MahimahiTrace, OPPORTUNITY_BYTES};
-use super::packet::Packet;
+use super::packet::Frame;
 use super::queue::{DropTail, SojournStats};
 use crate::sim::rng::Stream;
 use crate::sim::time::{tx_time_ns, NS_PER_MS, NS_PER_SEC};
@@ -45,9 +45,9 @@ pub struct LinkDir {
     pub rng: Stream,
     pub queue: DropTail,
     /// packet being serialised
-    pub in_tx: Option<Packet>,
+    pub in_tx: Option<Frame>,
     /// packets propagating, with their arrival times
-    pub pipe: VecDeque<(u64, Packet)>,
+    pub pipe: VecDeque<(u64, Frame)>,
     /// packets and bytes whose serialisation has ended
     pub tx_packets: u64,
     pub tx_bytes: u64,
@@ -204,7 +204,7 @@ impl LinkDir {
     /// packets not yet started leave no room for it; otherwise it goes into the pipe with its
     /// arrival time.
     #[inline]
-    fn enqueue_scheduled(&mut self, mut pkt: Packet, now_ns: u64) -> LinkAction {
+    fn enqueue_scheduled(&mut self, pkt: Frame, now_ns: u64) -> LinkAction {
         self.settle(now_ns);
         let sch = self.scheduled.as_mut().expect("the scheduled form");
         let q = &mut self.queue;
@@ -236,7 +236,6 @@ impl LinkDir {
             q.max_pkts = q.max_pkts.max(waiting as u32 + 1);
             q.max_bytes = q.max_bytes.max(sch.waiting_bytes);
         }
-        pkt.enqueued_ns = now_ns;
         let arrive_ns = end_ns + self.delay_ns;
         let was_empty = self.pipe.is_empty();
         self.pipe.push_back((arrive_ns, pkt));
@@ -346,7 +345,7 @@ impl LinkDir {
         }));
     }
 
-    fn start_tx(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
+    fn start_tx(&mut self, pkt: Frame, now_ns: u64) -> LinkAction {
         let d = tx_time_ns(pkt.size_bytes as u64, self.rate_bps);
         self.busy_ns += d;
         self.in_tx = Some(pkt);
@@ -358,7 +357,7 @@ impl LinkDir {
     /// the packet's arrival at the far end if it entered an empty pipe (scheduled form); `None`
     /// if nothing (queued, or dropped: drops are counted by the queue).
     #[inline]
-    pub fn enqueue(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
+    pub fn enqueue(&mut self, pkt: Frame, now_ns: u64) -> LinkAction {
         if self.scheduled.is_some() {
             return self.enqueue_scheduled(pkt, now_ns);
         }
@@ -368,7 +367,7 @@ impl LinkDir {
     /// [`LinkDir::enqueue`] for a direction not in the scheduled form (trace-served, or with an
     /// end-of-serialisation event), out of line.
     #[inline(never)]
-    fn enqueue_unscheduled(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
+    fn enqueue_unscheduled(&mut self, pkt: Frame, now_ns: u64) -> LinkAction {
         if self.trace.is_some() {
             return self.trace_enqueue(pkt, now_ns);
         }
@@ -386,7 +385,7 @@ impl LinkDir {
     /// pcap), whether the pipe was empty (the caller then schedules an arrival at
     /// `now + delay`), and the next transmission if the queue is not empty.
     #[inline]
-    pub fn tx_done(&mut self, now_ns: u64) -> (Packet, bool, LinkAction) {
+    pub fn tx_done(&mut self, now_ns: u64) -> (Frame, bool, LinkAction) {
         let pkt = self
             .in_tx
             .take()
@@ -405,7 +404,7 @@ impl LinkDir {
 
     /// Mahimahi: queue the packet; if no opportunity is scheduled, schedule the first one of a
     /// later millisecond (a packet is never served in the millisecond it arrives).
-    fn trace_enqueue(&mut self, pkt: Packet, now_ns: u64) -> LinkAction {
+    fn trace_enqueue(&mut self, pkt: Frame, now_ns: u64) -> LinkAction {
         if pkt.size_bytes > OPPORTUNITY_BYTES {
             // Mahimahi refuses packets larger than one opportunity
             self.queue.refuse(&pkt);
@@ -445,7 +444,7 @@ impl LinkDir {
             if self.in_tx.is_none() {
                 match self.queue.head() {
                     // only packets that arrived in an earlier millisecond
-                    Some(p) if p.enqueued_ns < t_ms * NS_PER_MS => {
+                    Some((enqueued_ns, _)) if enqueued_ns < t_ms * NS_PER_MS => {
                         let p = self.queue.dequeue(now_ns).expect("a head packet");
                         svc.head_left_bytes = p.size_bytes;
                         self.in_tx = Some(p);
@@ -480,7 +479,7 @@ impl LinkDir {
     /// The head of the pipe arrives at `to`. Returns it, whether it is delivered (false: random
     /// loss took it), and the time and stamp of the next arrival if any.
     #[inline]
-    pub fn arrive(&mut self) -> (Packet, bool, Option<(u64, u32)>) {
+    pub fn arrive(&mut self) -> (Frame, bool, Option<(u64, u32)>) {
         let (_, pkt) = self.pipe.pop_front().expect("arrival from an empty pipe");
         let next = self.pipe.front().map(|(t, p)| (*t, p.stamp));
         if let Some(later) = self.pipe.get(PREFETCH_AHEAD) {
@@ -521,26 +520,16 @@ fn prefetch<T>(value: &T) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::Transport;
     use crate::net::queue::QueueLimit;
 
     const MS: u64 = NS_PER_MS;
 
-    fn udp(size: u32) -> Packet {
-        Packet {
-            src: 0,
+    fn udp(size: u32) -> Frame {
+        Frame {
             dst: 1,
             size_bytes: size,
-            conn: 0,
-            to_server: false,
-            enqueued_ns: 0,
-            sent_ns: 0,
             stamp: 0,
-            transport: Transport::Udp {
-                src_port: 1,
-                dst_port: 2,
-                payload_bytes: size - 28,
-            },
+            slot: 0,
         }
     }
 
@@ -597,8 +586,8 @@ mod tests {
             DropTail::new(limit),
             Stream::new(1, "t"),
         );
-        let pkt = |i: usize, size: u32| Packet {
-            sent_ns: i as u64, // the packet's index
+        let pkt = |i: usize, size: u32| Frame {
+            slot: i as u32, // the packet's index
             ..udp(size)
         };
         if scheduled {
@@ -630,7 +619,7 @@ mod tests {
                 }
             }
         }
-        let pipe = l.pipe.iter().map(|(t, p)| (*t, p.sent_ns)).collect();
+        let pipe = l.pipe.iter().map(|(t, p)| (*t, p.slot as u64)).collect();
         (l, pipe)
     }
 

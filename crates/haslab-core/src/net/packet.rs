@@ -1,6 +1,12 @@
 //! Packets as they cross links. A packet is a small `Copy` value: headers that matter to the
 //! simulation (TCP sequence numbers on the wire, flags, window, timestamps, options) and the
 //! total IP size that serialisation counts. Payload bytes are not materialised.
+//!
+//! While a packet is in the network it stays in one place, a slot of the world's
+//! [`PacketStore`], and the links carry a [`Frame`] instead: the few fields that forwarding,
+//! queueing and serialisation read, and the slot. Only the two ends read the headers (the
+//! sending endpoint writes them, the receiving one reads them), so a hop copies a 16-byte
+//! frame through the queue and the pipe rather than the whole packet.
 
 /// IPv4 header without options.
 pub const IPV4_HEADER_BYTES: u32 = 20;
@@ -107,15 +113,99 @@ pub struct Packet {
     pub conn: u32,
     /// True if travelling toward the connection's server (the accepting side).
     pub to_server: bool,
-    /// Time the packet entered its current queue (for sojourn-time statistics).
-    pub enqueued_ns: u64,
     /// Time the sending endpoint put the packet on the network (one-way delay statistics).
     pub sent_ns: u64,
+    pub transport: Transport,
+}
+
+/// What a link direction carries for a packet (module doc): what forwarding, the queue and
+/// serialisation read, and where the packet itself is. Sixteen bytes, so that it is passed in
+/// two registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// The packet's destination node ([`Packet::dst`]).
+    pub dst: u32,
+    /// Total IP datagram size on the wire ([`Packet::size_bytes`]).
+    pub size_bytes: u32,
     /// When the packet entered its current link direction, as a run-wide count of packets that
     /// entered one (wrapping at 2^32): among arrivals at the same nanosecond, the packet that
     /// entered its link first arrives first (`sim::events`). Set by the world.
     pub stamp: u32,
-    pub transport: Transport,
+    /// The packet's slot in the [`PacketStore`].
+    pub slot: u32,
+}
+
+impl Frame {
+    /// The frame of `pkt`, kept in slot `slot`.
+    #[inline]
+    pub fn of(pkt: &Packet, slot: u32) -> Frame {
+        Frame {
+            dst: pkt.dst,
+            size_bytes: pkt.size_bytes,
+            stamp: 0,
+            slot,
+        }
+    }
+}
+
+/// The packets in the network, each in a slot from the moment it is sent until it is delivered
+/// or lost ([`Frame::slot`]). A freed slot is the next one taken, so the slots in use stay few
+/// and recently touched.
+#[derive(Debug, Default)]
+pub struct PacketStore {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketStore {
+    /// Stores `pkt` and returns its frame.
+    #[inline]
+    pub fn put(&mut self, pkt: Packet) -> Frame {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = pkt;
+                slot
+            }
+            None => {
+                self.slots.push(pkt);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        Frame::of(&pkt, slot)
+    }
+    /// Stores a copy of `pkt` sent at `sent_ns` ([`Packet::sent_ns`]) and returns its frame.
+    #[inline]
+    pub fn put_sent(&mut self, pkt: &Packet, sent_ns: u64) -> Frame {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = *pkt;
+                slot
+            }
+            None => {
+                self.slots.push(*pkt);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.slots[slot as usize].sent_ns = sent_ns;
+        Frame::of(pkt, slot)
+    }
+    /// The packet in `slot`.
+    #[inline]
+    pub fn get(&self, slot: u32) -> &Packet {
+        &self.slots[slot as usize]
+    }
+    /// Frees `slot` (its packet was delivered, lost or dropped).
+    #[inline]
+    pub fn release(&mut self, slot: u32) {
+        self.free.push(slot);
+    }
+    /// Packets stored now.
+    pub fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl Packet {
@@ -127,9 +217,7 @@ impl Packet {
             size_bytes: IPV4_HEADER_BYTES + h.header_bytes() + h.payload_bytes,
             conn,
             to_server,
-            enqueued_ns: 0,
             sent_ns: 0,
-            stamp: 0,
             transport: Transport::Tcp(h),
         }
     }

@@ -525,9 +525,7 @@ mod tests {
             size_bytes: 20 + 8 + 1001,
             conn: 0,
             to_server: false,
-            enqueued_ns: 0,
             sent_ns: 0,
-            stamp: 0,
             transport: Transport::Udp {
                 src_port: 5000,
                 dst_port: 6000,

@@ -2,7 +2,7 @@
 //! not in the queue, as with ns-3's queue discs and Linux qdiscs). Room is left for RED /
 //! CoDel: a discipline is a variant of the scenario's `QueuePlan` and a match arm here.
 
-use super::packet::Packet;
+use super::packet::Frame;
 use std::collections::VecDeque;
 
 /// The capacity of an output queue: a count of packets or of bytes (the scenario's
@@ -96,7 +96,8 @@ impl SojournStats {
 #[derive(Debug)]
 pub struct DropTail {
     limit: QueueLimit,
-    pkts: VecDeque<Packet>,
+    /// the packets waiting, with the time each entered the queue (for its sojourn time)
+    pkts: VecDeque<(u64, Frame)>,
     bytes: u64,
     pub enqueued: u64,
     pub dropped: u64,
@@ -138,37 +139,36 @@ impl DropTail {
     }
     /// Enqueues `pkt` at `now_ns`, or drops it (returns false) if it does not fit.
     #[inline]
-    pub fn enqueue(&mut self, mut pkt: Packet, now_ns: u64) -> bool {
+    pub fn enqueue(&mut self, pkt: Frame, now_ns: u64) -> bool {
         let fits = self.fits(self.pkts.len(), self.bytes, pkt.size_bytes);
         if !fits {
             self.dropped += 1;
             self.dropped_bytes += pkt.size_bytes as u64;
             return false;
         }
-        pkt.enqueued_ns = now_ns;
         self.bytes += pkt.size_bytes as u64;
-        self.pkts.push_back(pkt);
+        self.pkts.push_back((now_ns, pkt));
         self.enqueued += 1;
         self.max_pkts = self.max_pkts.max(self.pkts.len() as u32);
         self.max_bytes = self.max_bytes.max(self.bytes);
         true
     }
-    /// The packet at the head, if any.
+    /// The packet at the head, if any, and when it entered the queue.
     #[inline]
-    pub fn head(&self) -> Option<&Packet> {
-        self.pkts.front()
+    pub fn head(&self) -> Option<(u64, &Frame)> {
+        self.pkts.front().map(|(t, p)| (*t, p))
     }
     /// Counts a packet refused before it reached the queue (too large for the link).
-    pub fn refuse(&mut self, pkt: &Packet) {
+    pub fn refuse(&mut self, pkt: &Frame) {
         self.dropped += 1;
         self.dropped_bytes += pkt.size_bytes as u64;
     }
     /// Dequeues the head for transmission at `now_ns`, recording its sojourn time.
     #[inline]
-    pub fn dequeue(&mut self, now_ns: u64) -> Option<Packet> {
-        let pkt = self.pkts.pop_front()?;
+    pub fn dequeue(&mut self, now_ns: u64) -> Option<Frame> {
+        let (enqueued_ns, pkt) = self.pkts.pop_front()?;
         self.bytes -= pkt.size_bytes as u64;
-        self.sojourn.record(now_ns - pkt.enqueued_ns);
+        self.sojourn.record(now_ns - enqueued_ns);
         Some(pkt)
     }
 }
@@ -176,10 +176,10 @@ impl DropTail {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::TcpHeader;
+    use crate::net::packet::{Packet, TcpHeader};
 
-    fn pkt(payload: u32) -> Packet {
-        Packet::tcp(
+    fn pkt(payload: u32) -> Frame {
+        let p = Packet::tcp(
             0,
             1,
             0,
@@ -188,7 +188,8 @@ mod tests {
                 payload_bytes: payload,
                 ..Default::default()
             },
-        )
+        );
+        Frame::of(&p, 0)
     }
 
     #[test]

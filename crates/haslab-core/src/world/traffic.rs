@@ -287,6 +287,13 @@ impl TrafficState {
         self.sources.get(g as usize)?.closed.as_ref()?.suffix_start
     }
 
+    /// Whether any generator's datagrams cross the end of their path in closed form.
+    pub(super) fn has_closed_suffixes(&self) -> bool {
+        self.sources
+            .iter()
+            .any(|s| s.closed.as_ref().is_some_and(|c| c.suffix_start.is_some()))
+    }
+
     /// Nodes that must be routable destinations.
     pub(super) fn dests(&self) -> impl Iterator<Item = u32> + '_ {
         self.sources.iter().flat_map(|s| [s.dst, s.src])
@@ -331,9 +338,7 @@ impl World {
                 size_bytes: size,
                 conn: g,
                 to_server: false,
-                enqueued_ns: 0,
                 sent_ns: 0,
-                stamp: 0,
                 transport: Transport::Udp {
                     src_port: port,
                     dst_port: SINK_PORT,
@@ -343,7 +348,8 @@ impl World {
             if closed {
                 self.send_closed_form(g, pkt, now);
             } else {
-                self.forward(src, pkt, now);
+                let frame = self.packets.put(pkt);
+                self.forward(src, frame, now);
             }
         }
     }
@@ -361,7 +367,10 @@ impl World {
         };
         match c.inject_node {
             None => c.arrivals.push_back((t, pkt.size_bytes)),
-            Some(node) if c.prefix.is_empty() => self.forward(node, pkt, now),
+            Some(node) if c.prefix.is_empty() => {
+                let frame = self.packets.put(pkt);
+                self.forward(node, frame, now);
+            }
             Some(_) => {
                 c.inject.push_back((t, pkt));
                 if c.inject.len() == 1 {
@@ -382,7 +391,8 @@ impl World {
         if let Some(&(t, _)) = c.inject.front() {
             self.q.schedule(t, Ev::Inject(g));
         }
-        self.forward(node, pkt, now);
+        let frame = self.packets.put(pkt);
+        self.forward(node, frame, now);
     }
 
     /// A datagram of generator `g` reached the start of its closed-form suffix.
