@@ -158,24 +158,9 @@ pub struct PacketStore {
 }
 
 impl PacketStore {
-    /// Stores `pkt` and returns its frame.
+    /// Stores a copy of `pkt` and returns its frame.
     #[inline]
-    pub fn put(&mut self, pkt: Packet) -> Frame {
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = pkt;
-                slot
-            }
-            None => {
-                self.slots.push(pkt);
-                (self.slots.len() - 1) as u32
-            }
-        };
-        Frame::of(&pkt, slot)
-    }
-    /// Stores a copy of `pkt` sent at `sent_ns` ([`Packet::sent_ns`]) and returns its frame.
-    #[inline]
-    pub fn put_sent(&mut self, pkt: &Packet, sent_ns: u64) -> Frame {
+    pub fn put(&mut self, pkt: &Packet) -> Frame {
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = *pkt;
@@ -186,8 +171,14 @@ impl PacketStore {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.slots[slot as usize].sent_ns = sent_ns;
         Frame::of(pkt, slot)
+    }
+    /// Stores a copy of `pkt` sent at `sent_ns` ([`Packet::sent_ns`]) and returns its frame.
+    #[inline]
+    pub fn put_sent(&mut self, pkt: &Packet, sent_ns: u64) -> Frame {
+        let frame = self.put(pkt);
+        self.slots[frame.slot as usize].sent_ns = sent_ns;
+        frame
     }
     /// The packet in `slot`.
     #[inline]

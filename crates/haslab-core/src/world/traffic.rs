@@ -348,7 +348,7 @@ impl World {
             if closed {
                 self.send_closed_form(g, pkt, now);
             } else {
-                let frame = self.packets.put(pkt);
+                let frame = self.packets.put(&pkt);
                 self.forward(src, frame, now);
             }
         }
@@ -368,7 +368,7 @@ impl World {
         match c.inject_node {
             None => c.arrivals.push_back((t, pkt.size_bytes)),
             Some(node) if c.prefix.is_empty() => {
-                let frame = self.packets.put(pkt);
+                let frame = self.packets.put(&pkt);
                 self.forward(node, frame, now);
             }
             Some(_) => {
@@ -391,7 +391,7 @@ impl World {
         if let Some(&(t, _)) = c.inject.front() {
             self.q.schedule(t, Ev::Inject(g));
         }
-        let frame = self.packets.put(pkt);
+        let frame = self.packets.put(&pkt);
         self.forward(node, frame, now);
     }
 
