@@ -190,13 +190,6 @@ impl PacketStore {
     pub fn release(&mut self, slot: u32) {
         self.free.push(slot);
     }
-    /// Packets stored now.
-    pub fn len(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 impl Packet {
