@@ -136,6 +136,8 @@ def test_the_kernels_receiver_is_linux_rules_and_on_is_noted():
     assert not [n for n in linux if "delayed ACKs" in n]
     on = from_plan(haslab.validate(dumbbell(tcp='{ delayed_ack = "on" }'))).notes
     assert [n for n in on if "delayed ACKs" in n and "quick ACKs" in n]
+    old = from_plan(haslab.validate(dumbbell(tcp='{ delayed_ack = "linux-3" }'))).notes
+    assert [n for n in old if "delayed ACKs" in n and "3.19" in n]
 
 
 def test_loss_of_the_path_combines_the_links():

@@ -375,12 +375,12 @@ stop = "2s"
     assert!(r.traffic[0].received_packets > 0);
 }
 
-/// The QoE paper's testbed is Linux 3.19: its player slots get SACK, PRR and tail loss probes
-/// unless the template's own `tcp` table says otherwise, key by key. Presets of ns-3 papers
-/// keep haslab's defaults.
+/// The QoE paper's testbed is Linux 3.19: its player slots get SACK, PRR, tail loss probes and
+/// 3.19's delayed-ACK rules unless the template's own `tcp` table says otherwise, key by key.
+/// Presets of ns-3 papers keep haslab's defaults.
 #[test]
 fn household_players_default_to_the_linux_stack_of_the_testbed() {
-    use haslab_core::tcp::config::RecoveryMode;
+    use haslab_core::tcp::config::{DelayedAckMode, RecoveryMode};
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", cc = \"yeah\" }",
         "10s",
@@ -389,13 +389,15 @@ fn household_players_default_to_the_linux_stack_of_the_testbed() {
     for pl in &p.players {
         assert!(pl.tcp.sack && pl.tcp.tlp, "{}", pl.name);
         assert_eq!(pl.tcp.recovery, RecoveryMode::Prr);
+        assert_eq!(pl.tcp.delayed_ack, DelayedAckMode::Linux3);
     }
     let p = plan(
-        "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = { tlp = false } }",
+        "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = { tlp = false, delayed_ack = \"on\" } }",
         "10s",
     );
     for pl in &p.players {
         assert!(pl.tcp.sack && !pl.tcp.tlp, "{}", pl.name);
+        assert_eq!(pl.tcp.delayed_ack, DelayedAckMode::On);
     }
     let p = plan(
         "name = \"tcphas-home\"\nplayer = { abr = \"rbb\", video = \"tcphas\" }",
@@ -405,6 +407,7 @@ fn household_players_default_to_the_linux_stack_of_the_testbed() {
     for pl in &p.players {
         assert_eq!(pl.tcp.sack, default.sack);
         assert_eq!(pl.tcp.tlp, default.tlp);
+        assert_eq!(pl.tcp.delayed_ack, default.delayed_ack);
     }
     // a named transport is the whole stack: cubic-standard has no SACK
     let p = plan(

@@ -246,6 +246,10 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         notes.add("delayed ACKs: the kernel's receiver acknowledges by Linux's rules, quick ACKs "
                   "included (the simulator's delayed_ack = \"linux\"); \"on\" is RFC 5681's "
                   "every second segment")
+    if tcp["delayed_ack"] == "linux-3":
+        notes.add("delayed ACKs: the kernel's receiver acknowledges by its own release's rules; "
+                  "delayed_ack = \"linux-3\" is Linux 3.19's (every segment sent uses a quick-ACK "
+                  "credit; a delayed-ACK timeout of up to 500 ms)")
     if _ms(tcp["delayed_ack_timeout"]) != 40:
         reject("delayed_ack_timeout", "Linux's delayed-ACK timer is fixed (TCP_ATO_MIN = 40 ms)")
     if tcp["rto_formula"] != "linux":

@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 
 from ..sweep import Sweep
-from .base import Claim, Context, Experiment
+from .base import Claim, Context, Experiment, with_readings
 
 CCS = {"Westwood+": "westwood+", "YeAH": "yeah", "CUBIC": "cubic", "Illinois": "illinois"}
 ABRS = {"Conventional": "conventional", "PANDA": "panda", "ELASTIC": "elastic"}
@@ -66,6 +66,15 @@ RTTS_MS = {"full": [10, 20, 50, 100], "quick": [20, 100]}
 QUEUES = {"full": ["100pkts", "1000pkts"], "quick": ["100pkts", "1000pkts"]}
 DEFAULT_SETTING = (20, "1000pkts")
 
+#: The viewers' receivers. The paper's clients are Ubuntu 15.04 hosts (§IV), so the `household`
+#: preset's receivers follow Linux 3.19's delayed-ACK rules (`delayed_ack = "linux-3"`: quick ACKs
+#: at a connection's first data and after gaps longer than the RTO, interactive mode after a
+#: request sent soon after data). The other reading, RFC 5681's every second segment
+#: (`delayed_ack = "on"`, haslab's default elsewhere), runs in the default setting beside it.
+RECEIVERS = {"linux-3": "Linux 3.19 receivers (`delayed_ack = \"linux-3\"`)",
+             "on": "RFC 5681 receivers (`delayed_ack = \"on\"`: every second segment)"}
+DEFAULT_RECEIVER = "linux-3"
+
 #: Where the paper's definitions (§V-B) contradict its own tables.
 INCONSISTENT = {
     "switches": (
@@ -103,25 +112,47 @@ def build(env: int, quick: bool) -> dict:
         "preset": {"name": "household", "environment": env, "player": {"video": "qoe", "buffer": "30s"}},
         "trace": {"cwnd": False},
     }
+    variants = {
+        "player": {label: {"preset.player.abr": abr} for label, abr in ABRS.items()},
+        "variant": {label: {"preset.player.cc": cc} for label, cc in CCS.items()},
+    }
+    # the other receivers: the default setting only
+    rtt, queue = DEFAULT_SETTING
     return {
         "main": Sweep(
             base,
             grid={"preset.rtt": [f"{r}ms" for r in RTTS_MS[form]], "preset.bottleneck_queue": QUEUES[form]},
-            variants={
-                "player": {label: {"preset.player.abr": abr} for label, abr in ABRS.items()},
-                "variant": {label: {"preset.player.cc": cc} for label, cc in CCS.items()},
-            },
+            variants=variants,
             seeds=seeds,
             traces=False,
             name=f"qoe-env{env}",
-        )
+        ),
+        **{
+            receiver: Sweep(
+                base,
+                grid={"preset.rtt": [f"{rtt}ms"], "preset.bottleneck_queue": [queue]},
+                variants={"receiver": {receiver: {"preset.player.tcp.delayed_ack": receiver}}, **variants},
+                seeds=seeds,
+                traces=False,
+                name=f"qoe-env{env}/{receiver}",
+            )
+            for receiver in RECEIVERS
+            if receiver != DEFAULT_RECEIVER
+        },
     }
 
 
 def analyze(env: int, ctx: Context) -> dict:
     import pandas as pd
 
-    res = ctx.main
+    tables = [_table(env, ctx[key]).assign(receiver=key if key != "main" else DEFAULT_RECEIVER) for key in ctx.results]
+    return {"": pd.concat(tables, ignore_index=True)}
+
+
+def _table(env: int, res):
+    """Per RTT, queue, player and variant: the means over the runs of one sweep."""
+    import pandas as pd
+
     players = res.table("players")
     players = players.assign(rtt_ms=players["preset.rtt"].str.removesuffix("ms").astype(int),
                              queue=players["preset.bottleneck_queue"])
@@ -161,8 +192,7 @@ def analyze(env: int, ctx: Context) -> dict:
         label, paper = PAPER[env][r.player]
         s, b, u = paper[r.variant]
         rows.append({"table": label, "paper_switches": s, "paper_buffer_level": b, "paper_utilization": u})
-    table = pd.concat([table, pd.DataFrame(rows)], axis=1)
-    return {"": table}
+    return pd.concat([table, pd.DataFrame(rows)], axis=1)
 
 
 def plot(env: int, ctx: Context, tables: dict, path: Path) -> None:
@@ -170,7 +200,7 @@ def plot(env: int, ctx: Context, tables: dict, path: Path) -> None:
     import numpy as np
 
     t = tables[""]
-    t = t[(t["rtt_ms"] == DEFAULT_SETTING[0]) & (t["queue"] == DEFAULT_SETTING[1])]
+    t = t[(t["rtt_ms"] == DEFAULT_SETTING[0]) & (t["queue"] == DEFAULT_SETTING[1]) & (t["receiver"] == DEFAULT_RECEIVER)]
     metrics = [("switches", "paper_switches", "switches per player"),
                ("buffer_s", "paper_buffer_level", "buffer level (s)"),
                ("utilization", "paper_utilization", "utilization (ours: share of 20 Mbps)"),
@@ -264,8 +294,13 @@ def _rank_reason(metric: str, env: int = 0) -> str:
 
 
 def claims(env: int, ctx: Context, tables: dict) -> list[Claim]:
-    """The claims in the default setting, each with the settings of the sweep where it holds."""
+    """The claims in the default setting, each with the settings of the sweep where it holds and
+    how it fares with the other receivers (:data:`RECEIVERS`) in the default setting."""
     t = tables[""]
+    others = {r: t[t["receiver"] == r] for r in RECEIVERS if r != DEFAULT_RECEIVER}
+    others = {r: _claims_in(env, o[(o["rtt_ms"] == DEFAULT_SETTING[0]) & (o["queue"] == DEFAULT_SETTING[1])])
+              for r, o in others.items() if len(o)}
+    t = t[t["receiver"] == DEFAULT_RECEIVER]
     settings = sorted(set(zip(t["rtt_ms"], t["queue"])), key=lambda k: (k[0], int(k[1].removesuffix("pkts"))))
     per = {k: _claims_in(env, t[(t["rtt_ms"] == k[0]) & (t["queue"] == k[1])]) for k in settings}
     default = DEFAULT_SETTING if DEFAULT_SETTING in per else settings[0]
@@ -277,7 +312,7 @@ def claims(env: int, ctx: Context, tables: dict) -> list[Claim]:
         text = (c.ours_text + f" [RTT {default[0]} ms, queue {default[1]}]. Holds in {len(where)} of "
                 f"{len(settings)} settings" + (": " + "; ".join(name(k) for k in where) if where else ""))
         out.append(dataclasses.replace(c, ours_text=text, readings=readings))
-    return out
+    return with_readings(out, {f"{RECEIVERS[r]}, RTT {default[0]} ms, queue {default[1]}": o for r, o in others.items()})
 
 
 def _claims_in(env: int, t) -> list[Claim]:
@@ -393,9 +428,10 @@ def _experiment(env: int) -> Experiment:
         plot=partial(plot, env),
         claims=partial(claims, env),
         forms=(
-            f"12 runs of 600 s × {len(RTTS_MS['quick']) * len(QUEUES['quick'])} RTT/queue settings",
+            f"12 runs of 600 s × {len(RTTS_MS['quick']) * len(QUEUES['quick'])} RTT/queue settings, "
+            "and 12 with RFC 5681 receivers",
             f"12 runs of 600 s × {len(RTTS_MS['full']) * len(QUEUES['full'])} RTT/queue settings "
-            "(deterministic: no seed changes a run)",
+            "and 12 with RFC 5681 receivers (deterministic: no seed changes a run)",
         ),
         notes=(
             "4 TCP variants × 3 players on the `household` preset (environment "
@@ -403,7 +439,10 @@ def _experiment(env: int) -> Experiment:
             "paper gives neither: the full form runs RTT 10, 20, 50, 100 ms × queue 100, 1000 packets, the quick "
             "form RTT 20, 100 ms × the same queues); verdicts are taken at 20 ms and 1000 packets, and each claim "
             "says in how many settings it holds. The figure shows the default setting. The players' connections use the "
-            "preset's Linux 3.19-like sender (SACK, PRR, TLP, Linux idle restart: docs/topologies.md). "
+            "preset's Linux 3.19-like sender (SACK, PRR, TLP, Linux idle restart) and the viewers Linux 3.19's "
+            "delayed-ACK rules (`delayed_ack = \"linux-3\"`; docs/topologies.md), as the paper's Ubuntu 15.04 "
+            "hosts; the default setting runs again with RFC 5681 receivers (`delayed_ack = \"on\"`, an ACK "
+            "every second segment), and each claim says whether it holds with them. "
             "Our reading of the tables' "
             "columns: **Switches** = level switches per player over the session (mean over the players), **Buffer Level** = mean buffer in seconds (the paper calls it the rebuffering "
             "ratio, but its values, 8–21, look like seconds), **Utilization** = players' media bits / "

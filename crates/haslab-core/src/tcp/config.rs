@@ -22,6 +22,11 @@ pub enum DelayedAckMode {
     /// (`delayed_ack_timeout` is its floor, `TCP_ATO_MIN`); interactive (ping-pong) mode turns
     /// quick ACKs off.
     Linux,
+    /// Linux 3.19's rules (the receivers of Ubuntu 15.04): `linux` but for two rules that
+    /// changed later (tcp/delack.rs): every segment sent with an ACK uses a quick-ACK credit,
+    /// and the timeout outside interactive mode may reach 500 ms (at most SRTT).
+    #[serde(rename = "linux-3")]
+    Linux3,
 }
 
 /// What the sender does to cwnd when it starts sending after an idle period.
@@ -353,8 +358,9 @@ pub struct TcpConfig {
     pub initial_cwnd: u32,
     /// RFC 7323 timestamps option (RTTM): 12 bytes per segment. Default on, as in Linux.
     pub timestamps: bool,
-    /// Delayed ACKs: `on` (every 2nd full segment, else the timeout; default), `off`, or
-    /// `linux` (Linux 6.18's quick-ACK and delayed-ACK rules, tcp/delack.rs).
+    /// Delayed ACKs: `on` (every 2nd full segment, else the timeout; default), `off`,
+    /// `linux` (Linux 6.18's quick-ACK and delayed-ACK rules, tcp/delack.rs) or `linux-3`
+    /// (Linux 3.19's, which differ in two rules).
     pub delayed_ack: DelayedAckMode,
     /// Delayed-ACK timer. Default 40 ms (Linux TCP_ATO_MIN); ns-3 uses 200 ms. With
     /// `delayed_ack = "linux"`: the floor of Linux's adaptive timeout.
@@ -625,7 +631,7 @@ impl TcpConfig {
         if self.delayed_ack != DelayedAckMode::Off && self.delayed_ack_timeout.0 == 0 {
             return err(
                 "delayed_ack_timeout",
-                "must be greater than zero when delayed_ack is \"on\" or \"linux\"",
+                "must be greater than zero when delayed_ack is \"on\", \"linux\" or \"linux-3\"",
             );
         }
         if self.rwnd.0 < self.mss as u64 || self.rwnd.0 > (1u64 << 30) {

@@ -1,7 +1,7 @@
-//! Linux's delayed-ACK engine (`[flow.tcp] delayed_ack = "linux"`): when a Linux 6.18 receiver
-//! acknowledges in-order data at once and when it waits, and for how long. The state is the
-//! kernel's `icsk_ack` (include/net/inet_connection_sock.h); every rule, with its source (all
-//! net/ipv4/ unless named):
+//! Linux's delayed-ACK engine (`[flow.tcp] delayed_ack = "linux"`, or `"linux-3"` below): when
+//! a Linux 6.18 receiver acknowledges in-order data at once and when it waits, and for how
+//! long. The state is the kernel's `icsk_ack` (include/net/inet_connection_sock.h); every rule,
+//! with its source (all net/ipv4/ unless named):
 //!
 //! - **Quick-ACK credit** (`quick`): while it is positive and the connection is not
 //!   interactive, every data segment is acknowledged at once (`tcp_in_quickack_mode`,
@@ -36,6 +36,16 @@
 //!   already armed keeps the earlier deadline, and an ACK is sent at once instead when that
 //!   deadline is within ato/4 (`tcp_send_delayed_ack`, tcp_output.c).
 //!
+//! **Linux 3.x** (`delayed_ack = "linux-3"`, the receivers of Linux 3.19, e.g. Ubuntu 15.04)
+//! follows the same rules but two, which changed later:
+//! - every segment sent with the ACK flag uses a quick-ACK credit, an ACK owed or not, data
+//!   segments (a request) included: 3.19's `tcp_transmit_skb` calls `tcp_event_ack_sent(sk,
+//!   tcp_skb_pcount(skb))` for each (one per segment here, no TSO). Linux 6.6 ("tcp: fix
+//!   quick-ack counting to count actual ACKs of new data") counts only an ACK sent while one is
+//!   owed (`inet_csk_ack_scheduled`), the rule above;
+//! - the timeout is min(ato, max_ato) with max_ato = 500 ms (`HZ/2`) outside interactive mode:
+//!   the cap `icsk_delack_max` (= `TCP_DELACK_MAX`, 200 ms) came with Linux 5.10.
+//!
 //! Out-of-order data and the segment that fills a hole are acknowledged at once, as in the
 //! other modes (`__tcp_ack_snd_check` with out-of-order data queued, `ICSK_ACK_NOW`).
 //! Not modelled: SACK compression (`tcp_comp_sack_nr` = 44: after three immediate duplicate
@@ -54,9 +64,19 @@ pub const MAX_ATO_NS: u64 = 500_000_000;
 const TCP_MSS_DEFAULT: u64 = 536;
 const MS: u64 = 1_000_000;
 
+/// Which kernel's rules (module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinuxAckRules {
+    /// Linux 6.18 (`delayed_ack = "linux"`)
+    Linux6,
+    /// Linux 3.19 (`delayed_ack = "linux-3"`)
+    Linux3,
+}
+
 /// The receiver's `icsk_ack` state.
 #[derive(Clone, Debug)]
 pub struct LinuxDelAck {
+    rules: LinuxAckRules,
     /// `TCP_ATO_MIN` = `TCP_DELACK_MIN` (the option `delayed_ack_timeout`, 40 ms in Linux)
     ato_min_ns: u64,
     /// the MSS we announced (`tp->advmss`): the ceiling of `rcv_mss`
@@ -77,8 +97,9 @@ pub struct LinuxDelAck {
 }
 
 impl LinuxDelAck {
-    pub fn new(mss: u64, ato_min_ns: u64) -> LinuxDelAck {
+    pub fn new(rules: LinuxAckRules, mss: u64, ato_min_ns: u64) -> LinuxDelAck {
         LinuxDelAck {
+            rules,
             ato_min_ns,
             advmss: mss,
             quick: 0,
@@ -161,7 +182,11 @@ impl LinuxDelAck {
     /// `tcp_event_ack_sent` → `tcp_dec_quickack_mode`: a segment carrying an ACK was sent.
     pub fn on_ack_sent(&mut self) {
         if self.quick > 0 {
-            let pkts = self.pending as u32;
+            // Linux 6.6+: one if an ACK was owed; 3.19: the segment's tcp_skb_pcount, always 1
+            let pkts = match self.rules {
+                LinuxAckRules::Linux6 => self.pending as u32,
+                LinuxAckRules::Linux3 => 1,
+            };
             if pkts >= self.quick {
                 self.quick = 0;
                 // leaving quick-ACK mode deflates ato
@@ -200,7 +225,11 @@ impl LinuxDelAck {
             }
             ato = ato.min(max_ato);
         }
-        ato.min(TCP_DELACK_MAX_NS.max(self.ato_min_ns))
+        match self.rules {
+            // icsk_delack_max (Linux 5.10+)
+            LinuxAckRules::Linux6 => ato.min(TCP_DELACK_MAX_NS.max(self.ato_min_ns)),
+            LinuxAckRules::Linux3 => ato,
+        }
     }
 
     /// `tcp_delack_timer_handler`: the delayed-ACK timer fired with an ACK owed.

@@ -5,7 +5,7 @@ use super::*;
 const MSS: u64 = 1448;
 
 fn engine() -> LinuxDelAck {
-    let mut d = LinuxDelAck::new(MSS, 40 * MS);
+    let mut d = LinuxDelAck::new(LinuxAckRules::Linux6, MSS, 40 * MS);
     d.on_established(0);
     d
 }
@@ -154,4 +154,25 @@ fn the_receive_buffers_rcv_mss_is_the_one_estimate_when_there_is_one() {
     let mut small = engine();
     small.on_data(MSS, 10 * MS, 4 * MSS, 1_000 * MS, false, Some(536));
     assert_eq!(small.quick, 5);
+}
+
+#[test]
+fn linux_3_counts_every_ack_sent_and_lets_the_timeout_reach_half_a_second() {
+    // 3.19: tcp_event_ack_sent(sk, tcp_skb_pcount(skb)) for every segment with an ACK, and
+    // tcp_send_delayed_ack without icsk_delack_max (Linux 5.10): min(ato, HZ/2, SRTT)
+    let mut d = LinuxDelAck::new(LinuxAckRules::Linux3, MSS, 40 * MS);
+    d.on_established(0);
+    d.on_data(MSS, 10 * MS, 4 * MSS, 1_000 * MS, false, None);
+    assert_eq!(d.quick, 2);
+    d.on_ack_sent();
+    d.on_ack_sent();
+    assert_eq!(d.quick, 0, "the second, with no ACK owed, counts too");
+    d.ato_ns = 450 * MS;
+    assert_eq!(d.timeout_ns(0), 450 * MS);
+    assert_eq!(d.timeout_ns(700 * MS), 450 * MS);
+    assert_eq!(d.timeout_ns(300 * MS), 300 * MS, "at most SRTT");
+    d.ato_ns = 900 * MS;
+    assert_eq!(d.timeout_ns(0), 500 * MS, "HZ/2");
+    d.pingpong = true;
+    assert_eq!(d.timeout_ns(0), 200 * MS, "TCP_DELACK_MAX when interactive");
 }

@@ -136,3 +136,34 @@ fn a_linux_receiver_offers_its_window_with_the_segment_it_acknowledges_still_unr
     }
     assert!(acks_seen >= 50, "{acks_seen} ACKs");
 }
+
+#[test]
+fn a_linux_3_receiver_spends_a_quick_ack_on_every_segment_it_sends() {
+    // Linux 3.19's tcp_transmit_skb calls tcp_event_ack_sent(sk, tcp_skb_pcount(skb)) for every
+    // segment with the ACK flag, so a reply sent with no ACK owed uses a quick-ACK credit;
+    // Linux 6.6+ counts only ACKs sent while one is owed (inet_csk_ack_scheduled)
+    let quick_after_reply = |mode: DelayedAckMode| {
+        let (mut c, mut s) = pair(TcpConfig {
+            delayed_ack: mode,
+            ..linux(RcvBufMode::Fixed, 10)
+        });
+        let segs = flight(&mut c, 10 * MSS);
+        assert_eq!(
+            deliver(&mut s, &segs[..1], 150 * MS).len(),
+            1,
+            "a quick ACK"
+        );
+        let before = s.rcv.delack.as_ref().unwrap().quick;
+        // 100 ms later (beyond ato, 40 ms): a reply, not a ping-pong exchange
+        let mut out = Output::default();
+        s.write(200, 7, 250 * MS, &mut out);
+        assert_eq!(headers(&mut out).len(), 1, "the reply");
+        let d = s.rcv.delack.as_ref().unwrap();
+        assert!(!d.pingpong);
+        (before, d.quick)
+    };
+    let (before, after) = quick_after_reply(DelayedAckMode::Linux);
+    assert_eq!(after, before, "6.18: no ACK was owed");
+    let (before, after) = quick_after_reply(DelayedAckMode::Linux3);
+    assert_eq!(after, before - 1, "3.19: the reply carried an ACK");
+}

@@ -66,9 +66,9 @@ use recovery::LossRecovery;
 use sender::SendHalf;
 
 use super::cc::{AppData, CaEvent, CcState, CongestionControl};
-use super::config::TcpConfig;
+use super::config::{DelayedAckMode, TcpConfig};
 use super::cwv::{self, CwndValidation};
-use super::delack::LinuxDelAck;
+use super::delack::{LinuxAckRules, LinuxDelAck};
 use super::rate::RateSampler;
 use super::rcvbuf::LinuxRcvBuf;
 use super::rtt::RttEstimator;
@@ -316,8 +316,12 @@ impl Endpoint {
         let rcv_wscale = rcvbuf
             .as_ref()
             .map_or_else(|| wscale_for(cfg.rwnd.0), |b| b.wscale);
-        let delack = (cfg.delayed_ack == super::config::DelayedAckMode::Linux)
-            .then(|| LinuxDelAck::new(cfg.mss as u64, cfg.delayed_ack_timeout.0));
+        let delack = match cfg.delayed_ack {
+            DelayedAckMode::Linux => Some(LinuxAckRules::Linux6),
+            DelayedAckMode::Linux3 => Some(LinuxAckRules::Linux3),
+            DelayedAckMode::On | DelayedAckMode::Off => None,
+        }
+        .map(|rules| LinuxDelAck::new(rules, cfg.mss as u64, cfg.delayed_ack_timeout.0));
         let mut ep = Endpoint {
             state: if side == 0 {
                 State::Closed
