@@ -304,6 +304,12 @@ class Store:
         df = pd.DataFrame() if t is None else t.to_pandas()
         plan = self.plan()
         if plan and len(df):
+            # a run is stored once per scenario: one that an earlier sweep of this store computed
+            # under other axes (a value the base already had, say) takes the last sweep's labels
+            labels = {r["run_hash"]: r["params"] for r in plan["runs"]}
+            for p in plan["params"]:
+                mine = df["run_hash"].map(lambda h, p=p: labels[h].get(p) if h in labels else None)
+                df[p] = mine.where(df["run_hash"].isin(labels), df[p] if p in df.columns else None)
             order = {r["run_hash"]: i for i, r in enumerate(plan["runs"])}
             df["_order"] = df["run_hash"].map(order).fillna(len(order)).astype("int64")
             df = df.sort_values(["_order", "finished_at"], kind="stable").drop(columns="_order").reset_index(drop=True)

@@ -317,6 +317,22 @@ def test_runs_stored_without_traces_run_again_when_a_sweep_wants_them(tmp_path):
     assert fourth.skipped == 2
 
 
+def test_a_run_reused_by_another_sweep_carries_that_sweeps_parameters(tmp_path):
+    # the same scenario reached by another sweep (an axis over a value the base already has) is
+    # not run again, and its rows are labelled with the axes of the sweep that asks for it
+    out = tmp_path / "out"
+    Sweep(tiny(), grid={"flow.0.count": [1, 2]}, seeds=[1]).run(out, jobs=1, progress=False)
+    s = Sweep(tiny(), grid={"flow.0.count": [1, 2], "dumbbell.bottleneck_rate": ["10Mbps"]}, seeds=[1])
+    again = s.run(out, jobs=1, progress=False)
+    assert again.skipped == 2
+    store = Store(out)
+    df = store.summary()
+    assert df.attrs["params"] == ["flow.0.count", "dumbbell.bottleneck_rate"]
+    assert sorted(zip(df["flow.0.count"], df["dumbbell.bottleneck_rate"])) == [(1, "10Mbps"), (2, "10Mbps")]
+    flows = store.flows()
+    assert set(flows["dumbbell.bottleneck_rate"]) == {"10Mbps"} and len(flows) == 3
+
+
 def test_runs_stored_by_another_simulator_run_again(tmp_path, monkeypatch):
     # every row records the simulator that computed it (version + source fingerprint); a sweep
     # reuses only what this simulator stored
