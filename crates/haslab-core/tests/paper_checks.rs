@@ -305,9 +305,14 @@ fn enhanced_tcp_drops_fewer_packets_than_standard_cubic() {
 /// "estimate"`: the newCWV paper gives VLC no lowest-level buffering rule; the lowest-level rule
 /// is the TcpHas paper's), `transport` on the server, `secs` seconds. Returns (cwnd before each OFF period, cwnd at the first send
 /// after it, bottleneck drops per second).
-fn newcwv_single(transport: &str, seed: u64, secs: u64) -> (Vec<u32>, Vec<u32>, f64) {
+/// The newCWV paper's test bed hosts (§3: Linux, 3.12's pacing): Linux 3.x defaults under each
+/// transport (python/haslab/reproduce/newcwv.py `LINUX_STACK`).
+const LINUX_3_STACK: &str = "[defaults.tcp]\nsack = true\nrecovery = \"prr\"\n\
+    prr_variant = \"linux-3\"\ntlp = true\ndelayed_ack = \"linux-3\"\n";
+
+fn newcwv_single(transport: &str, seed: u64, secs: u64, stack: &str) -> (Vec<u32>, Vec<u32>, f64) {
     let text = format!(
-        "seed = {seed}\nduration = \"{secs}s\"\n[preset]\nname = \"newcwv-single\"\n\
+        "seed = {seed}\nduration = \"{secs}s\"\n{stack}[preset]\nname = \"newcwv-single\"\n\
          player = {{ abr = {{ algorithm = \"rbb\", buffering = \"estimate\" }}, video = \"newcwv\", refill = \"20s\", connection = \"rotate\", connections = 4, transport = \"{transport}\" }}\n"
     );
     let r = run(&text);
@@ -367,14 +372,21 @@ fn median(v: &[u32]) -> u32 {
 /// newCWV paper §4 (Figs. 3 and 5): across the OFF periods of a persistent DASH connection
 /// NewReno's cwnd collapses (RFC 5681 and Linux restarts) while newCWV keeps it; and newCWV with
 /// pacing at cwnd/RTT loses fewer packets per second than newCWV without pacing. 200 s runs,
-/// 2 seeds.
+/// 2 seeds, on the test bed's Linux 3.x stack and on haslab's defaults (no SACK).
 #[test]
 fn newcwv_keeps_cwnd_across_off_periods_and_pacing_cuts_its_losses() {
+    for stack in [LINUX_3_STACK, ""] {
+        newcwv_claims_on(stack);
+    }
+}
+
+fn newcwv_claims_on(stack: &str) {
     let mut rows = Vec::new();
+    println!("stack: {stack:?}");
     for t in ["newreno-rfc5681", "newreno-linux", "newcwv", "newcwv-paced"] {
         let (mut b, mut a, mut d) = (vec![], vec![], 0.0);
         for seed in [1, 2] {
-            let (bb, aa, dd) = newcwv_single(t, seed, 200);
+            let (bb, aa, dd) = newcwv_single(t, seed, 200, stack);
             b.extend(bb);
             a.extend(aa);
             d += dd / 2.0;

@@ -16,13 +16,18 @@ pacing at cwnd/RTT, the transport the paper evaluates). The FTP competitor runs 
 second are reported next to them (without SACK a NewReno sender retransmits more segments than
 were lost). "Data per second" is the bytes the server put on the wire per second (`sent_bytes`).
 
-Two readings of how VLC uses its four connections (`connections` column):
+Every connection (DASH and FTP, both ends) runs the test bed's Linux 3.12+ defaults under its
+transport (:data:`LINUX_STACK`: SACK, PRR, tail loss probes, Linux 3.x delayed ACKs), since §3's
+hosts are Linux machines. Three readings (`reading` column), the first the default:
+
 
 - **series** (default): one after another, each for 160 s of video (80 segments;
   `connection = "renew"`). §4: "one of the four TCP connections that was used for 160s of the total
   video playtime (~600s). The subsequent connections also had the similar pattern."
 - **rotation**: all four open, requests in turn (`connection = "rotate"`): "The VLC client used
   four persistent TCP connections" (§3) read without §4's sentence.
+- **no-sack**: series, on haslab's own defaults (no SACK, RFC 5681 delayed ACKs): "a default
+  configuration of TCP New Reno" (§3) read as RFC 6582 NewReno without the Linux stack around it.
 
 Pacing: the paper's words are "spreads out the bursts over a period of RTT" (§2.4), 100 % of
 cwnd/RTT (`newcwv-paced`); Linux's own pacing rate of that era is 200 % of cwnd/RTT in slow start
@@ -47,12 +52,25 @@ COLORS = {"NewReno": "tab:gray", "newCWV": "tab:blue", "newCWV-pacing": "tab:red
 #: VLC client no lowest-level buffering rule (§2.2 only says requests continue "until the client
 #: buffer is filled"); RBB's lowest-level rule comes from the TcpHas paper (docs/has.md)
 PLAYER = {"abr": {"algorithm": "rbb", "buffering": "estimate"}, "video": "newcwv", "refill": "20s"}
-#: the two readings of VLC's four connections (module docstring); the first is the default
-CONNECTIONS = {
-    "series": {"preset.player.connection": "renew", "preset.player.renew_every": 80},
-    "rotation": {"preset.player.connection": "rotate", "preset.player.connections": 4},
+#: the two readings of VLC's four connections (module docstring)
+SERIES = {"preset.player.connection": "renew", "preset.player.renew_every": 80}
+ROTATION = {"preset.player.connection": "rotate", "preset.player.connections": 4}
+#: The test bed's hosts: "Clients and servers used the Linux operating system (kernel version >3.0)"
+#: with Linux 3.12's FQ pacing (§3), so Linux 3.12+ defaults for every connection (DASH and FTP,
+#: sender and receiver) under the transport's own keys: SACK (`tcp_sack` = 1), PRR (Linux 3.2+,
+#: its form before 4.3), tail loss probes (`tcp_early_retrans` = 3, Linux 3.10+; haslab's probe
+#: is RACK-TLP) and Linux 3.x's delayed-ACK rules. haslab's own defaults (no SACK, RFC 5681
+#: delayed ACKs) are the other reading.
+LINUX_STACK = {"defaults.tcp.sack": True, "defaults.tcp.recovery": "prr", "defaults.tcp.prr_variant": "linux-3",
+               "defaults.tcp.tlp": True, "defaults.tcp.delayed_ack": "linux-3"}
+#: the readings (module docstring); the first is the default
+READINGS = {
+    "series": {**SERIES, **LINUX_STACK},
+    "rotation": {**ROTATION, **LINUX_STACK},
+    "no-sack": dict(SERIES),
 }
-READING_NAMES = {"rotation": "the four connections used in rotation"}
+READING_NAMES = {"rotation": "the four connections used in rotation",
+                 "no-sack": "hosts without SACK and RFC 5681 receivers (haslab's defaults; connections in series)"}
 
 
 def single(duration_s: float) -> dict:
@@ -73,18 +91,18 @@ def shared(duration_s: float, ftp_start_s: float, stop_s: float) -> dict:
 
 def variants(methods=METHODS) -> dict:
     return {"method": {m: {"preset.player.transport": TRANSPORTS[m]} for m in methods},
-            "connections": dict(CONNECTIONS)}
+            "reading": dict(READINGS)}
 
 
 def by_reading(claims_fn):
     """Claims checked under the default connection reading, told how they fare under the other."""
     def claims(ctx, tables) -> list[Claim]:
         per = {}
-        for reading in CONNECTIONS:
-            sub = {k: (v[v["connections"] == reading] if "connections" in v.columns else v) for k, v in tables.items()}
+        for reading in READINGS:
+            sub = {k: (v[v["reading"] == reading] if "reading" in v.columns else v) for k, v in tables.items()}
             if any(len(v) for v in sub.values()):
                 per[reading] = claims_fn(ctx, sub)
-        default = next(iter(CONNECTIONS))
+        default = next(iter(READINGS))
         return with_readings(per[default], {READING_NAMES[k]: v for k, v in per.items() if k != default})
     return claims
 
@@ -124,9 +142,19 @@ def fig3_build(quick: bool) -> dict:
 
 
 def _collapses(cw) -> int:
-    """cwnd reductions to at most half of the previous sample."""
-    c = cw["cwnd_pkts"].to_numpy()
-    return int(sum(1 for a, b in zip(c[:-1], c[1:]) if b * 2 <= a))
+    """cwnd collapses: falls to at most half of the highest cwnd since the previous collapse.
+
+    A halving in one step (a fast retransmit without SACK, an RTO, Linux's restart after idle)
+    and one spread over a round trip (PRR, RFC 6937, Linux's recovery: cwnd steps down one
+    segment per ACK towards ssthresh) count alike, once each."""
+    n, peak = 0, 0.0
+    for c in cw["cwnd_pkts"].to_numpy():
+        if c * 2 <= peak:
+            n += 1
+            peak = c
+        else:
+            peak = max(peak, c)
+    return n
 
 
 def fig3_analyze(ctx: Context) -> dict:
@@ -153,10 +181,10 @@ def fig3_analyze(ctx: Context) -> dict:
                         off += 1
                         kept += int((after.min() if len(after) else before.iloc[-1]) >= before.iloc[-1])
                 prev_done = seg.done_ns
-            rows.append({"method": r.method, "connections": r.connections, "flow": f, "collapses": _collapses(c),
+            rows.append({"method": r.method, "reading": r.reading, "flow": f, "collapses": _collapses(c),
                          "off_periods": off, "kept_pct": 100.0 * kept / off if off else math.nan})
         f0 = dash[0]
-        c0 = cw[cw["flow"] == f0][["time_ns", "cwnd_pkts"]].assign(method=r.method, connections=r.connections,
+        c0 = cw[cw["flow"] == f0][["time_ns", "cwnd_pkts"]].assign(method=r.method, reading=r.reading,
                                                                     time_s=lambda d: d["time_ns"] / 1e9)
         traces.append(c0)
     return {"": pd.concat(traces, ignore_index=True), "connections": pd.DataFrame(rows)}
@@ -166,7 +194,7 @@ def fig3_plot(ctx, tables, path):
     import matplotlib.pyplot as plt
 
     t = tables[""]
-    t = t[t["connections"] == next(iter(CONNECTIONS))]
+    t = t[t["reading"] == next(iter(READINGS))]
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for m, style in (("newCWV", "-"), ("NewReno", "--")):
         g = t[(t["method"] == m) & (t["time_s"] <= 160)]
@@ -238,7 +266,7 @@ def per_second_analyze(ctx: Context) -> dict:
         if r.status != "ok":
             continue
         s = _per_second(res, r.run_hash, _dash_flows(res, r.run_hash))
-        out.append(s.assign(method=r.method, connections=r.connections, seed=r.seed))
+        out.append(s.assign(method=r.method, reading=r.reading, seed=r.seed))
     t = pd.concat(out, ignore_index=True)
     _pacing_note(ctx, t)
     return {"": t}
@@ -248,7 +276,7 @@ def fig4_plot(ctx, tables, path):
     import matplotlib.pyplot as plt
 
     t = tables[""]
-    t = t[t["connections"] == next(iter(CONNECTIONS))]
+    t = t[t["reading"] == next(iter(READINGS))]
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for m, style in (("newCWV", "--"), ("newCWV-pacing", "-")):
         g = t[(t["method"] == m) & (t["seed"] == t["seed"].min())]
@@ -284,8 +312,8 @@ def _pacing_note(ctx: Context, t) -> None:
     if LINUX_PACING not in set(t["method"]):
         return
     parts = []
-    for reading in CONNECTIONS:
-        g = t[t["connections"] == reading]
+    for reading in READINGS:
+        g = t[t["reading"] == reading]
         if not len(g):
             continue
         drops = g.groupby("method")["queue_drops"].mean()
@@ -302,7 +330,7 @@ def losses_plot(title):
         import matplotlib.pyplot as plt
 
         t = tables[""]
-        t = t[t["connections"] == next(iter(CONNECTIONS))]
+        t = t[t["reading"] == next(iter(READINGS))]
         fig, ax = plt.subplots(figsize=(7, 3.8))
         seed = t["seed"].min()
         for m in TRANSPORTS:
@@ -372,7 +400,7 @@ def shared_analyze(ctx: Context) -> dict:
         fs = _per_second(res, r.run_hash, ftp)
         m = dash[["time_ns", "time_s", "goodput_bps", "sent_bytes", "retransmits", "queue_drops"]].merge(
             fs[["time_ns", "goodput_bps"]].rename(columns={"goodput_bps": "ftp_bps"}), on="time_ns", how="outer").fillna(0)
-        out.append(m.assign(method=r.method, connections=r.connections, seed=r.seed))
+        out.append(m.assign(method=r.method, reading=r.reading, seed=r.seed))
     t = pd.concat(out, ignore_index=True)
     _pacing_note(ctx, t)
     return {"": t}
@@ -387,7 +415,7 @@ def fig7_plot(ctx, tables, path):
     import matplotlib.pyplot as plt
 
     t = tables[""]
-    t = t[t["connections"] == next(iter(CONNECTIONS))]
+    t = t[t["reading"] == next(iter(READINGS))]
     g = t[(t["method"] == "newCWV-pacing") & (t["seed"] == t["seed"].min())].sort_values("time_s")
     fig, ax = plt.subplots(figsize=(7, 3.8))
     ax.plot(g["time_s"], g["goodput_bps"] / 1e6, color="tab:red", lw=1, label="newCWV-pacing DASH")
@@ -434,7 +462,7 @@ def fig9_plot(ctx, tables, path):
     import numpy as np
 
     t = tables[""]
-    t = t[t["connections"] == next(iter(CONNECTIONS))]
+    t = t[t["reading"] == next(iter(READINGS))]
     d, ftp, stop = _phases(ctx.quick)
     fig, ax = plt.subplots(figsize=(6, 4))
     for m in ("NewReno", "newCWV-pacing"):
@@ -474,9 +502,12 @@ NOTES = (
     "The paper's VLC client as four persistent connections, 30 s buffer refilled after draining by a third; RBB "
     "rate choice; the three named transports `newreno-linux`, `newcwv`, `newcwv-paced` (and, in Figs. 4, 5 and "
     "8, `newcwv-paced-linux`: Linux's pacing rate, 200 % of cwnd/RTT in slow start and 120 % in congestion "
-    "avoidance, reported in the notes). Two readings of the four connections: **series** (default; one after "
-    "another, 160 s of video each, §4's Fig. 3 text) and **rotation** (all four used in turn); every claim "
-    "says how it fares under both. Losses per second = the DASH server's data segments dropped at the "
+    "avoidance, reported in the notes). Every connection runs the test bed's Linux 3.12+ defaults under its "
+    "transport (SACK, PRR, tail loss probes, Linux 3.x delayed ACKs: \"Clients and servers used the Linux "
+    "operating system\", §3). Three readings: **series** (default; the four connections one after "
+    "another, 160 s of video each, §4's Fig. 3 text), **rotation** (all four used in turn) and **no-sack** "
+    "(series on haslab's own defaults: no SACK, RFC 5681 delayed ACKs); every claim says how it fares under "
+    "each. Losses per second = the DASH server's data segments dropped at the "
     "bottleneck queue per second (the paper's \"packet loss at the bottleneck\"); retransmissions are "
     "reported next to them. Quick form: 200 s "
     "(shared: FTP from 30 s, DASH stops at 150 s), 1 seed; full: 600 s (shared: 500 s, FTP from 60 s, DASH "
@@ -485,23 +516,23 @@ NOTES = (
 
 EXPERIMENTS = [
     Experiment("newcwv-fig3", "newcwv", "Fig. 3", "cwnd over time, NewReno vs newCWV", fig3_build, fig3_analyze,
-               fig3_plot, by_reading(fig3_claims), notes=NOTES, forms=("4 runs of 200 s", "4 runs of 600 s")),
+               fig3_plot, by_reading(fig3_claims), notes=NOTES, forms=("6 runs of 200 s", "6 runs of 600 s")),
     Experiment("newcwv-fig4", "newcwv", "Fig. 4", "data per second with and without pacing",
                single_build("newcwv-fig4", ["newCWV", "newCWV-pacing", LINUX_PACING]), per_second_analyze, fig4_plot,
                by_reading(fig4_claims),
-               notes=NOTES, forms=("6 runs of 200 s", "6 × 3 seeds, 600 s")),
+               notes=NOTES, forms=("9 runs of 200 s", "9 × 3 seeds, 600 s")),
     Experiment("newcwv-fig5", "newcwv", "Fig. 5", "losses per second, one DASH flow",
                single_build("newcwv-fig5", list(TRANSPORTS)), per_second_analyze,
                losses_plot("Fig. 5: packet loss at the bottleneck (NewReno, newCWV, newCWV-pacing)"),
-               by_reading(losses_claims("Fig. 5, §4")), notes=NOTES, forms=("8 runs of 200 s", "8 × 3 seeds, 600 s")),
+               by_reading(losses_claims("Fig. 5, §4")), notes=NOTES, forms=("12 runs of 200 s", "12 × 3 seeds, 600 s")),
     Experiment("newcwv-fig7", "newcwv", "Fig. 7", "bottleneck share of newCWV-pacing DASH and NewReno FTP",
                shared_build("newcwv-fig7", ["newCWV-pacing"]), shared_analyze, fig7_plot, by_reading(fig7_claims), notes=NOTES,
-               forms=("2 runs of 200 s", "2 × 3 seeds, 500 s")),
+               forms=("3 runs of 200 s", "3 × 3 seeds, 500 s")),
     Experiment("newcwv-fig8", "newcwv", "Fig. 8", "losses per second with an FTP competitor",
                shared_build("newcwv-fig8", list(TRANSPORTS)), shared_analyze,
                losses_plot("Fig. 8: packet loss comparing NewReno, newCWV and newCWV-pacing (with FTP)"),
-               by_reading(losses_claims("Fig. 8, §5")), notes=NOTES, forms=("8 runs of 200 s", "8 × 3 seeds, 500 s")),
+               by_reading(losses_claims("Fig. 8, §5")), notes=NOTES, forms=("12 runs of 200 s", "12 × 3 seeds, 500 s")),
     Experiment("newcwv-fig9", "newcwv", "Fig. 9", "ECDF of the FTP rate against each DASH transport",
                shared_build("newcwv-fig9", ["NewReno", "newCWV-pacing"]), shared_analyze, fig9_plot, by_reading(fig9_claims),
-               notes=NOTES, forms=("4 runs of 200 s", "4 × 3 seeds, 500 s")),
+               notes=NOTES, forms=("6 runs of 200 s", "6 × 3 seeds, 500 s")),
 ]
