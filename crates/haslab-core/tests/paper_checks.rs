@@ -308,7 +308,7 @@ fn enhanced_tcp_drops_fewer_packets_than_standard_cubic() {
 /// The newCWV paper's test bed hosts (§3: Linux, 3.12's pacing): Linux 3.x defaults under each
 /// transport (python/haslab/reproduce/newcwv.py `LINUX_STACK`).
 const LINUX_3_STACK: &str = "[defaults.tcp]\nsack = true\nrecovery = \"prr\"\n\
-    prr_variant = \"linux-3\"\ntlp = true\ndelayed_ack = \"linux-3\"\n";
+    prr_variant = \"linux-3\"\ntlp = true\ndelayed_ack = \"linux-3\"\ncwnd_growth = \"linux-3\"\n";
 
 fn newcwv_single(transport: &str, seed: u64, secs: u64, stack: &str) -> (Vec<u32>, Vec<u32>, f64) {
     let text = format!(

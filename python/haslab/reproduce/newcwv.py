@@ -59,10 +59,11 @@ ROTATION = {"preset.player.connection": "rotate", "preset.player.connections": 4
 #: with Linux 3.12's FQ pacing (§3), so Linux 3.12+ defaults for every connection (DASH and FTP,
 #: sender and receiver) under the transport's own keys: SACK (`tcp_sack` = 1), PRR (Linux 3.2+,
 #: its form before 4.3), tail loss probes (`tcp_early_retrans` = 3, Linux 3.10+; haslab's probe
-#: is RACK-TLP) and Linux 3.x's delayed-ACK rules. haslab's own defaults (no SACK, RFC 5681
-#: delayed ACKs) are the other reading.
+#: is RACK-TLP), Linux 3.x's delayed-ACK rules and its cwnd growth before 4.0 (Reno's additive
+#: increase one per ACK; the paper is of 2014, before Linux 4.0). haslab's own defaults (no SACK,
+#: RFC 5681 delayed ACKs, growth by packets) are the other reading.
 LINUX_STACK = {"defaults.tcp.sack": True, "defaults.tcp.recovery": "prr", "defaults.tcp.prr_variant": "linux-3",
-               "defaults.tcp.tlp": True, "defaults.tcp.delayed_ack": "linux-3"}
+               "defaults.tcp.tlp": True, "defaults.tcp.delayed_ack": "linux-3", "defaults.tcp.cwnd_growth": "linux-3"}
 #: the readings (module docstring); the first is the default
 READINGS = {
     "series": {**SERIES, **LINUX_STACK},

@@ -130,6 +130,16 @@ pub enum CwndGrowth {
     /// RFC 5681 §3.1 without byte counting. With delayed ACKs slow start grows ≈ 1.5× per RTT
     /// and congestion avoidance half a packet per RTT.
     PerAck,
+    /// Linux before 4.0 (e.g. 3.19): slow start counts the packets the ACK delivered
+    /// (`tcp_slow_start(tp, acked)`, Linux 3.13+), but Reno's additive increase counts the ACK
+    /// once, whatever it covers (`tcp_cong_avoid_ai(tp, w)` added one to `snd_cwnd_cnt` per
+    /// call), and an ACK that ends slow start grows nothing more. The algorithms built on
+    /// Reno's increase (NewReno, Westwood+, YeAH's Reno mode) follow it; CUBIC, Illinois and
+    /// YeAH's Scalable mode counted packets then too (CUBIC through its estimate of packets per
+    /// ACK, `delayed_ack`), and are unchanged. Linux 4.0's stretch-ACK fixes ("tcp: fix the
+    /// timid additive increase on stretch ACKs") made every increase count packets.
+    #[serde(rename = "linux-3")]
+    Linux3,
 }
 
 /// Which ACKs grow cwnd, and how many segments each counts for (before [`CwndGrowth`] maps the
@@ -487,8 +497,9 @@ pub struct TcpConfig {
     /// the pipe) or `every` (ns-3.17: every RTO, from everything outstanding).
     pub rto_ssthresh: RtoSsthresh,
     /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets
-    /// `growth_count` counts) or `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data
-    /// that counts any).
+    /// `growth_count` counts), `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data
+    /// that counts any) or `linux-3` (Linux before 4.0: packets in slow start, one per ACK in
+    /// Reno's additive increase).
     pub cwnd_growth: CwndGrowth,
     /// Which ACKs grow cwnd and what each counts: `delivered` (default, Linux: the packets it
     /// newly delivered) or `cumulative` (ns-3's `ProcessAck`: the segments the cumulative ACK

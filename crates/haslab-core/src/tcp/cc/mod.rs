@@ -120,6 +120,9 @@ pub struct CcState {
     /// [`CcState::cong_avoid_ai`]. Set by `window_accounting = "bytes"` with
     /// `cwnd_growth = "per-ack"`.
     pub ack_bytes_growth: bool,
+    /// Linux before 4.0 (`cwnd_growth = "linux-3"`): Reno's additive increase counts each ACK
+    /// once, and slow start carries nothing over into congestion avoidance ([`CcState::reno_grow`]).
+    pub ai_per_ack: bool,
     /// With `ack_bytes_growth`: the bytes of growth since the last whole segment, valid while
     /// cwnd is still [`CcState::ack_credit_cwnd_pkts`] (any other change of cwnd, a reduction
     /// or a slow-start step, drops it).
@@ -184,6 +187,7 @@ impl CcState {
             ssthresh_pkts: TCP_INFINITE_SSTHRESH,
             cwnd_cnt: 0,
             ack_bytes_growth: false,
+            ai_per_ack: false,
             ack_credit_bytes: 0,
             ack_credit_cwnd_pkts: 0,
             cwnd_clamp_pkts: u32::MAX / 2,
@@ -252,17 +256,31 @@ impl CcState {
     }
 
     /// Reno growth, the body of Linux `tcp_reno_cong_avoid` without its cwnd-limited gate:
-    /// slow start up to ssthresh, then one packet per window of packets acked.
+    /// slow start up to ssthresh, then one packet per window of packets acked. With
+    /// [`CcState::ai_per_ack`] (Linux before 4.0), one packet per window of ACKs, and the ACK
+    /// that slow start uses grows nothing more.
     pub fn reno_grow(&mut self, acked_pkts: u32) {
         let mut acked = acked_pkts;
         if self.in_slow_start() {
             acked = self.slow_start(acked);
-            if acked == 0 {
+            if acked == 0 || self.ai_per_ack {
                 return;
             }
         }
         let w = self.cwnd_pkts;
+        let acked = self.reno_ai_count(acked);
         self.cong_avoid_ai(w, acked);
+    }
+
+    /// What Reno's additive increase counts for an ACK of `acked_pkts` packets: the packets, or
+    /// one with [`CcState::ai_per_ack`] (Linux before 4.0).
+    #[inline]
+    pub fn reno_ai_count(&self, acked_pkts: u32) -> u32 {
+        if self.ai_per_ack {
+            acked_pkts.min(1)
+        } else {
+            acked_pkts
+        }
     }
 
     /// Linux `tcp_cong_avoid_ai`: one packet of growth per `w` packets acked (byte counting in
@@ -502,6 +520,36 @@ mod tests {
         tp.cong_avoid_ai(21, 45);
         assert_eq!(tp.cwnd_pkts, 23);
         assert_eq!(tp.cwnd_cnt, 3);
+    }
+
+    /// Linux before 4.0 (`cwnd_growth = "linux-3"`): `tcp_reno_cong_avoid` ran either
+    /// `tcp_slow_start(tp, acked)` or `tcp_cong_avoid_ai(tp, snd_cwnd)`, the latter adding one
+    /// to `snd_cwnd_cnt` per call; so a window of two-packet (delayed) ACKs grows cwnd by half
+    /// a packet, and the ACK that crosses ssthresh carries nothing over.
+    #[test]
+    fn before_linux_4_reno_increases_once_per_window_of_acks() {
+        let mut tp = CcState::new(10, 1448);
+        tp.ai_per_ack = true;
+        tp.ssthresh_pkts = 12;
+        tp.reno_grow(5);
+        assert_eq!((tp.cwnd_pkts, tp.cwnd_cnt), (12, 0), "no leftover");
+        tp.ssthresh_pkts = 10;
+        tp.cwnd_pkts = 20;
+        for _ in 0..10 {
+            tp.reno_grow(2); // a window of 20 packets in delayed ACKs
+        }
+        assert_eq!((tp.cwnd_pkts, tp.cwnd_cnt), (20, 10));
+        for _ in 0..10 {
+            tp.reno_grow(2);
+        }
+        assert_eq!(tp.cwnd_pkts, 21, "two windows of delayed ACKs: one packet");
+        // Linux 4.0+: packets
+        let mut now = CcState::new(20, 1448);
+        now.ssthresh_pkts = 10;
+        for _ in 0..10 {
+            now.reno_grow(2);
+        }
+        assert_eq!(now.cwnd_pkts, 21);
     }
 
     /// With `ack_bytes_growth`, congestion avoidance follows ns-3's byte cwnd ACK by ACK:

@@ -230,14 +230,20 @@ impl CongestionControl for Yeah {
         let mut acked = acked_pkts;
         if tp.in_slow_start() {
             acked = tp.slow_start(acked);
+            if tp.ai_per_ack {
+                // Linux before 4.0: slow start or the increase, one per ACK
+                acked = 0;
+            }
         }
         if acked > 0 {
-            let w = if self.doing_reno_now == 0 {
-                tp.cwnd_pkts.min(self.cfg.scalable_ai_cnt) // Scalable
+            let (w, counted) = if self.doing_reno_now == 0 {
+                // Scalable: packets, in every Linux
+                (tp.cwnd_pkts.min(self.cfg.scalable_ai_cnt), acked)
             } else {
-                tp.cwnd_pkts // Reno
+                // Reno: `tcp_cong_avoid_ai`, one per ACK before Linux 4.0
+                (tp.cwnd_pkts, tp.reno_ai_count(acked))
             };
-            tp.cong_avoid_ai(w, acked);
+            tp.cong_avoid_ai(w, counted);
         }
         if tp.snd_una_bytes > self.beg_snd_nxt {
             self.end_of_round(tp);
@@ -369,6 +375,45 @@ mod tests {
         f.round(105 * MS);
         f.round(105 * MS);
         assert!(!f.cc.slow_mode());
+    }
+
+    #[test]
+    fn before_linux_4_the_reno_mode_counts_acks_and_the_scalable_mode_packets() {
+        // Linux 3.19 tcp_yeah_cong_avoid: Scalable adds yeah->pkts_acked to snd_cwnd_cnt, Reno
+        // calls tcp_cong_avoid_ai(tp, snd_cwnd), one per ACK (`cwnd_growth = "linux-3"`)
+        let slow_flow = || {
+            let mut f = Flow::new(40);
+            f.round(100 * MS);
+            f.round(100 * MS);
+            f.round(115 * MS);
+            f.round(115 * MS);
+            assert!(f.cc.slow_mode());
+            f.tp.cwnd_cnt = 0;
+            f
+        };
+        let (mut slow, mut packets) = (slow_flow(), slow_flow());
+        let mut fast = Flow::new(200);
+        fast.round(100 * MS);
+        assert!(!fast.cc.slow_mode());
+        for f in [&mut slow, &mut fast] {
+            f.tp.ai_per_ack = true;
+            f.tp.cwnd_cnt = 0;
+        }
+        let (reno0, scalable0) = (slow.tp.cwnd_pkts, fast.tp.cwnd_pkts);
+        // two windows of packets in two-packet ACKs: +1 per window of ACKs (Reno0 of them, then
+        // reno0 + 1), where counting packets gives +1 per window of packets
+        for _ in 0..2 * reno0 {
+            slow.cc.cong_avoid(&mut slow.tp, 2);
+            packets.cc.cong_avoid(&mut packets.tp, 2);
+        }
+        assert_eq!(slow.tp.cwnd_pkts, reno0 + 1);
+        assert_eq!(packets.tp.cwnd_pkts, reno0 + 3);
+        // Scalable: 200 packets in 100 ACKs, +1 per min(cwnd, 100) packets (one per ACK would
+        // give +1)
+        for _ in 0..100 {
+            fast.cc.cong_avoid(&mut fast.tp, 2);
+        }
+        assert_eq!(fast.tp.cwnd_pkts, scalable0 + 2);
     }
 
     #[test]

@@ -303,6 +303,7 @@ impl Endpoint {
         let mut tp = CcState::new(cfg.initial_cwnd, cfg.mss);
         tp.ack_bytes_growth = cfg.window_accounting == super::config::WindowAccounting::Bytes
             && cfg.cwnd_growth == super::config::CwndGrowth::PerAck;
+        tp.ai_per_ack = cfg.cwnd_growth == super::config::CwndGrowth::Linux3;
         let rtt = RttEstimator::new(
             cfg.initial_rto.0,
             cfg.min_rto.0,
