@@ -301,7 +301,7 @@ def test_newcwv_fig3_explains_the_collapse_ratio_by_the_measured_off_periods():
     from haslab.reproduce.newcwv import fig3_claims
 
     def claim(rows):
-        df = pd.DataFrame(rows, columns=["method", "connections", "flow", "collapses", "off_periods", "kept_pct"])
+        df = pd.DataFrame(rows, columns=["method", "reading", "flow", "collapses", "off_periods", "kept_pct"])
         return fig3_claims(None, {"connections": df})[1]
 
     c = claim([("NewReno", "series", 0, 30, 0, float("nan")), ("newCWV", "series", 0, 31, 0, float("nan"))])
@@ -312,3 +312,22 @@ def test_newcwv_fig3_explains_the_collapse_ratio_by_the_measured_off_periods():
     assert c.holds
     c = claim([("NewReno", "rotation", 0, 20, 74, 1.0), ("newCWV", "rotation", 0, 20, 74, 100.0)])
     assert not c.holds and c.verdict == "unexplained"
+
+
+def test_a_cwnd_collapse_is_a_fall_to_half_the_peak_however_many_steps_it_takes():
+    """newCWV Fig. 3's collapses: a halving in one step (a fast retransmit without SACK, an RTO,
+    a restart after idle) and PRR's reduction one segment per ACK over a round trip count once
+    each; a dip to more than half does not count."""
+    import pandas as pd
+
+    from haslab.reproduce.newcwv import _collapses
+
+    def n(values):
+        return _collapses(pd.DataFrame({"cwnd_pkts": values}))
+
+    assert n([10, 20, 40, 20, 21, 22]) == 1
+    assert n([10, 20, 40, *range(39, 19, -1), 21, 22]) == 1, "PRR: 40 down to 20 in steps"
+    assert n([40, 39, 38, 30, 25, 21, 30]) == 0, "never half of 40"
+    assert n([40, 20, 10, 5]) == 3, "each further halving is a collapse of its own"
+    assert n([40, 20, 40, 10]) == 2
+
