@@ -28,6 +28,8 @@ use crate::tcp::endpoint::{Endpoint, Notice, Output, TimerKind, TransferCounters
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[cfg(test)]
+mod tests;
 mod traffic;
 
 /// Options of a run that are not part of the scenario.
