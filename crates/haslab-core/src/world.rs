@@ -28,6 +28,8 @@ use crate::tcp::endpoint::{Endpoint, Notice, Output, TimerKind, TransferCounters
 use std::path::PathBuf;
 use std::sync::Arc;
 
+#[cfg(test)]
+mod tests;
 mod traffic;
 
 /// Options of a run that are not part of the scenario.
@@ -488,7 +490,6 @@ impl World {
             return;
         }
         let slot = pkt.slot;
-        let dropped_before = self.links[ld as usize].queue.dropped;
         let stamp = self.enqueues;
         self.enqueues = stamp.wrapping_add(1);
         pkt.stamp = stamp;
@@ -501,13 +502,13 @@ impl World {
             }
             LinkAction::OpportunityAt(t) => self.q.schedule(t, Ev::Opportunity(ld)),
             LinkAction::None => {}
-        }
-        if self.links[ld as usize].queue.dropped > dropped_before {
-            if let Some(c) = self.data_conn(self.packets.get(slot)) {
-                self.data_queue_drops[c] += 1;
-                self.data_delay[c].on_lost();
+            LinkAction::Dropped => {
+                if let Some(c) = self.data_conn(self.packets.get(slot)) {
+                    self.data_queue_drops[c] += 1;
+                    self.data_delay[c].on_lost();
+                }
+                self.packets.release(slot);
             }
-            self.packets.release(slot);
         }
         self.trace_queue(ld as usize, now);
     }

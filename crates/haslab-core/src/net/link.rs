@@ -162,6 +162,8 @@ pub enum LinkAction {
     /// (scheduled form) the packet entered an empty pipe: its arrival at the far end is at this
     /// time
     ArriveAt(u64),
+    /// the queue dropped the packet (counted there): its slot is the caller's to free
+    Dropped,
 }
 
 impl LinkDir {
@@ -211,7 +213,7 @@ impl LinkDir {
         let waiting = sch.pending.len() - sch.head_started as usize;
         if !q.fits(waiting, sch.waiting_bytes, pkt.size_bytes) {
             q.refuse(&pkt);
-            return LinkAction::None;
+            return LinkAction::Dropped;
         }
         q.enqueued += 1;
         let d = sch.tx_time(pkt.size_bytes, self.rate_bps);
@@ -355,7 +357,7 @@ impl LinkDir {
     /// A packet arrives at the output queue. Returns what to schedule: the end of a
     /// transmission that starts now (event form), a delivery opportunity (trace-served), or
     /// the packet's arrival at the far end if it entered an empty pipe (scheduled form); `None`
-    /// if nothing (queued, or dropped: drops are counted by the queue).
+    /// if nothing (queued); `Dropped` if the queue dropped it (and counted the drop).
     #[inline]
     pub fn enqueue(&mut self, pkt: Frame, now_ns: u64) -> LinkAction {
         if self.scheduled.is_some() {
@@ -377,7 +379,9 @@ impl LinkDir {
             self.queue.sojourn.record(0);
             return self.start_tx(pkt, now_ns);
         }
-        self.queue.enqueue(pkt, now_ns);
+        if !self.queue.enqueue(pkt, now_ns) {
+            return LinkAction::Dropped;
+        }
         LinkAction::None
     }
 
@@ -408,10 +412,10 @@ impl LinkDir {
         if pkt.size_bytes > OPPORTUNITY_BYTES {
             // Mahimahi refuses packets larger than one opportunity
             self.queue.refuse(&pkt);
-            return LinkAction::None;
+            return LinkAction::Dropped;
         }
         if !self.queue.enqueue(pkt, now_ns) {
-            return LinkAction::None;
+            return LinkAction::Dropped;
         }
         let svc = self.trace.as_mut().expect("a trace-served direction");
         if svc.pending.is_some() {
@@ -762,7 +766,7 @@ mod tests {
         let done = run(&mut l, first, 20 * MS);
         assert_eq!(done.iter().filter(|d| d.0 == 2 * MS).count(), 30);
         assert_eq!(done.iter().filter(|d| d.0 == 4 * MS).count(), 10);
-        assert_eq!(l.enqueue(udp(1501), 30 * MS), LinkAction::None);
+        assert_eq!(l.enqueue(udp(1501), 30 * MS), LinkAction::Dropped);
         assert_eq!(l.queue.dropped, 1);
     }
 }

@@ -190,6 +190,10 @@ impl PacketStore {
     pub fn release(&mut self, slot: u32) {
         self.free.push(slot);
     }
+    /// How many slots hold a packet (taken and not released): the packets in the network.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
 }
 
 impl Packet {

@@ -155,11 +155,13 @@ impl Routes {
     /// not a routed destination).
     #[inline]
     pub fn next_hop(&self, node: u32, dst: u32) -> u32 {
+        // with `dst` in range, `i` is within the array exactly when `node` is and the array is
+        // kept (one comparison fewer than checking `node` and the array apart)
+        let i = node as u64 * self.n_nodes as u64 + dst as u64;
+        if (dst as usize) < self.n_nodes && i < self.dense.len() as u64 {
+            return self.dense[i as usize];
+        }
         if !self.dense.is_empty() {
-            let (node, dst) = (node as usize, dst as usize);
-            if node < self.n_nodes && dst < self.n_nodes {
-                return self.dense[node * self.n_nodes + dst];
-            }
             return NO_ROUTE;
         }
         self.walk(node, dst)

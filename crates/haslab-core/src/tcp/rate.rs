@@ -46,8 +46,7 @@ impl RateSampler {
 
     /// `tcp_rate_skb_delivered`, for each segment newly ACKed or SACKed by this ACK.
     pub fn on_delivered(&mut self, tp: &mut CcState, seg: &Seg, now_ns: u64) {
-        tp.delivered_pkts += 1;
-        self.acked_sacked += 1;
+        self.count_delivered(tp, 1);
         let Some(tx_delivered_ns) = seg.tx.delivered_ns() else {
             return;
         };
@@ -65,6 +64,16 @@ impl RateSampler {
                 self.rtt_ns = Some(now_ns.saturating_sub(seg.sent_ns));
             }
         }
+    }
+
+    /// [`Self::on_delivered`] for `n` segments of a sender whose congestion control takes no
+    /// samples ([`Self::finish_unsampled`]): the delivery counts only. The rest of
+    /// `on_delivered` builds the sample (and the next flight's send-interval start), which only
+    /// [`Self::finish`] reads.
+    #[inline]
+    pub fn count_delivered(&mut self, tp: &mut CcState, n: u32) {
+        tp.delivered_pkts += n as u64;
+        self.acked_sacked += n;
     }
 
     /// `tcp_rate_gen`: completes the sample of this ACK.

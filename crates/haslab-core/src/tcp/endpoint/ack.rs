@@ -71,7 +71,8 @@ impl Endpoint {
         let prior_state = self.tp.ca_state;
         let prior_dupacks = self.recovery.dupacks;
         let mut info = AckInfo::default();
-        let mut rack_newest: Option<(u64, u64, u64)> = None; // (xmit, end, rtt)
+        // (xmit, end, rtt); tracked only when RACK runs, the one reader of `recovery.rack`
+        let mut rack_newest: Option<(u64, u64, u64)> = None;
 
         if self.sack_ok && h.sack_len > 0 {
             self.process_sack_blocks(h, ack, now_ns, &mut info, &mut rack_newest);
@@ -535,11 +536,12 @@ impl Endpoint {
             }
             // F-RTO's FLAG_ORIG_SACK_ACKED (Linux `tcp_sacktag_one`)
             let orig_below = self.frto_orig_below();
+            let (sampled, rack) = (self.cc_controls, self.cfg.rack_on());
             let (tp, rate) = (&mut self.tp, &mut self.rate);
             let min_rtt = tp.min_rtt_ns;
             let (newest, oldest) = (&mut info.sack_rtt_ns, &mut info.sack_first_rtt_ns);
             let orig = &mut info.orig_acked;
-            info.newly_sacked += self.snd.sb.sack(s.max(ack), e.min(self.snd.nxt), |seg| {
+            let newly_sacked = self.snd.sb.sack(s.max(ack), e.min(self.snd.nxt), |seg| {
                 // never-retransmitted segments leave in sequence order: the blocks' order
                 // does not matter (Linux sorts them)
                 if !seg.has(segflags::EVER_RETRANS) {
@@ -548,10 +550,18 @@ impl Endpoint {
                     *oldest = Some(oldest.map_or(rtt, |r| r.max(rtt)));
                     *orig |= seg.end <= orig_below;
                 }
-                rate.on_delivered(tp, seg, now_ns);
-                rack_candidate(rack_newest, seg, now_ns, min_rtt);
+                if sampled {
+                    rate.on_delivered(tp, seg, now_ns);
+                }
+                if rack {
+                    rack_candidate(rack_newest, seg, now_ns, min_rtt);
+                }
                 seg.tx.set_counted();
             });
+            if !sampled {
+                rate.count_delivered(tp, newly_sacked);
+            }
+            info.newly_sacked += newly_sacked;
         }
     }
 
@@ -620,6 +630,8 @@ impl Endpoint {
         // retransmitted nor SACKed before (the closure sees only those), at or below the
         // recovery point
         let orig_below = self.frto_orig_below();
+        // the rate sample is built only for an algorithm that takes it (`cong_control`)
+        let (sampled, rack) = (self.cc_controls, self.cfg.rack_on());
         let (tp, rate) = (&mut self.tp, &mut self.rate);
         let min_rtt = tp.min_rtt_ns;
         let mut retrans_acked = false;
@@ -633,9 +645,17 @@ impl Endpoint {
             if linux_sample && !seg.has(segflags::EVER_RETRANS) {
                 last_acked_rtt = Some(now_ns - seg.sent_ns);
             }
-            rate.on_delivered(tp, seg, now_ns);
-            rack_candidate(rack_newest, seg, now_ns, min_rtt);
+            if sampled {
+                rate.on_delivered(tp, seg, now_ns);
+            }
+            if rack {
+                rack_candidate(rack_newest, seg, now_ns, min_rtt);
+            }
         });
+        if !sampled {
+            // the segments the closure saw
+            rate.count_delivered(tp, acked.newly_delivered);
+        }
         let pkts_acked = acked.removed;
         let rtt_ns = self.rtt_sample(first, &acked, info, h, now_ns);
         let data_end = self.snd.write_end;
