@@ -306,6 +306,9 @@ def test_newcwv_fig3_explains_the_collapse_ratio_by_the_measured_off_periods():
 
     c = claim([("NewReno", "series", 0, 30, 0, float("nan")), ("newCWV", "series", 0, 31, 0, float("nan"))])
     assert not c.holds and c.verdict == "model" and "0 OFF periods" in c.reason
+    # a few OFF periods: at most that many restarts, too few to double the count
+    c = claim([("NewReno", "series", 0, 83, 4, 0.0), ("newCWV", "series", 0, 80, 4, 100.0)])
+    assert not c.holds and c.verdict == "model" and "only 4 times" in c.reason
     c = claim([("NewReno", "rotation", 0, 75, 74, 1.0), ("newCWV", "rotation", 0, 20, 74, 100.0)])
     assert not c.holds and c.verdict == "model" and "99 % of its 74 OFF periods" in c.reason
     c = claim([("NewReno", "rotation", 0, 40, 74, 1.0), ("newCWV", "rotation", 0, 20, 74, 100.0)])
