@@ -27,7 +27,10 @@ from pathlib import Path
 from ..sweep import Sweep
 from .base import Claim, Context, Experiment, with_readings
 
-CCS = {"Westwood+": "westwood+", "YeAH": "yeah", "CUBIC": "cubic", "Illinois": "illinois"}
+#: The server's algorithms, Linux 3.19's where haslab has the older rule: 3.19's CUBIC keeps its
+#: epoch through idle periods (`idle_shift = false`; Linux 4.2 moved it forward by the idle time)
+CCS = {"Westwood+": "westwood+", "YeAH": "yeah", "CUBIC": {"algorithm": "cubic", "idle_shift": False},
+       "Illinois": "illinois"}
 ABRS = {"Conventional": "conventional", "PANDA": "panda", "ELASTIC": "elastic"}
 #: the 20 Mbps direction that carries the video
 BOTTLENECK = "server->router"

@@ -46,7 +46,11 @@
 //! - RTO (`set_state(Loss)`): all CUBIC state is zeroed, W_max and delay_min included, and
 //!   HyStart restarts — after an RTO Linux CUBIC forgets W_max.
 //! - `TxStart` after idle (`cwnd_event`): the epoch start moves forward by the idle time, never
-//!   past now, so the curve does not jump after an OFF period (RFC 9438 §5.8).
+//!   past now, so the curve does not jump after an OFF period (RFC 9438 §5.8; Linux 4.2+,
+//!   "tcp_cubic: better follow cubic curve after idle period"). With `idle_shift` = false the
+//!   epoch stays where it was, as in Linux before 4.2 (3.19): the curve's time runs on through
+//!   the OFF period, so afterwards the target is far above cwnd and CUBIC grows as fast as it
+//!   may (`cnt` at its floor, 1.5× per round trip) until the next loss.
 //!
 //! Differences from Linux: time is the simulator's ns clock (jiffies = ms, RTTs in µs as
 //! Linux); K is an exact integer cube root where Linux uses a table and one Newton step
@@ -89,6 +93,9 @@ pub struct CubicConfig {
     pub hystart_delay_max: Duration,
     /// Initial ssthresh in segments when HyStart is off (0: the stack default, "infinite").
     pub initial_ssthresh: u32,
+    /// After an idle period, move the epoch start forward by the idle time (Linux 4.2+);
+    /// false keeps it (Linux before 4.2, e.g. 3.19).
+    pub idle_shift: bool,
 }
 
 impl Default for CubicConfig {
@@ -107,6 +114,7 @@ impl Default for CubicConfig {
             hystart_delay_min: Duration(4_000_000),
             hystart_delay_max: Duration(16_000_000),
             initial_ssthresh: 0,
+            idle_shift: true,
         }
     }
 }
@@ -474,7 +482,7 @@ impl CongestionControl for Cubic {
     }
 
     fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
-        if event == CaEvent::TxStart {
+        if event == CaEvent::TxStart && self.cfg.idle_shift {
             // application-limited (idle) for a while: shift the epoch to keep to the curve
             let now = jiffies(tp.now_ns);
             let delta = now.saturating_sub(jiffies(tp.last_send_ns));
@@ -683,29 +691,52 @@ mod tests {
         let rtt = 100 * MS;
         let run = |idle_ns: u64| {
             let mut cc = Cubic::new(Default::default());
-            let mut tp = ca_state(100, 1000);
-            tp.ssthresh_pkts = cc.ssthresh(&tp);
-            tp.cwnd_pkts = 70;
-            run_ca(&mut cc, &mut tp, 10 * S, 11 * S, rtt);
-            let before = tp.cwnd_pkts;
-            // idle: the last send was at 11 s; the next is idle_ns later
-            tp.last_send_ns = 11 * S;
-            tp.now_ns = 11 * S + idle_ns;
-            cc.cwnd_event(&mut tp, CaEvent::TxStart);
-            run_ca(
-                &mut cc,
-                &mut tp,
-                11 * S + idle_ns,
-                11 * S + idle_ns + S / 2,
-                rtt,
-            );
-            (before, tp.cwnd_pkts)
+            idle_run(&mut cc, idle_ns, rtt)
         };
         let (b0, a0) = run(0);
         let (b1, a1) = run(3 * S);
         assert_eq!(b0, b1);
         // after 3 s of idle the window grows as if the idle time had not passed
         assert!(a1.abs_diff(a0) <= 1, "no idle {a0}, 3 s idle {a1}");
+    }
+
+    /// Linux before 4.2 (`idle_shift = false`): the epoch stays through the idle period, so the
+    /// curve's time has run on: after 10 s of idle (K ≈ 4.2 s for W_max 100 from 70) the
+    /// target is far above cwnd and CUBIC grows at its fastest, one packet per two acked
+    /// (`cnt` floor 2), where the shifted epoch resumes the concave approach to W_max.
+    #[test]
+    fn before_linux_4_2_the_epoch_runs_on_through_idle() {
+        let rtt = 100 * MS;
+        let cfg = CubicConfig {
+            idle_shift: false,
+            ..Default::default()
+        };
+        let (b_keep, a_keep) = idle_run(&mut Cubic::new(cfg), 10 * S, rtt);
+        let (b_shift, a_shift) = idle_run(&mut Cubic::new(Default::default()), 10 * S, rtt);
+        assert_eq!(b_keep, b_shift);
+        // 0.5 s at 100 ms: five rounds; 1.5x per round from b_keep would be far past W_max
+        assert!(
+            a_keep > a_shift + 10 && a_keep > 100,
+            "kept epoch {a_keep}, shifted {a_shift} (from {b_keep})"
+        );
+    }
+
+    /// Congestion avoidance from cwnd 70 (W_max 100) for 1 s, an idle period of `idle_ns`,
+    /// then 0.5 s more: (cwnd before the idle period, cwnd at the end).
+    fn idle_run(cc: &mut Cubic, idle_ns: u64, rtt: u64) -> (u32, u32) {
+        {
+            let mut tp = ca_state(100, 1000);
+            tp.ssthresh_pkts = cc.ssthresh(&tp);
+            tp.cwnd_pkts = 70;
+            run_ca(cc, &mut tp, 10 * S, 11 * S, rtt);
+            let before = tp.cwnd_pkts;
+            // idle: the last send was at 11 s; the next is idle_ns later
+            tp.last_send_ns = 11 * S;
+            tp.now_ns = 11 * S + idle_ns;
+            cc.cwnd_event(&mut tp, CaEvent::TxStart);
+            run_ca(cc, &mut tp, 11 * S + idle_ns, 11 * S + idle_ns + S / 2, rtt);
+            (before, tp.cwnd_pkts)
+        }
     }
 
     fn ack_with_rtt(cc: &mut Cubic, tp: &mut CcState, rtt_ns: u64) {
