@@ -140,6 +140,15 @@ def test_the_kernels_receiver_is_linux_rules_and_on_is_noted():
     assert [n for n in old if "delayed ACKs" in n and "3.19" in n]
 
 
+def test_cubic_keeping_its_epoch_through_idle_is_noted_as_not_reproduced():
+    """The kernel's CUBIC shifts its epoch after idle (Linux 4.2+): `idle_shift = false` is
+    noted, the default is not."""
+    cubic = dumbbell().replace('cc = "newreno"', 'cc = "cubic"')
+    assert not [n for n in from_plan(haslab.validate(cubic)).notes if "idle_shift" in n]
+    old = dumbbell().replace('cc = "newreno"', 'cc = { algorithm = "cubic", idle_shift = false }')
+    assert [n for n in from_plan(haslab.validate(old)).notes if "idle_shift = false" in n]
+
+
 def test_loss_of_the_path_combines_the_links():
     text = dumbbell().replace('access_delay = "5ms"', 'access_delay = "5ms"\nbottleneck_loss = "1%"\naccess_loss = "1%"')
     cfg = from_plan(haslab.validate(text))
@@ -158,6 +167,8 @@ def test_loss_of_the_path_combines_the_links():
         (dumbbell(tcp='{ recovery_end = "new-ack" }'), "tcp.recovery_end"),
         (dumbbell(tcp='{ recovery_entry_cwnd = "min" }'), "tcp.recovery_entry_cwnd"),
         (dumbbell(tcp='{ ca_sample = "ns3" }'), "tcp.ca_sample"),
+        (dumbbell(tcp='{ cwnd_growth = "linux-3" }'), "cwnd_growth.*Linux 3.x"),
+        (dumbbell(tcp='{ cwnd_growth = "per-ack" }'), "cwnd_growth.*ns-3"),
         (dumbbell(tcp='{ recover_covers = "reach" }'), "tcp.recover_covers"),
         (dumbbell().replace('cc = "newreno"', 'cc = { algorithm = "tcphas", psi = 0.5 }'), "defaults"),
         (

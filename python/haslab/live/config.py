@@ -276,7 +276,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
             reject(key, "not implemented in live mode")
     if tcp.get("cwnd_clamp_rate") is not None:
         reject("cwnd_clamp_rate", "not implemented in live mode")
-    # the kernel's own rules (the ns-3 sender's alternatives have no sysctl)
+    # the kernel's own rules (the alternatives, ns-3's or an older Linux's, have no sysctl)
     for key, linux in (
         ("cwnd_growth", "per-packet"),
         ("growth_count", "delivered"),
@@ -298,7 +298,9 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("prr_variant", "linux"),
     ):
         if tcp.get(key, linux) != linux:
-            reject(key, f"the kernel has one rule: {linux!r} (Linux's; the others model ns-3)")
+            why = ("the other values model ns-3" if tcp[key] != "linux-3"
+                   else "\"linux-3\" is Linux 3.x's, which this kernel does not run")
+            reject(key, f"the kernel has one rule: {linux!r} ({why})")
     if tcp["recovery"] == "classic":
         notes.add("fast recovery: the kernel always uses PRR (RFC 6937); the simulator's default is classic")
     if tcp.get("ca_sample", "new-ack") == "ns3":
@@ -368,6 +370,9 @@ def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: 
     want = CC_DEFAULTS.get(cc)
     if want is None and cc in ("cubic", "bbr"):
         notes.add(f"{cc}: the kernel's own algorithm with its own constants, not the simulator's")
+        if cc == "cubic" and cfg.get("idle_shift") is False:
+            notes.add("cubic: idle_shift = false (Linux before 4.2) is not reproduced: the kernel's CUBIC "
+                      "moves its epoch forward after an idle period")
     elif cfg and cfg != want:
         diff = {k2: v for k2, v in cfg.items() if want.get(k2, object()) != v}
         if diff:
