@@ -390,7 +390,7 @@ fn household_players_default_to_the_linux_stack_of_the_testbed() {
         assert!(pl.tcp.sack && pl.tcp.tlp, "{}", pl.name);
         assert_eq!(pl.tcp.recovery, RecoveryMode::Prr);
         assert_eq!(pl.tcp.delayed_ack, DelayedAckMode::Linux3);
-        assert_eq!(pl.tcp.cwnd_growth, CwndGrowth::Linux3);
+        assert_eq!(pl.tcp.cwnd_growth, CwndGrowth::Linux319);
     }
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = { tlp = false, delayed_ack = \"on\" } }",

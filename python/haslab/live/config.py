@@ -298,8 +298,8 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("prr_variant", "linux"),
     ):
         if tcp.get(key, linux) != linux:
-            why = ("the other values model ns-3" if tcp[key] != "linux-3"
-                   else "\"linux-3\" is Linux 3.x's, which this kernel does not run")
+            why = ("the other values model ns-3" if tcp[key] not in ("linux-3", "linux-3.19")
+                   else f"{tcp[key]!r} is Linux 3.x's, which this kernel does not run")
             reject(key, f"the kernel has one rule: {linux!r} ({why})")
     if tcp["recovery"] == "classic":
         notes.add("fast recovery: the kernel always uses PRR (RFC 6937); the simulator's default is classic")

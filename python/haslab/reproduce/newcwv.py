@@ -18,7 +18,7 @@ were lost). "Data per second" is the bytes the server put on the wire per second
 
 Every connection (DASH and FTP, both ends) runs the test bed's Linux 3.12+ defaults under its
 transport (:data:`LINUX_STACK`: SACK, PRR, tail loss probes, Linux 3.x delayed ACKs, Reno's
-increase one per ACK as before Linux 4.0), since §3's hosts are Linux machines. Three readings
+increase one per ACK as in Linux 3.13-3.18), since §3's hosts are Linux machines. Three readings
 (`reading` column), the first the default:
 
 - **series** (default): one after another, each for 160 s of video (80 segments;
@@ -60,8 +60,10 @@ ROTATION = {"preset.player.connection": "rotate", "preset.player.connections": 4
 #: with Linux 3.12's FQ pacing (§3), so Linux 3.12+ defaults for every connection (DASH and FTP,
 #: sender and receiver) under the transport's own keys: SACK (`tcp_sack` = 1), PRR (Linux 3.2+,
 #: its form before 4.3), tail loss probes (`tcp_early_retrans` = 3, Linux 3.10+; haslab's probe
-#: is RACK-TLP), Linux 3.x's delayed-ACK rules and its cwnd growth before 4.0 (Reno's additive
-#: increase one per ACK; the paper is of 2014, before Linux 4.0). haslab's own defaults (no SACK,
+#: is RACK-TLP), Linux 3.x's delayed-ACK rules and the cwnd growth of 3.13-3.18
+#: (`cwnd_growth = "linux-3"`: Reno's additive increase one per ACK, slow start to ssthresh + 1;
+#: the paper is of early 2014, when 3.12 and 3.13 were the kernels with FQ; 3.12's slow start
+#: also counted ACKs, not packets, which haslab does not model). haslab's own defaults (no SACK,
 #: RFC 5681 delayed ACKs, growth by packets) are the other reading.
 LINUX_STACK = {"defaults.tcp.sack": True, "defaults.tcp.recovery": "prr", "defaults.tcp.prr_variant": "linux-3",
                "defaults.tcp.tlp": True, "defaults.tcp.delayed_ack": "linux-3", "defaults.tcp.cwnd_growth": "linux-3"}
@@ -514,8 +516,8 @@ NOTES = (
     "rate choice; the three named transports `newreno-linux`, `newcwv`, `newcwv-paced` (and, in Figs. 4, 5 and "
     "8, `newcwv-paced-linux`: Linux's pacing rate, 200 % of cwnd/RTT in slow start and 120 % in congestion "
     "avoidance, reported in the notes). Every connection runs the test bed's Linux 3.12+ defaults under its "
-    "transport (SACK, PRR, tail loss probes, Linux 3.x delayed ACKs, Reno's increase one per ACK as before "
-    "Linux 4.0: \"Clients and servers used the Linux operating system\", §3). Three readings: **series** (default; the four connections one after "
+    "transport (SACK, PRR, tail loss probes, Linux 3.x delayed ACKs, Reno's increase one per ACK as in "
+    "Linux 3.13-3.18: \"Clients and servers used the Linux operating system\", §3). Three readings: **series** (default; the four connections one after "
     "another, 160 s of video each, §4's Fig. 3 text), **rotation** (all four used in turn) and **no-sack** "
     "(series on haslab's own defaults: no SACK, RFC 5681 delayed ACKs, growth by packets); every claim says how it fares under "
     "each. Losses per second = the DASH server's data segments dropped at the "

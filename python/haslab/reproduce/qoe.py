@@ -442,7 +442,7 @@ def _experiment(env: int) -> Experiment:
             "paper gives neither: the full form runs RTT 10, 20, 50, 100 ms × queue 100, 1000 packets, the quick "
             "form RTT 20, 100 ms × the same queues); verdicts are taken at 20 ms and 1000 packets, and each claim "
             "says in how many settings it holds. The figure shows the default setting. The players' connections use the "
-            "preset's Linux 3.19-like sender (SACK, PRR, TLP, Linux idle restart, cwnd growth before Linux 4.0; "
+            "preset's Linux 3.19-like sender (SACK, PRR, TLP, Linux idle restart, 3.19's cwnd growth, `cwnd_growth = \"linux-3.19\"`; "
             "CUBIC's epoch kept through idle periods, `idle_shift = false`, as before Linux 4.2) and "
             "the viewers Linux 3.19's "
             "delayed-ACK rules (`delayed_ack = \"linux-3\"`; docs/topologies.md), as the paper's Ubuntu 15.04 "

@@ -130,16 +130,24 @@ pub enum CwndGrowth {
     /// RFC 5681 §3.1 without byte counting. With delayed ACKs slow start grows ≈ 1.5× per RTT
     /// and congestion avoidance half a packet per RTT.
     PerAck,
-    /// Linux before 4.0 (e.g. 3.19): slow start counts the packets the ACK delivered
-    /// (`tcp_slow_start(tp, acked)`, Linux 3.13+), but Reno's additive increase counts the ACK
-    /// once, whatever it covers (`tcp_cong_avoid_ai(tp, w)` added one to `snd_cwnd_cnt` per
-    /// call), and an ACK that ends slow start grows nothing more. The algorithms built on
-    /// Reno's increase (NewReno, Westwood+, YeAH's Reno mode) follow it; CUBIC, Illinois and
-    /// YeAH's Scalable mode counted packets then too (CUBIC through its estimate of packets per
-    /// ACK, `delayed_ack`), and are unchanged. Linux 4.0's stretch-ACK fixes ("tcp: fix the
-    /// timid additive increase on stretch ACKs") made every increase count packets.
+    /// Linux 3.13-3.18: slow start counts the packets the ACK delivered
+    /// (`tcp_slow_start(tp, acked)`, from 3.13) while cwnd ≤ ssthresh and stops at ssthresh + 1,
+    /// handing nothing over; Reno's additive increase counts the ACK once, whatever it covers
+    /// (`tcp_cong_avoid_ai(tp, w)`, one per call: w + 1 ACKs a packet). NewReno, Westwood+ and
+    /// YeAH's Reno mode follow it; CUBIC (which then scaled its increase by an estimate of
+    /// packets per ACK, not modelled), Illinois and YeAH's Scalable mode count packets. Source:
+    /// net/ipv4/tcp_cong.c of 3.13-3.15 (`tcp_reno_cong_avoid(sk, ack, acked, in_flight)`).
     #[serde(rename = "linux-3")]
     Linux3,
+    /// Linux 3.19: the stretch-ACK form of `tcp_cong_avoid_ai(tp, w, acked)` is in the 3.19
+    /// tree, so Reno, Westwood+ and CUBIC count packets, with slow start's leftover handed to
+    /// the increase; what is left of 3.x is the slow-start boundary (cwnd ≤ ssthresh, up to
+    /// ssthresh + 1, for every algorithm) and YeAH's own rules: one per ACK in its Reno mode
+    /// (`tcp_cong_avoid_ai(tp, tp->snd_cwnd, 1)`), a packet when the Scalable count exceeds
+    /// min(cwnd, 100), and no leftover after slow start (nor for Illinois). Source: the 3.19
+    /// tree's net/ipv4/tcp_cong.c, tcp_cubic.c, tcp_yeah.c, tcp_illinois.c.
+    #[serde(rename = "linux-3.19")]
+    Linux319,
 }
 
 /// Which ACKs grow cwnd, and how many segments each counts for (before [`CwndGrowth`] maps the
@@ -498,8 +506,9 @@ pub struct TcpConfig {
     pub rto_ssthresh: RtoSsthresh,
     /// What an ACK counts for in cwnd growth: `per-packet` (default, Linux: the packets
     /// `growth_count` counts), `per-ack` (ns-3's TcpNewReno: one packet per ACK of new data
-    /// that counts any) or `linux-3` (Linux before 4.0: packets in slow start, one per ACK in
-    /// Reno's additive increase).
+    /// that counts any), `linux-3` (Linux 3.13-3.18: packets in slow start, one per ACK in
+    /// Reno's additive increase) or `linux-3.19` (Linux 3.19: packets, 3.x's slow-start
+    /// boundary, YeAH's per-ACK Reno mode).
     pub cwnd_growth: CwndGrowth,
     /// Which ACKs grow cwnd and what each counts: `delivered` (default, Linux: the packets it
     /// newly delivered) or `cumulative` (ns-3's `ProcessAck`: the segments the cumulative ACK

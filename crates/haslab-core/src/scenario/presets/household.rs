@@ -23,8 +23,10 @@
 //! net/ipv4/tcp_input.c before 4.3) and tail loss probes (`tcp_early_retrans = 3`;
 //! haslab's probe is RACK-TLP, RFC 8985, which Linux gained in 4.4 — the 3.19 probe differs in
 //! that loss marking after it is still by duplicate ACKs), with Linux's restart after idle and
-//! 3.19's cwnd growth (`cwnd_growth = "linux-3"`: Reno's additive increase, under Westwood+ and
-//! YeAH's Reno mode, counts ACKs, not packets, before Linux 4.0's stretch-ACK fixes),
+//! 3.19's cwnd growth (`cwnd_growth = "linux-3.19"`: the 3.19 tree already counts packets in
+//! Reno's and CUBIC's increase — `tcp_cong_avoid_ai(tp, w, acked)`, the stretch-ACK form —
+//! but its algorithms stay in slow start while cwnd ≤ ssthresh and stop it at ssthresh + 1,
+//! and YeAH's Reno mode still counts one per ACK),
 //! and the viewers acknowledge as Linux 3.19 receivers (`delayed_ack = "linux-3"`: quick ACKs at
 //! a connection's first data and after a gap longer than the RTO, every second segment
 //! otherwise, the adaptive timeout, interactive mode after a request sent within it; haslab's
@@ -114,7 +116,7 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     x.slot_tcp("tlp", json!(true));
     x.slot_tcp("idle_restart", json!("linux"));
     x.slot_tcp("delayed_ack", json!("linux-3"));
-    x.slot_tcp("cwnd_growth", json!("linux-3"));
+    x.slot_tcp("cwnd_growth", json!("linux-3.19"));
     if env == 4 {
         x.loss_event("router->server", 0.5, 30_000_000_000, 31_000_000_000);
     }

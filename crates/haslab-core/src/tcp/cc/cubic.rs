@@ -464,7 +464,7 @@ impl CongestionControl for Cubic {
             return;
         }
         let mut acked = acked_pkts;
-        if tp.in_slow_start() {
+        if tp.growth_in_slow_start() {
             acked = tp.slow_start(acked);
             if acked == 0 {
                 return;
@@ -508,7 +508,7 @@ impl CongestionControl for Cubic {
         if self.delay_min_us == 0 || self.delay_min_us > delay_us {
             self.delay_min_us = delay_us;
         }
-        if !self.found && tp.in_slow_start() && self.cfg.hystart {
+        if !self.found && tp.growth_in_slow_start() && self.cfg.hystart {
             self.hystart_update(tp, delay_us);
         }
     }

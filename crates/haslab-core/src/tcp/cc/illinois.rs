@@ -224,7 +224,7 @@ impl CongestionControl for Illinois {
         if !tp.is_cwnd_limited() {
             return;
         }
-        if tp.in_slow_start() {
+        if tp.growth_in_slow_start() {
             tp.slow_start(acked_pkts);
         } else {
             // cwnd += α/cwnd per acked packet

@@ -107,6 +107,27 @@ pub struct AppData {
     pub encoding_bitrates_bps: Vec<u64>,
 }
 
+/// Linux 3.x's rules of cwnd growth, where they differ from Linux 4.3+ (`cwnd_growth`,
+/// tcp/config.rs). In both, the algorithms grow in slow start while `snd_cwnd <= snd_ssthresh`
+/// and slow start stops at ssthresh + 1 (net/ipv4/tcp_cong.c `tcp_slow_start`, the same in
+/// the 3.13-3.15 and 3.19 sources), where Linux 6.18 stops at ssthresh and leaves slow start
+/// on reaching it (`tcp_in_slow_start`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linux3Growth {
+    /// Linux 6.18's rules (and ns-3's).
+    None,
+    /// Linux 3.13-3.18: slow start counts packets (`tcp_slow_start(tp, acked)`) and hands
+    /// nothing over; Reno's additive increase (NewReno, Westwood+, YeAH's Reno mode) counts
+    /// ACKs, `tcp_cong_avoid_ai(tp, w)` once per ACK, w + 1 ACKs a packet.
+    Before319,
+    /// Linux 3.19: `tcp_reno_cong_avoid` counts packets and hands slow start's leftover to the
+    /// increase (`tcp_cong_avoid_ai(tp, w, acked)`, the stretch-ACK form, in the 3.19 tree);
+    /// YeAH still counts one per ACK in its Reno mode (`tcp_cong_avoid_ai(tp, snd_cwnd, 1)`)
+    /// and its Scalable mode adds a packet when the count exceeds min(cwnd, 100), then clears
+    /// it; YeAH and Illinois hand slow start's leftover to nothing.
+    Linux319,
+}
+
 /// The part of the connection an algorithm sees (Linux `struct tcp_sock` subset).
 #[derive(Clone, Debug)]
 pub struct CcState {
@@ -120,9 +141,9 @@ pub struct CcState {
     /// [`CcState::cong_avoid_ai`]. Set by `window_accounting = "bytes"` with
     /// `cwnd_growth = "per-ack"`.
     pub ack_bytes_growth: bool,
-    /// Linux before 4.0 (`cwnd_growth = "linux-3"`): Reno's additive increase counts each ACK
-    /// once, and slow start carries nothing over into congestion avoidance ([`CcState::reno_grow`]).
-    pub ai_per_ack: bool,
+    /// Linux 3.x's growth rules (`cwnd_growth = "linux-3"` or `"linux-3.19"`), see
+    /// [`Linux3Growth`]; `None` for Linux 6.18 (and ns-3).
+    pub linux3: Linux3Growth,
     /// With `ack_bytes_growth`: the bytes of growth since the last whole segment, valid while
     /// cwnd is still [`CcState::ack_credit_cwnd_pkts`] (any other change of cwnd, a reduction
     /// or a slow-start step, drops it).
@@ -187,7 +208,7 @@ impl CcState {
             ssthresh_pkts: TCP_INFINITE_SSTHRESH,
             cwnd_cnt: 0,
             ack_bytes_growth: false,
-            ai_per_ack: false,
+            linux3: Linux3Growth::None,
             ack_credit_bytes: 0,
             ack_credit_cwnd_pkts: 0,
             cwnd_clamp_pkts: u32::MAX / 2,
@@ -246,10 +267,29 @@ impl CcState {
         self.in_slow_start() && self.cwnd_pkts < 2 * self.max_packets_out
     }
 
+    /// Whether the algorithms' growth is in slow start: Linux `tcp_in_slow_start` (cwnd <
+    /// ssthresh, Linux 4.3+), or with [`CcState::linux3`] the test the 3.x algorithms made
+    /// themselves, `snd_cwnd <= snd_ssthresh` (3.13-3.19 `tcp_reno_cong_avoid`,
+    /// `bictcp_cong_avoid`, `tcp_illinois_cong_avoid`, `tcp_yeah_cong_avoid`).
+    #[inline]
+    pub fn growth_in_slow_start(&self) -> bool {
+        if self.linux3 == Linux3Growth::None {
+            self.cwnd_pkts < self.ssthresh_pkts
+        } else {
+            self.cwnd_pkts <= self.ssthresh_pkts
+        }
+    }
+
     /// Linux `tcp_slow_start`: cwnd grows by the packets acked, up to ssthresh; returns the
-    /// acked packets left over for congestion avoidance.
+    /// acked packets left over for congestion avoidance. With [`CcState::linux3`], up to
+    /// ssthresh + 1 (3.13-3.19: `if (cwnd > tp->snd_ssthresh) cwnd = tp->snd_ssthresh + 1`).
     pub fn slow_start(&mut self, acked_pkts: u32) -> u32 {
-        let cwnd = (self.cwnd_pkts.saturating_add(acked_pkts)).min(self.ssthresh_pkts);
+        let cap = if self.linux3 == Linux3Growth::None {
+            self.ssthresh_pkts
+        } else {
+            self.ssthresh_pkts.saturating_add(1)
+        };
+        let cwnd = (self.cwnd_pkts.saturating_add(acked_pkts)).min(cap);
         let used = cwnd - self.cwnd_pkts;
         self.cwnd_pkts = cwnd.min(self.cwnd_clamp_pkts);
         acked_pkts - used
@@ -257,29 +297,36 @@ impl CcState {
 
     /// Reno growth, the body of Linux `tcp_reno_cong_avoid` without its cwnd-limited gate:
     /// slow start up to ssthresh, then one packet per window of packets acked. With
-    /// [`CcState::ai_per_ack`] (Linux before 4.0), one packet per window of ACKs, and the ACK
-    /// that slow start uses grows nothing more.
+    /// [`Linux3Growth::Before319`], slow start or the additive increase counted once per ACK
+    /// ([`CcState::cong_avoid_ai_per_ack`]); with [`Linux3Growth::Linux319`], 3.19's packets
+    /// with 3.x's slow-start boundary.
     pub fn reno_grow(&mut self, acked_pkts: u32) {
         let mut acked = acked_pkts;
-        if self.in_slow_start() {
+        if self.growth_in_slow_start() {
             acked = self.slow_start(acked);
-            if acked == 0 || self.ai_per_ack {
+            if acked == 0 || self.linux3 == Linux3Growth::Before319 {
                 return;
             }
         }
         let w = self.cwnd_pkts;
-        let acked = self.reno_ai_count(acked);
-        self.cong_avoid_ai(w, acked);
+        if self.linux3 == Linux3Growth::Before319 {
+            self.cong_avoid_ai_per_ack(w);
+        } else {
+            self.cong_avoid_ai(w, acked);
+        }
     }
 
-    /// What Reno's additive increase counts for an ACK of `acked_pkts` packets: the packets, or
-    /// one with [`CcState::ai_per_ack`] (Linux before 4.0).
-    #[inline]
-    pub fn reno_ai_count(&self, acked_pkts: u32) -> u32 {
-        if self.ai_per_ack {
-            acked_pkts.min(1)
+    /// Linux 3.13-3.18 `tcp_cong_avoid_ai(tp, w)`, one call per ACK whatever it covers: the
+    /// call that finds `snd_cwnd_cnt` at `w` adds the packet and clears the count, any other
+    /// adds one to the count, so a packet takes w + 1 ACKs.
+    pub fn cong_avoid_ai_per_ack(&mut self, w: u32) {
+        if self.cwnd_cnt >= w {
+            if self.cwnd_pkts < self.cwnd_clamp_pkts {
+                self.cwnd_pkts += 1;
+            }
+            self.cwnd_cnt = 0;
         } else {
-            acked_pkts
+            self.cwnd_cnt += 1;
         }
     }
 
@@ -522,34 +569,81 @@ mod tests {
         assert_eq!(tp.cwnd_cnt, 3);
     }
 
-    /// Linux before 4.0 (`cwnd_growth = "linux-3"`): `tcp_reno_cong_avoid` ran either
-    /// `tcp_slow_start(tp, acked)` or `tcp_cong_avoid_ai(tp, snd_cwnd)`, the latter adding one
-    /// to `snd_cwnd_cnt` per call; so a window of two-packet (delayed) ACKs grows cwnd by half
-    /// a packet, and the ACK that crosses ssthresh carries nothing over.
+    /// Linux 3.13-3.18 (`cwnd_growth = "linux-3"`): `tcp_reno_cong_avoid` ran either
+    /// `tcp_slow_start(tp, acked)` (while cwnd ≤ ssthresh, up to ssthresh + 1) or
+    /// `tcp_cong_avoid_ai(tp, snd_cwnd)`, the latter adding one to `snd_cwnd_cnt` per call and
+    /// the packet on the call after the count reached w; so a window of two-packet (delayed)
+    /// ACKs grows cwnd by about half a packet, and the ACK that crosses ssthresh carries
+    /// nothing over.
     #[test]
-    fn before_linux_4_reno_increases_once_per_window_of_acks() {
+    fn linux_3_13_to_3_18_reno_increases_once_per_window_of_acks_and_one() {
         let mut tp = CcState::new(10, 1448);
-        tp.ai_per_ack = true;
+        tp.linux3 = Linux3Growth::Before319;
         tp.ssthresh_pkts = 12;
         tp.reno_grow(5);
-        assert_eq!((tp.cwnd_pkts, tp.cwnd_cnt), (12, 0), "no leftover");
+        assert_eq!(
+            (tp.cwnd_pkts, tp.cwnd_cnt),
+            (13, 0),
+            "ssthresh + 1, no leftover"
+        );
         tp.ssthresh_pkts = 10;
         tp.cwnd_pkts = 20;
-        for _ in 0..10 {
-            tp.reno_grow(2); // a window of 20 packets in delayed ACKs
+        for _ in 0..20 {
+            tp.reno_grow(2); // two windows of 20 packets in delayed ACKs
         }
-        assert_eq!((tp.cwnd_pkts, tp.cwnd_cnt), (20, 10));
-        for _ in 0..10 {
-            tp.reno_grow(2);
-        }
-        assert_eq!(tp.cwnd_pkts, 21, "two windows of delayed ACKs: one packet");
-        // Linux 4.0+: packets
+        assert_eq!(
+            (tp.cwnd_pkts, tp.cwnd_cnt),
+            (20, 20),
+            "w ACKs fill the count"
+        );
+        tp.reno_grow(2);
+        assert_eq!(
+            (tp.cwnd_pkts, tp.cwnd_cnt),
+            (21, 0),
+            "the next one adds the packet"
+        );
+        // Linux 6.18: packets, and slow start stops at ssthresh with the leftover handed on
         let mut now = CcState::new(20, 1448);
         now.ssthresh_pkts = 10;
         for _ in 0..10 {
             now.reno_grow(2);
         }
         assert_eq!(now.cwnd_pkts, 21);
+        let mut ss = CcState::new(10, 1448);
+        ss.ssthresh_pkts = 12;
+        ss.reno_grow(5);
+        assert_eq!((ss.cwnd_pkts, ss.cwnd_cnt), (12, 3));
+    }
+
+    /// Linux 3.19 (`cwnd_growth = "linux-3.19"`): the 3.19 tree's `tcp_reno_cong_avoid` counts
+    /// packets and hands slow start's leftover on (`acked = tcp_slow_start(tp, acked); if
+    /// (!acked) return; tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked)`), with 3.x's boundary: at
+    /// cwnd = ssthresh (as after a recovery) it is still slow start, and the first ACK adds
+    /// a packet at once.
+    #[test]
+    fn linux_3_19_reno_counts_packets_but_slow_start_reaches_ssthresh_plus_one() {
+        let mut tp = CcState::new(10, 1448);
+        tp.linux3 = Linux3Growth::Linux319;
+        tp.ssthresh_pkts = 12;
+        tp.reno_grow(5);
+        assert_eq!(
+            (tp.cwnd_pkts, tp.cwnd_cnt),
+            (13, 2),
+            "ssthresh + 1, leftover 2"
+        );
+        // after a reduction to ssthresh, one ACK of two packets
+        let (mut old, mut now) = (CcState::new(20, 1448), CcState::new(20, 1448));
+        old.linux3 = Linux3Growth::Linux319;
+        for tp in [&mut old, &mut now] {
+            tp.ssthresh_pkts = 20;
+            tp.reno_grow(2);
+        }
+        assert_eq!((old.cwnd_pkts, old.cwnd_cnt), (21, 1));
+        assert_eq!((now.cwnd_pkts, now.cwnd_cnt), (20, 2));
+        assert!(
+            !old.growth_in_slow_start(),
+            "above ssthresh: congestion avoidance"
+        );
     }
 
     /// With `ack_bytes_growth`, congestion avoidance follows ns-3's byte cwnd ACK by ACK:

@@ -34,7 +34,7 @@
 //! Differences from Linux: none intended beyond ns time. ns-3's TcpYeah computes the loss
 //! reduction from bytes in flight instead of cwnd (ns-3 tcp-yeah.cc, GetSsThresh).
 
-use super::{AckSample, CaEvent, CaState, CcState, CongestionControl};
+use super::{AckSample, CaEvent, CaState, CcState, CongestionControl, Linux3Growth};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -228,22 +228,38 @@ impl CongestionControl for Yeah {
             return;
         }
         let mut acked = acked_pkts;
-        if tp.in_slow_start() {
+        let linux3 = tp.linux3;
+        if tp.growth_in_slow_start() {
             acked = tp.slow_start(acked);
-            if tp.ai_per_ack {
-                // Linux before 4.0: slow start or the increase, one per ACK
+            if linux3 != Linux3Growth::None {
+                // Linux 3.x: slow start or the increase, never both on one ACK
                 acked = 0;
             }
         }
         if acked > 0 {
-            let (w, counted) = if self.doing_reno_now == 0 {
-                // Scalable: packets, in every Linux
-                (tp.cwnd_pkts.min(self.cfg.scalable_ai_cnt), acked)
+            if self.doing_reno_now == 0 {
+                let w = tp.cwnd_pkts.min(self.cfg.scalable_ai_cnt);
+                if linux3 == Linux3Growth::None {
+                    // Scalable: packets, `tcp_cong_avoid_ai`
+                    tp.cong_avoid_ai(w, acked);
+                } else {
+                    // Linux 3.x: `snd_cwnd_cnt += pkts_acked`, a packet once it exceeds w
+                    tp.cwnd_cnt += acked;
+                    if tp.cwnd_cnt > w {
+                        if tp.cwnd_pkts < tp.cwnd_clamp_pkts {
+                            tp.cwnd_pkts += 1;
+                        }
+                        tp.cwnd_cnt = 0;
+                    }
+                }
             } else {
-                // Reno: `tcp_cong_avoid_ai`, one per ACK before Linux 4.0
-                (tp.cwnd_pkts, tp.reno_ai_count(acked))
-            };
-            tp.cong_avoid_ai(w, counted);
+                // Reno: packets in Linux 6.18, one per ACK in 3.x
+                match linux3 {
+                    Linux3Growth::None => tp.cong_avoid_ai(tp.cwnd_pkts, acked),
+                    Linux3Growth::Before319 => tp.cong_avoid_ai_per_ack(tp.cwnd_pkts),
+                    Linux3Growth::Linux319 => tp.cong_avoid_ai(tp.cwnd_pkts, 1),
+                }
+            }
         }
         if tp.snd_una_bytes > self.beg_snd_nxt {
             self.end_of_round(tp);
@@ -377,11 +393,13 @@ mod tests {
         assert!(!f.cc.slow_mode());
     }
 
+    /// Linux 3.x `tcp_yeah_cong_avoid` (the 3.19 tree): the Reno mode calls
+    /// `tcp_cong_avoid_ai(tp, tp->snd_cwnd, 1)`, one per ACK (3.13-3.18: `tcp_cong_avoid_ai(tp,
+    /// w)`, w + 1 ACKs a packet); the Scalable mode adds `pkts_acked` to `snd_cwnd_cnt` and a
+    /// packet once the count exceeds min(cwnd, 100), clearing it.
     #[test]
-    fn before_linux_4_the_reno_mode_counts_acks_and_the_scalable_mode_packets() {
-        // Linux 3.19 tcp_yeah_cong_avoid: Scalable adds yeah->pkts_acked to snd_cwnd_cnt, Reno
-        // calls tcp_cong_avoid_ai(tp, snd_cwnd), one per ACK (`cwnd_growth = "linux-3"`)
-        let slow_flow = || {
+    fn linux_3_the_reno_mode_counts_acks_and_the_scalable_mode_packets() {
+        let slow_flow = |linux3| {
             let mut f = Flow::new(40);
             f.round(100 * MS);
             f.round(100 * MS);
@@ -389,31 +407,43 @@ mod tests {
             f.round(115 * MS);
             assert!(f.cc.slow_mode());
             f.tp.cwnd_cnt = 0;
+            f.tp.ssthresh_pkts = 2; // congestion avoidance under either boundary
+            f.tp.linux3 = linux3;
             f
         };
-        let (mut slow, mut packets) = (slow_flow(), slow_flow());
-        let mut fast = Flow::new(200);
-        fast.round(100 * MS);
-        assert!(!fast.cc.slow_mode());
-        for f in [&mut slow, &mut fast] {
-            f.tp.ai_per_ack = true;
-            f.tp.cwnd_cnt = 0;
+        let mut early = slow_flow(Linux3Growth::Before319);
+        let mut v319 = slow_flow(Linux3Growth::Linux319);
+        let mut packets = slow_flow(Linux3Growth::None);
+        let reno0 = early.tp.cwnd_pkts;
+        // 2·reno0 + 1 ACKs of two packets: +1 per w + 1 ACKs (3.13-3.18), +1 per w ACKs
+        // (3.19), +1 per w packets (6.18)
+        for _ in 0..2 * reno0 + 1 {
+            for f in [&mut early, &mut v319, &mut packets] {
+                f.cc.cong_avoid(&mut f.tp, 2);
+            }
         }
-        let (reno0, scalable0) = (slow.tp.cwnd_pkts, fast.tp.cwnd_pkts);
-        // two windows of packets in two-packet ACKs: +1 per window of ACKs (Reno0 of them, then
-        // reno0 + 1), where counting packets gives +1 per window of packets
-        for _ in 0..2 * reno0 {
-            slow.cc.cong_avoid(&mut slow.tp, 2);
-            packets.cc.cong_avoid(&mut packets.tp, 2);
-        }
-        assert_eq!(slow.tp.cwnd_pkts, reno0 + 1);
+        assert_eq!(early.tp.cwnd_pkts, reno0 + 1);
+        assert_eq!(v319.tp.cwnd_pkts, reno0 + 2);
         assert_eq!(packets.tp.cwnd_pkts, reno0 + 3);
-        // Scalable: 200 packets in 100 ACKs, +1 per min(cwnd, 100) packets (one per ACK would
-        // give +1)
+        // Scalable: 200 packets in 100 two-packet ACKs at cwnd 200: 6.18 adds one per 100
+        // packets, 3.x one when the count exceeds 100 (51 ACKs), then from zero again
+        let fast_flow = |linux3| {
+            let mut fast = Flow::new(200);
+            fast.round(100 * MS);
+            assert!(!fast.cc.slow_mode());
+            fast.tp.cwnd_cnt = 0;
+            fast.tp.ssthresh_pkts = 2;
+            fast.tp.linux3 = linux3;
+            fast
+        };
+        let (mut old, mut now) = (fast_flow(Linux3Growth::Linux319), fast_flow(Linux3Growth::None));
+        let scalable0 = now.tp.cwnd_pkts;
         for _ in 0..100 {
-            fast.cc.cong_avoid(&mut fast.tp, 2);
+            old.cc.cong_avoid(&mut old.tp, 2);
+            now.cc.cong_avoid(&mut now.tp, 2);
         }
-        assert_eq!(fast.tp.cwnd_pkts, scalable0 + 2);
+        assert_eq!(now.tp.cwnd_pkts, scalable0 + 2);
+        assert_eq!((old.tp.cwnd_pkts, old.tp.cwnd_cnt), (scalable0 + 1, 98));
     }
 
     #[test]

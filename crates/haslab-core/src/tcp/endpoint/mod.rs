@@ -303,7 +303,11 @@ impl Endpoint {
         let mut tp = CcState::new(cfg.initial_cwnd, cfg.mss);
         tp.ack_bytes_growth = cfg.window_accounting == super::config::WindowAccounting::Bytes
             && cfg.cwnd_growth == super::config::CwndGrowth::PerAck;
-        tp.ai_per_ack = cfg.cwnd_growth == super::config::CwndGrowth::Linux3;
+        tp.linux3 = match cfg.cwnd_growth {
+            super::config::CwndGrowth::Linux3 => crate::tcp::cc::Linux3Growth::Before319,
+            super::config::CwndGrowth::Linux319 => crate::tcp::cc::Linux3Growth::Linux319,
+            _ => crate::tcp::cc::Linux3Growth::None,
+        };
         let rtt = RttEstimator::new(
             cfg.initial_rto.0,
             cfg.min_rto.0,

@@ -440,7 +440,7 @@ impl Endpoint {
     pub(super) fn grow(&mut self, acked_pkts: u32) {
         if acked_pkts > 0 && !self.cc_controls && self.cwv.allow_cwnd_growth(&self.tp) {
             let counted = match self.cfg.cwnd_growth {
-                CwndGrowth::PerPacket | CwndGrowth::Linux3 => acked_pkts,
+                CwndGrowth::PerPacket | CwndGrowth::Linux3 | CwndGrowth::Linux319 => acked_pkts,
                 CwndGrowth::PerAck => 1,
             };
             self.cc.cong_avoid(&mut self.tp, counted);
