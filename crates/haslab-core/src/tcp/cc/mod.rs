@@ -107,7 +107,7 @@ pub struct AppData {
     pub encoding_bitrates_bps: Vec<u64>,
 }
 
-/// Linux 3.x's rules of cwnd growth, where they differ from Linux 4.3+ (`cwnd_growth`,
+/// Linux 3.x's rules of cwnd growth, where they differ from Linux 6.18's (`cwnd_growth`,
 /// tcp/config.rs). In both, the algorithms grow in slow start while `snd_cwnd <= snd_ssthresh`
 /// and slow start stops at ssthresh + 1 (net/ipv4/tcp_cong.c `tcp_slow_start`, the same in
 /// the 3.13-3.15 and 3.19 sources), where Linux 6.18 stops at ssthresh and leaves slow start
@@ -268,7 +268,7 @@ impl CcState {
     }
 
     /// Whether the algorithms' growth is in slow start: Linux `tcp_in_slow_start` (cwnd <
-    /// ssthresh, Linux 4.3+), or with [`CcState::linux3`] the test the 3.x algorithms made
+    /// ssthresh, Linux 6.18), or with [`CcState::linux3`] the test the 3.x algorithms made
     /// themselves, `snd_cwnd <= snd_ssthresh` (3.13-3.19 `tcp_reno_cong_avoid`,
     /// `bictcp_cong_avoid`, `tcp_illinois_cong_avoid`, `tcp_yeah_cong_avoid`).
     #[inline]
