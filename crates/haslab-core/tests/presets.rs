@@ -285,6 +285,54 @@ fn household_environments_follow_the_qoe_paper() {
     run_plan(&p, &RunOptions::default()).unwrap();
 }
 
+/// `start_jitter`: each viewer starts within [its time, its time + jitter), one draw per
+/// viewer from the scenario's seed, the same for the same seed; the player follows its slot;
+/// without it the starts are the paper's.
+#[test]
+fn household_start_jitter_draws_each_viewers_start_from_the_seed() {
+    let min = 60 * S;
+    let starts = |seed: u64, extra: &str| -> Vec<u64> {
+        let text = format!(
+            "seed = {seed}\nduration = \"600s\"\n[preset]\nname = \"household\"\nenvironment = 2\n\
+             player = {{ abr = \"panda\", video = \"qoe\" }}\n{extra}"
+        );
+        let p = plan_from_toml(&text).unwrap();
+        let slots = &p.preset.as_ref().unwrap().player_slots;
+        for (pl, sl) in p.players.iter().zip(slots) {
+            assert_eq!(pl.start_ns, sl.start_ns);
+        }
+        slots.iter().map(|sl| sl.start_ns).collect()
+    };
+    let paper: Vec<u64> = (0..5).map(|i| i * 2 * min).collect();
+    assert_eq!(starts(1, ""), paper);
+    assert_eq!(starts(1, "start_jitter = \"0s\""), paper);
+    let a = starts(1, "start_jitter = \"1s\"");
+    for (t, p0) in a.iter().zip(&paper) {
+        assert!(*t >= *p0 && *t < p0 + S, "{t} not within 1 s after {p0}");
+    }
+    let offsets: Vec<u64> = a.iter().zip(&paper).map(|(t, p0)| t - p0).collect();
+    assert!(offsets.windows(2).any(|w| w[0] != w[1]), "{offsets:?}");
+    assert_eq!(a, starts(1, "start_jitter = \"1s\""), "same seed, same starts");
+    assert_ne!(a, starts(2, "start_jitter = \"1s\""), "another seed, other starts");
+    // bounded by 60 s and by the environments' spacing (10 min / 5 viewers = 2 min)
+    for (jitter, ok) in [("60s", true), ("61s", false), ("2min", false)] {
+        let text = format!(
+            "duration = \"600s\"\n[preset]\nname = \"household\"\nstart_jitter = \"{jitter}\"\n"
+        );
+        let r = plan_from_toml(&text);
+        assert_eq!(r.is_ok(), ok, "{jitter}");
+        if let Err(e) = r {
+            assert!(e.to_string().contains("preset.start_jitter"), "{e}");
+        }
+    }
+    let e = plan_from_toml(
+        "duration = \"60s\"\n[preset]\nname = \"newcwv-single\"\nstart_jitter = \"1s\"\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("preset.start_jitter") && e.contains("not a parameter"), "{e}");
+}
+
 #[test]
 fn newcwv_presets_are_figs_1_and_6() {
     let d = describe(&plan("name = \"newcwv-single\"", "10s"));

@@ -229,6 +229,13 @@ pub struct PresetSpec {
     /// household: the paper's environment 1 to 4. Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<u64>,
+    /// household: each viewer starts up to this much after its time in the environment, one
+    /// uniform draw per viewer from the scenario's seed; at most 60 s and less than the
+    /// environments' spacing (10 min / clients). Default "0s": the paper's viewers "start to view
+    /// their video simultaneously" (§IV-A). A probe of how much a result depends on the viewers'
+    /// relative timing, which a testbed does not control to the millisecond.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_jitter: Option<Duration>,
     /// newcwv-shared: when the FTP competitor starts. Default "60s".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ftp_start: Option<Duration>,

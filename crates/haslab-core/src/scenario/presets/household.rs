@@ -50,6 +50,7 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
             "rtt",
             "bottleneck_rate",
             "bottleneck_queue",
+            "start_jitter",
         ],
     )?;
     let env = spec.environment.unwrap_or(1);
@@ -74,6 +75,20 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     x.param("rtt", ns_text(rtt));
     x.param("bottleneck_rate", rate_text(bn));
     x.param("bottleneck_queue", queue_text(queue));
+    let jitter = spec.start_jitter.map_or(0, |d| d.0);
+    if jitter > 60_000_000_000 || jitter >= 10 * MIN_NS / n {
+        return Err(perr(
+            "start_jitter",
+            format!(
+                "{}: at most 60s and less than the environments' spacing, 10 min / {n} viewers",
+                ns_text(jitter)
+            ),
+        ));
+    }
+    if jitter > 0 {
+        x.param("start_jitter", ns_text(jitter));
+        x.slot_jitter_ns = jitter;
+    }
 
     x.node("server");
     x.node("router");

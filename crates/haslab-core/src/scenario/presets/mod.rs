@@ -26,6 +26,7 @@ use super::plan_traffic::{PlayerSlot, PresetPlan};
 use super::spec::{FlowSpec, LinkSpec, NodeSpec, QueueSize, Scenario, TcpTable};
 use super::spec_traffic::{LossEventSpec, PresetSpec, TrafficSpec};
 use super::validate::show_ns;
+use crate::sim::rng::Stream;
 use super::ScenarioError;
 use serde_json::{json, Value};
 
@@ -65,6 +66,9 @@ pub struct Expansion {
     /// keys); a key the `player` template's own `tcp` table sets wins, and a template with a
     /// named `transport` gets none of them.
     pub slot_tcp: TcpTable,
+    /// Each slot starts up to this much later, drawn per slot from the scenario's seed (0: at
+    /// its own time); see [`PresetSpec::start_jitter`].
+    pub slot_jitter_ns: u64,
 }
 
 /// Builds spec entries from JSON (so that fields added to the spec structs later keep their
@@ -356,7 +360,13 @@ fn fill_slots(
 
 /// `to_plan` of a scenario with a preset: the file's entries plus the preset's, then the slots.
 pub(super) fn plan_with_preset(s: &Scenario, spec: &PresetSpec) -> Result<Plan, ScenarioError> {
-    let x = expand(spec)?;
+    let mut x = expand(spec)?;
+    if x.slot_jitter_ns > 0 {
+        for sl in &mut x.slots {
+            let mut draw = Stream::new(s.seed, &format!("preset.start_jitter/{}", sl.name));
+            sl.start_ns += (draw.uniform() * x.slot_jitter_ns as f64) as u64;
+        }
+    }
     let counts = [
         ("node", s.nodes.len()),
         ("link", s.links.len()),
