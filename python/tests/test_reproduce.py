@@ -334,3 +334,31 @@ def test_a_cwnd_collapse_is_a_fall_to_half_the_peak_however_many_steps_it_takes(
     assert n([40, 20, 10, 5]) == 3, "each further halving is a collapse of its own"
     assert n([40, 20, 40, 10]) == 2
 
+
+
+def test_qoe_claims_count_the_jittered_runs_where_they_hold_and_judge_their_means():
+    """The QoE timing probe: a claim says in how many jittered seeds it holds and how it fares
+    on the seeds' means, without changing the paper-timed verdict."""
+    import pandas as pd
+
+    from haslab.reproduce import qoe
+
+    def runs(seed, fewest):
+        rows = []
+        for player in qoe.ABRS:
+            for variant in qoe.CCS:
+                rows.append({"rtt_ms": 20, "queue": "1000pkts", "player": player, "variant": variant, "seed": seed,
+                             "switches": 1.0 if variant == fewest else 10.0 + (variant == "Illinois"),
+                             "buffer_s": 20.0, "utilization": 0.9, "qoe_score": 3.0, "queue_delay_ms": 100.0,
+                             "drops": 10.0, "rtos": 0.0, "retransmits": 10.0})
+        return rows
+
+    jittered = pd.DataFrame(runs(1, "Westwood+") + runs(2, "YeAH") + runs(3, "Westwood+"))
+    paper_timed = qoe._claims_in(1, pd.DataFrame(runs(1, "YeAH")))
+    out = qoe._with_jitter(1, paper_timed, jittered, qoe.DEFAULT_SETTING)
+    first = out[0]
+    assert first.text.startswith("Westwood+ gives the fewest switches with Conventional")
+    assert first.holds is False, "the paper-timed verdict stays"
+    assert "holds in 2 of 3" in first.ours_text
+    # means: Westwood+ (1 + 10 + 1) / 3 = 4 is the fewest
+    assert "on their means, Westwood+ 4.0" in first.ours_text and first.ours_text.endswith("(holds)")
