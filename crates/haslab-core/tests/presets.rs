@@ -312,8 +312,16 @@ fn household_start_jitter_draws_each_viewers_start_from_the_seed() {
     }
     let offsets: Vec<u64> = a.iter().zip(&paper).map(|(t, p0)| t - p0).collect();
     assert!(offsets.windows(2).any(|w| w[0] != w[1]), "{offsets:?}");
-    assert_eq!(a, starts(1, "start_jitter = \"1s\""), "same seed, same starts");
-    assert_ne!(a, starts(2, "start_jitter = \"1s\""), "another seed, other starts");
+    assert_eq!(
+        a,
+        starts(1, "start_jitter = \"1s\""),
+        "same seed, same starts"
+    );
+    assert_ne!(
+        a,
+        starts(2, "start_jitter = \"1s\""),
+        "another seed, other starts"
+    );
     // bounded by 60 s and by the environments' spacing (10 min / 5 viewers = 2 min)
     for (jitter, ok) in [("60s", true), ("61s", false), ("2min", false)] {
         let text = format!(
@@ -330,7 +338,10 @@ fn household_start_jitter_draws_each_viewers_start_from_the_seed() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("preset.start_jitter") && e.contains("not a parameter"), "{e}");
+    assert!(
+        e.contains("preset.start_jitter") && e.contains("not a parameter"),
+        "{e}"
+    );
 }
 
 #[test]

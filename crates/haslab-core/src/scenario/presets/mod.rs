@@ -26,8 +26,8 @@ use super::plan_traffic::{PlayerSlot, PresetPlan};
 use super::spec::{FlowSpec, LinkSpec, NodeSpec, QueueSize, Scenario, TcpTable};
 use super::spec_traffic::{LossEventSpec, PresetSpec, TrafficSpec};
 use super::validate::show_ns;
-use crate::sim::rng::Stream;
 use super::ScenarioError;
+use crate::sim::rng::Stream;
 use serde_json::{json, Value};
 
 /// The preset names, as scenario files spell them.
