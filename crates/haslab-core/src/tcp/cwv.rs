@@ -91,7 +91,8 @@ impl CwndValidation for Rfc5681Restart {
 /// 1. `cwnd_event(CA_EVENT_CWND_RESTART)`;
 /// 2. ssthresh = `tcp_current_ssthresh` = max(ssthresh, ¾·cwnd) outside a reduction state;
 /// 3. restart = min(IW, cwnd); `while ((idle -= rto) > 0 && cwnd > restart) cwnd >>= 1;`
-///    i.e. ⌈idle/RTO⌉ − 1 halvings; cwnd = max(cwnd, restart).
+///    i.e. ⌈idle/RTO⌉ − 1 halvings; cwnd = max(cwnd, restart);
+/// 4. the additive-increase count `snd_cwnd_cnt` is kept (the function does not touch it).
 pub struct LinuxRestart;
 
 impl CwndValidation for LinuxRestart {
@@ -124,8 +125,9 @@ impl CwndValidation for LinuxRestart {
             }
             cwnd >>= 1;
         }
+        // `snd_cwnd_cnt` is left as it was (3.19 and 6.18 alike): a credit above the new w
+        // becomes at most one packet at the next increase (`tcp_cong_avoid_ai`)
         tp.cwnd_pkts = cwnd.max(restart);
-        tp.cwnd_cnt = 0;
     }
 }
 
@@ -161,6 +163,26 @@ mod tests {
         let mut t = tp(80);
         LinuxRestart.on_restart_after_idle(&mut t, &mut cc, 200_000_000);
         assert_eq!((t.cwnd_pkts, t.ssthresh_pkts), (80, 40));
+    }
+
+    /// `tcp_cwnd_restart` (3.19 and 6.18) does not touch `snd_cwnd_cnt`: the credit of the
+    /// last ON period survives the restart, and `tcp_cong_avoid_ai` turns a credit at or above
+    /// the new w into one packet at the next increase.
+    #[test]
+    fn linux_keeps_the_additive_increase_credit_across_a_restart() {
+        let mut cc = NewReno::new(Default::default());
+        let mut t = tp(80);
+        t.ssthresh_pkts = 20;
+        t.cwnd_cnt = 70;
+        LinuxRestart.on_restart_after_idle(&mut t, &mut cc, 450_000_000);
+        assert_eq!((t.cwnd_pkts, t.cwnd_cnt), (40, 70));
+        t.ssthresh_pkts = 20; // congestion avoidance at 40
+        t.reno_grow(1);
+        assert_eq!(
+            (t.cwnd_pkts, t.cwnd_cnt),
+            (41, 1),
+            "the old credit: one packet"
+        );
     }
 
     #[test]
