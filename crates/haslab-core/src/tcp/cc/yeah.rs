@@ -31,6 +31,11 @@
 //! of it, baseRTT included (`tcp_vegas_cwnd_event`) — ns-3's TcpYeah never resets baseRTT.
 //! Growth is gated by `tcp_is_cwnd_limited`.
 //!
+//! Linux 3.x's growth (`cwnd_growth = "linux-3"` or `"linux-3.19"`, [`Linux3Growth`]): slow start
+//! or the increase on one ACK, never both; the Reno mode one per ACK; the Scalable mode a packet
+//! once `snd_cwnd_cnt` exceeds min(cwnd, 100), then the count cleared (3.19's
+//! `tcp_yeah_cong_avoid`).
+//!
 //! Differences from Linux: none intended beyond ns time. ns-3's TcpYeah computes the loss
 //! reduction from bytes in flight instead of cwnd (ns-3 tcp-yeah.cc, GetSsThresh).
 
