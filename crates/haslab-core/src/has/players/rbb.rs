@@ -1,6 +1,6 @@
 //! The rate-and-buffer-based (RBB) player of the TcpHas paper (§IV-A), a reconstruction:
 //! **every parameter value here is a project choice**, since the paper's player (its reference
-//! [3], an emulated player) is not described in the paper beyond what follows.
+//! \[3\], an emulated player) is not described in the paper beyond what follows.
 //!
 //! What the TcpHas paper states, and this player does:
 //! - the bandwidth estimate is the last chunk's size divided by its download duration;
