@@ -117,7 +117,8 @@ def build(env: int, quick: bool) -> dict:
     # the environments' timelines are 10 minutes long (viewers join/leave every 2 min): both forms
     # keep them. The household network has no random component (no cross-traffic, no random loss,
     # no start jitter: "start to view their video simultaneously"), so every seed gives the same
-    # run, byte for byte: both forms run one seed, as the paper ran each combination once.
+    # run, byte for byte: both forms run one seed, as the paper ran each combination once (the
+    # timing probe, "jitter" below, is what draws from its seeds: the viewers' start times).
     duration, seeds = "600s", [1]
     form = "quick" if quick else "full"
     base = {
