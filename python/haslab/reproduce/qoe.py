@@ -68,6 +68,8 @@ PAPER = {
 RTTS_MS = {"full": [10, 20, 50, 100], "quick": [20, 100]}
 QUEUES = {"full": ["100pkts", "1000pkts"], "quick": ["100pkts", "1000pkts"]}
 DEFAULT_SETTING = (20, "1000pkts")
+#: what a row of the tables is about (with `seed`, one run)
+KEYS = ["rtt_ms", "queue", "player", "variant"]
 
 #: The viewers' receivers. The paper's clients are Ubuntu 15.04 hosts (§IV), so the `household`
 #: preset's receivers follow Linux 3.19's delayed-ACK rules (`delayed_ack = "linux-3"`: quick ACKs
@@ -210,7 +212,7 @@ def _table(env: int, res):
     per_run = per_run.merge(flows.reset_index(), on="run_hash", how="left")
     cols = ["switches", "switches_total", "buffer_s", "utilization", "bitrate_mbps", "stalls", "rebuffering_ratio",
             "stability", "qoe_score", "queue_delay_ms", "drops", "rtos", "retransmits"]
-    keys = ["rtt_ms", "queue", "player", "variant", "seed"]
+    keys = KEYS + ["seed"]
     table = per_run.groupby(keys, sort=False)[cols].mean().reset_index()
     table["runs"] = per_run.groupby(keys, sort=False).size().to_numpy()
     rows = []
@@ -353,9 +355,8 @@ def _with_jitter(env: int, claims: list[Claim], jittered, default) -> list[Claim
     if not seeds:
         return claims
     per_seed = [_claims_in(env, jittered[jittered["seed"] == s]) for s in seeds]
-    keys = ["rtt_ms", "queue", "player", "variant"]
-    cols = [c for c in jittered.select_dtypes("number").columns if c not in keys and c != "seed"]
-    means = _claims_in(env, jittered.groupby(keys, sort=False)[cols].mean().reset_index())
+    cols = [c for c in jittered.select_dtypes("number").columns if c not in KEYS and c != "seed"]
+    means = _claims_in(env, jittered.groupby(KEYS, sort=False)[cols].mean().reset_index())
     out = []
     for i, c in enumerate(claims):
         k = sum(p[i].holds for p in per_seed)
