@@ -29,7 +29,7 @@ pub fn preset_names() -> String {
 }
 
 /// A video: ladder, segment durations and sizes. Built through [`Video::cbr`],
-/// [`Video::with_sizes`] or [`super::mpd`]; every constructor checks its invariants.
+/// [`Video::from_durations`] or [`super::mpd`]; every constructor checks its invariants.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Video {
     /// Where it came from ("tcphas", "custom", an MPD path).

@@ -51,7 +51,7 @@ pub struct ScenarioError {
 /// Longest run of non-blank characters an error shows whole (a name, a value echoed back).
 const MAX_SHOWN_WORD: usize = 120;
 
-/// `s` with every run of non-blank characters longer than [`MAX_SHOWN_WORD`] cut to its first
+/// `s` with every run of non-blank characters longer than `MAX_SHOWN_WORD` cut to its first
 /// 60 characters and a count of the rest, so that a 10 MB value does not come back whole.
 pub fn shorten_long_words(s: &str) -> std::borrow::Cow<'_, str> {
     if !s

@@ -17,7 +17,7 @@ use std::fmt;
     expecting = "a player table such as { client = \"right0\", server = \"left0\", abr = \"panda\", video = \"tcphas\" }"
 )]
 pub struct PlayerSpec {
-    /// Unique player name (same characters as node names). Default "player<index>". With
+    /// Unique player name (same characters as node names). Default `player<index>`. With
     /// `count` > 1 it must contain "{i}".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,

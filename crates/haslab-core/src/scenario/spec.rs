@@ -100,7 +100,7 @@ pub struct NodeSpec {
     expecting = "a link table such as { a = \"r1\", b = \"r2\", rate = \"8Mbps\" }"
 )]
 pub struct LinkSpec {
-    /// Unique link name (same characters as node names, up to 129 long). Default "<a>-<b>".
+    /// Unique link name (same characters as node names, up to 129 long). Default `<a>-<b>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Name of the node at one end.
@@ -219,7 +219,7 @@ pub enum AppKind {
     expecting = "a flow table such as { src = \"left0\", dst = \"right0\", app = \"bulk\" }"
 )]
 pub struct FlowSpec {
-    /// Unique flow name (same characters as node names). Default "flow<index>" (index in the
+    /// Unique flow name (same characters as node names). Default `flow<index>` (index in the
     /// expanded list of flows). With `count` > 1 it must contain "{i}".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -297,7 +297,7 @@ pub struct TraceSpec {
     /// Window of the goodput time series of every flow, greater than zero. Default "1s".
     #[serde(default = "default_goodput_window")]
     pub goodput_window: Duration,
-    /// Link directions to capture into pcap files named "<from>-<to>.pcap" (same forms as
+    /// Link directions to capture into pcap files named `<from>-<to>.pcap` (same forms as
     /// `queues`). Default: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pcap: Vec<String>,

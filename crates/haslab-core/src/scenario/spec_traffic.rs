@@ -31,7 +31,7 @@ pub enum TrafficKind {
     expecting = "a traffic table such as { kind = \"cbr\", src = \"a\", dst = \"b\", rate = \"1Mbps\" }"
 )]
 pub struct TrafficSpec {
-    /// Unique generator name (same characters as node names). Default "traffic<index>".
+    /// Unique generator name (same characters as node names). Default `traffic<index>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// "ppbp", "onoff", "cbr" or "web".

@@ -18,7 +18,7 @@
 //!   restart after idle, so all three keep cwnd across idle periods (`idle_restart = "off"`);
 //!   the two paper lines run without SACK, like NS2's agent, so RTL alone repairs tail losses.
 //!   The novel-pacing flowchart's "decayed cwnd after a long idle" then never triggers; set
-//!   `idle_restart = "linux"` on the flow to see it. All three carry NS-2's defaults ([`NS2`]):
+//!   `idle_restart = "linux"` on the flow to see it. All three carry NS-2's defaults (`NS2`):
 //!   1000-byte segments, IW 2, no timestamps, 200 ms minimum RTO, an ACK for every segment.
 
 use serde_json::{json, Map, Value};

@@ -24,7 +24,7 @@ pub const MAX_NODES: usize = 2 * MAX_FLOWS as usize + 2;
 /// about 44 bytes each, so at most about 440 MB).
 pub const MAX_GOODPUT_ROWS: u64 = 10_000_000;
 /// Longest node or flow name (a link's name may be `2 × MAX_NAME_LEN + 1` long, as its default
-/// "<a>-<b>" is), so that pcap and other output file names stay under 255 bytes.
+/// `<a>-<b>` is), so that pcap and other output file names stay under 255 bytes.
 pub const MAX_NAME_LEN: usize = 64;
 /// Most bytes one application may write over a run (`bytes`, or `chunk` × the number of
 /// chunks): 1 PB, so no byte counter of the simulator can overflow.

@@ -5,7 +5,7 @@
 //! authors' simulator Sabre (`UMass-LIDS/sabre`, `src/sabre.py`, class `BolaEnh`, commit
 //! 09b03bb), which the paper's simulations used; dash.js v4.7.4 ships the same BOLA core as
 //! `src/streaming/rules/abr/BolaRule.js` (there with BOLA-O and dash.js's separate
-//! `InsufficientBufferRule`/`AbandonRequestsRule`, see [`super::dashjs_dynamic`]).
+//! `InsufficientBufferRule`/`AbandonRequestsRule`, see [`super::dashjs`]).
 //!
 //! **Parameters** (Sabre `BolaEnh`): utilities υ_m = ln(r_m) + 1 − ln(r_1) (so υ_1 = 1);
 //! target buffer B_t = max(`target_buffer`, 10 s + 2 s × M) (`minimum_buffer` = 10 s,

@@ -5,7 +5,7 @@
 //! After segment n is downloaded:
 //! 1. estimate (eq. 3): x̃ = segment bits / T̃ (actual bytes; T̃ = request → last byte);
 //! 2. smooth (eq. 4, EWMA in continuous time): ŷ ← ŷ − min(1, α·T)·(ŷ − x̃), T the actual
-//!    inter-request interval T[n] of eq. 1 (PANDA paper; TAPAS uses the last download duration
+//!    inter-request interval T\[n\] of eq. 1 (PANDA paper; TAPAS uses the last download duration
 //!    instead); the first sample sets ŷ = x̃;
 //! 3. schedule (eqs. 1, 6): T̂ = 0 while B < B_max (buffering state: request at once), else τ
 //!    (steady state: one request every τ, i.e. idle for τ − T̃ after the download).

@@ -11,16 +11,16 @@
 //!   [`super::tibet`] argues).
 //! - **QLevelEstimator** (Algorithm 3, [`qlevel`]): the highest level whose encoding bitrate is
 //!   ≤ B̂we (level 0 if none); run after each congestion event and each OFF period > RTO.
-//! - **Congestion events** (Algorithm 4): ssthresh = EncodingRate[QLevel] × RTT_min × 1.2; cwnd
+//! - **Congestion events** (Algorithm 4): ssthresh = EncodingRate\[QLevel\] × RTT_min × 1.2; cwnd
 //!   as in Algorithm 1 (3 dupACKs: cwnd = min(cwnd, ssthresh) when recovery ends; RTO:
 //!   cwnd = initial_cwnd, "i.e. 2 × MSS", [`RTO_CWND_PKTS`]).
 //! - **OFF periods** (Algorithm 5): when sending resumes after an idle period longer than the
 //!   RTO, QLevel and ssthresh are updated and cwnd = ssthresh — replacing whatever restart
 //!   after idle did (no idle reduction).
 //! - **Initialisation** (Algorithm 6): QLevel = highest level; at the first RTT sample,
-//!   ssthresh = EncodingRate[QLevel] × RTT × 1.2.
+//!   ssthresh = EncodingRate\[QLevel\] × RTT × 1.2.
 //! - **Congestion avoidance** (Algorithm 7): on each new ACK with cwnd ≥ ssthresh,
-//!   cwnd = EncodingRate[QLevel] × RTT̂ × 1.2, with RTT̂ = ψ·RTT̂ + (1 − ψ)·RTT (ψ = 0.99, §III-D,
+//!   cwnd = EncodingRate\[QLevel\] × RTT̂ × 1.2, with RTT̂ = ψ·RTT̂ + (1 − ψ)·RTT (ψ = 0.99, §III-D,
 //!   §IV-B). Slow start below ssthresh is Reno's.
 //!
 //! Without a ladder (an ordinary application) TcpHas is classical TCP (NewReno), the paper's
@@ -153,7 +153,7 @@ impl TcpHas {
         self.qlevel
     }
 
-    /// The shaping rate EncodingRate[QLevel] × 1.2, bits per second.
+    /// The shaping rate EncodingRate\[QLevel\] × 1.2, bits per second.
     pub fn shaping_rate_bps(&self) -> f64 {
         self.ladder_bps[self.qlevel] as f64 * self.cfg.shaping_factor
     }

@@ -4,7 +4,7 @@
 //! quality level"). Trickle itself: Ghobadi, Cheng, Jain, Mathis, USENIX ATC 2012
 //! (Ghobadi, Cheng, Jain, Mathis, USENIX ATC 2012).
 //!
-//! - **Shaping**: cwnd ≤ clamp = EncodingRate[QLevel] × 1.2 × SRTT / MSS, recomputed on every
+//! - **Shaping**: cwnd ≤ clamp = EncodingRate\[QLevel\] × 1.2 × SRTT / MSS, recomputed on every
 //!   ACK (Trickle recomputes at each application write; an ACK-driven clamp is the same bound
 //!   at a finer time grain). Below the clamp, cwnd grows as Reno does.
 //! - **QLevel**: TcpHas's QLevelEstimator (Algorithm 3) on TcpHas's bandwidth estimate (TIBET

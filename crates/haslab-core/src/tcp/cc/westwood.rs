@@ -50,7 +50,7 @@
 //! - While it is open, **every** ACK is counted (`ReceivedAck` → `CountAck`), in whole segments:
 //!   ⌊(ACK − the last counted ACK) / MSS⌋; an ACK of nothing new counts one segment and is
 //!   remembered (`m_accountedFor`), which a later cumulative ACK of more than one segment pays
-//!   back ([`count_acked`]). The first count of a window covers everything acknowledged since
+//!   back (`count_acked`). The first count of a window covers everything acknowledged since
 //!   the last counted ACK.
 //! - At the window's end: sample = segments·MSS/RTT, the Tustin filter above (α 0.9).
 //! - RTT_min: the minimum RTT sample (`m_minRtt`, never reset).
