@@ -439,7 +439,9 @@ stop = "2s"
 /// Presets of ns-3 papers keep haslab's defaults.
 #[test]
 fn household_players_default_to_the_linux_stack_of_the_testbed() {
-    use haslab_core::tcp::config::{CwndGrowth, DelayedAckMode, RecoveryMode};
+    use haslab_core::tcp::config::{
+        CwndGrowth, DelayedAckMode, PriorSsthresh, RecoveryMode, TxStartEvent, UndoCwnd,
+    };
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", cc = \"yeah\" }",
         "10s",
@@ -450,6 +452,9 @@ fn household_players_default_to_the_linux_stack_of_the_testbed() {
         assert_eq!(pl.tcp.recovery, RecoveryMode::Prr);
         assert_eq!(pl.tcp.delayed_ack, DelayedAckMode::Linux3);
         assert_eq!(pl.tcp.cwnd_growth, CwndGrowth::Linux319);
+        assert_eq!(pl.tcp.undo_cwnd, UndoCwnd::Linux319);
+        assert_eq!(pl.tcp.prior_ssthresh, PriorSsthresh::Linux);
+        assert_eq!(pl.tcp.tx_start, TxStartEvent::Linux);
     }
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = { tlp = false, delayed_ack = \"on\" } }",

@@ -296,6 +296,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("recovery_end", "recover"),
         ("recovery_entry_cwnd", "rfc"),
         ("prr_variant", "linux"),
+        ("undo_cwnd", "linux"),
     ):
         if tcp.get(key, linux) != linux:
             why = ("the other values model ns-3" if tcp[key] not in ("linux-3", "linux-3.19")

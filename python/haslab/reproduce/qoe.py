@@ -494,6 +494,8 @@ def _experiment(env: int) -> Experiment:
             "form RTT 20, 100 ms × the same queues); verdicts are taken at 20 ms and 1000 packets, and each claim "
             "says in how many settings it holds. The figure shows the default setting. The players' connections use the "
             "preset's Linux 3.19-like sender (SACK, PRR, TLP, Linux idle restart, 3.19's cwnd growth, `cwnd_growth = \"linux-3.19\"`; "
+            "3.19's undo of a spurious RTO, `undo_cwnd = \"linux-3.19\"` and `prior_ssthresh = \"linux\"`; "
+            "3.19's TX_START event on any data segment sent with nothing in flight, `tx_start = \"linux\"`; "
             "CUBIC's epoch kept through idle periods, `idle_shift = false`, as before Linux 4.2) and "
             "the viewers Linux 3.19's "
             "delayed-ACK rules (`delayed_ack = \"linux-3\"`; docs/topologies.md), as the paper's Ubuntu 15.04 "

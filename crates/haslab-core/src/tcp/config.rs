@@ -347,6 +347,70 @@ pub enum RtoSsthresh {
     Every,
 }
 
+/// What cwnd an undo restores for a congestion control without an `undo_cwnd` of its own
+/// (see [`TcpConfig::undo_cwnd`]). An undo (Linux `tcp_undo_cwnd_reduction`) restores cwnd
+/// first, then ssthresh to max(ssthresh, `prior_ssthresh`) ([`PriorSsthresh`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum UndoCwnd {
+    /// max(cwnd, cwnd before the reduction): Linux 6.18's `tcp_reno_undo_cwnd`
+    /// (net/ipv4/tcp_cong.c, `max(tcp_snd_cwnd(tp), tp->prior_cwnd)`), which every algorithm
+    /// modelled here uses there (Reno, CUBIC, Westwood+, YeAH and Illinois name it as their
+    /// `.undo_cwnd`).
+    Linux,
+    /// Linux 3.19, where `undo_cwnd` was optional: an algorithm without one gets
+    /// `tcp_undo_cwnd_reduction`'s fallback (net/ipv4/tcp_input.c, `tp->snd_cwnd =
+    /// max(tp->snd_cwnd, tp->snd_ssthresh << 1)`), computed before ssthresh is restored, so from
+    /// the reduced ssthresh. Reno (`tcp_reno` in tcp_cong.c), Westwood+, YeAH and Illinois have
+    /// none in the 3.19 tree (their `tcp_congestion_ops` tables), nor do TcpHas, TIBET and
+    /// Trickle here; CUBIC has `bictcp_undo_cwnd`, max(cwnd, `loss_cwnd`), `loss_cwnd` being
+    /// cwnd when its `ssthresh` last ran, i.e. the `linux` value; BBR keeps its own.
+    #[serde(rename = "linux-3.19")]
+    Linux319,
+}
+
+/// What an undo restores ssthresh to at least (see [`TcpConfig::prior_ssthresh`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PriorSsthresh {
+    /// ssthresh as it was before the reduction.
+    Ssthresh,
+    /// Linux `tcp_current_ssthresh` when the reduction begins (include/net/tcp.h): outside a
+    /// reduction state max(ssthresh, ¾·cwnd) (`(snd_cwnd >> 1) + (snd_cwnd >> 2)`), in fast
+    /// recovery ssthresh. `tcp_enter_loss` (the RTO, when it reduces ssthresh) and
+    /// `tcp_enter_recovery` save it as `prior_ssthresh` before calling the algorithm's
+    /// `ssthresh` (net/ipv4/tcp_input.c), the same in Linux 3.19 and 6.18; an undo then sets
+    /// ssthresh = max(ssthresh, prior_ssthresh). So an undo leaves ssthresh at ¾ of the
+    /// pre-reduction cwnd or more, and cwnd grows on in slow start up to it.
+    Linux,
+}
+
+/// Which transmissions raise the congestion control's `CA_EVENT_TX_START` (see
+/// [`TcpConfig::tx_start`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TxStartEvent {
+    /// New data sent with nothing outstanding: the first segment after an idle period (and at
+    /// the start).
+    NewData,
+    /// Every data segment, new or retransmitted, that leaves while nothing is in flight (pipe,
+    /// Linux `tcp_packets_in_flight`, is 0 before it): Linux 3.19 `tcp_transmit_skb`
+    /// (net/ipv4/tcp_output.c, `if (tcp_packets_in_flight(tp) == 0) tcp_ca_event(sk,
+    /// CA_EVENT_TX_START);`) and Linux 6.18 `tcp_event_data_sent` (the same test, for every
+    /// segment `__tcp_transmit_skb` sends with data). So also the retransmission an RTO sends
+    /// after marking every segment lost, and one sent in recovery when everything outstanding
+    /// is SACKed or lost: YeAH (`tcp_vegas_cwnd_event`) then forgets its base RTT after each
+    /// RTO. 3.19's `tcp_transmit_skb` also raises it for a pure ACK sent with nothing in flight
+    /// (6.18 does not); that is not modelled: of the algorithms, only YeAH (and Vegas) react
+    /// in 3.19 — CUBIC has no `cwnd_event` there, Westwood+ and Illinois ignore the event — and
+    /// the state YeAH resets is reset again by the next data segment, which finds nothing in
+    /// flight either, before anything reads it (an ACK with nothing outstanding calls neither
+    /// `pkts_acked` nor `cong_avoid`). TcpHas and Trickle, which take the event for the end
+    /// of an OFF period, apply their OFF-period rule to such a retransmission too when it comes
+    /// more than an RTO after the last transmission.
+    Linux,
+}
+
 /// The receive window a receiver offers (see [`TcpConfig::rcvbuf`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -500,6 +564,19 @@ pub struct TcpConfig {
     /// (3.17 and 3.37) and NS-2's defaults have none (`false`). Works with or without SACK and
     /// timestamps.
     pub frto: bool,
+    /// What cwnd an undo of a spurious RTO restores for an algorithm without an `undo_cwnd` of
+    /// its own: `linux` (default; Linux 6.18's `tcp_reno_undo_cwnd`, max(cwnd, cwnd before the
+    /// reduction)) or `linux-3.19` (3.19's fallback, max(cwnd, 2 × the reduced ssthresh), for
+    /// Reno, Westwood+, YeAH and Illinois); see [`UndoCwnd`].
+    pub undo_cwnd: UndoCwnd,
+    /// The ssthresh an undo restores at least: `ssthresh` (default: its value before the
+    /// reduction) or `linux` (Linux 3.19 and 6.18, `tcp_current_ssthresh`: max(ssthresh,
+    /// ¾·cwnd) outside fast recovery); see [`PriorSsthresh`].
+    pub prior_ssthresh: PriorSsthresh,
+    /// Which transmissions raise `CA_EVENT_TX_START`: `new-data` (default: new data sent with
+    /// nothing outstanding) or `linux` (every data segment sent with nothing in flight,
+    /// retransmissions included: Linux 3.19 and 6.18); see [`TxStartEvent`].
+    pub tx_start: TxStartEvent,
     /// When an RTO recomputes ssthresh: `once-per-episode` (default, Linux: not during a fast
     /// recovery, nor on a repeat without progress), `every-in-flight` (ns-3.37: every RTO, from
     /// the pipe) or `every` (ns-3.17: every RTO, from everything outstanding).
@@ -585,6 +662,9 @@ impl Default for TcpConfig {
             partial_ack_rto: PartialAckRto::SlowButSteady,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
             rto_undo: true,
+            undo_cwnd: UndoCwnd::Linux,
+            prior_ssthresh: PriorSsthresh::Ssthresh,
+            tx_start: TxStartEvent::NewData,
             frto: true,
             rto_restart_on_retransmit: true,
             rto_restart_on_sack_advance: true,

@@ -26,7 +26,11 @@
 //! 3.19's cwnd growth (`cwnd_growth = "linux-3.19"`: the 3.19 tree already counts packets in
 //! Reno's and CUBIC's increase — `tcp_cong_avoid_ai(tp, w, acked)`, the stretch-ACK form —
 //! but its algorithms stay in slow start while cwnd ≤ ssthresh and stop it at ssthresh + 1,
-//! and YeAH's Reno mode still counts one per ACK),
+//! and YeAH's Reno mode still counts one per ACK), 3.19's undo of a spurious RTO
+//! (`undo_cwnd = "linux-3.19"`: Westwood+, YeAH and Illinois have no `undo_cwnd` there, so cwnd
+//! = max(cwnd, 2 × the reduced ssthresh); `prior_ssthresh = "linux"`: ssthresh back to at least
+//! ¾ of the pre-RTO cwnd) and its `CA_EVENT_TX_START` on any data segment sent with nothing in
+//! flight (`tx_start = "linux"`: YeAH forgets its base RTT at each RTO's retransmission),
 //! and the viewers acknowledge as Linux 3.19 receivers (`delayed_ack = "linux-3"`: quick ACKs at
 //! a connection's first data and after a gap longer than the RTO, every second segment
 //! otherwise, the adaptive timeout, interactive mode after a request sent within it; haslab's
@@ -132,6 +136,9 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     x.slot_tcp("idle_restart", json!("linux"));
     x.slot_tcp("delayed_ack", json!("linux-3"));
     x.slot_tcp("cwnd_growth", json!("linux-3.19"));
+    x.slot_tcp("undo_cwnd", json!("linux-3.19"));
+    x.slot_tcp("prior_ssthresh", json!("linux"));
+    x.slot_tcp("tx_start", json!("linux"));
     if env == 4 {
         x.loss_event("router->server", 0.5, 30_000_000_000, 31_000_000_000);
     }

@@ -51,6 +51,11 @@
 //!   epoch stays where it was, as in Linux before 4.2 (3.19): the curve's time runs on through
 //!   the OFF period, so afterwards the target is far above cwnd and CUBIC grows as fast as it
 //!   may (`cnt` at its floor, 1.5× per round trip) until the next loss.
+//! - Undo (`undo_cwnd`): max(cwnd, cwnd before the reduction), its own in every kernel modelled
+//!   here: 3.19's `bictcp_undo_cwnd`, max(cwnd, `loss_cwnd`), where `loss_cwnd` is cwnd when
+//!   `bictcp_recalc_ssthresh` last ran (the reduction), and 6.18's `tcp_reno_undo_cwnd`. So the
+//!   sender's `undo_cwnd = "linux-3.19"` (3.19's fallback for algorithms without one) leaves it
+//!   as it is.
 //!
 //! Differences from Linux: time is the simulator's ns clock (jiffies = ms, RTTs in µs as
 //! Linux); K is an exact integer cube root where Linux uses a table and one Newton step
@@ -492,6 +497,13 @@ impl CongestionControl for Cubic {
                 }
             }
         }
+    }
+
+    /// Linux 3.19 `bictcp_undo_cwnd` (net/ipv4/tcp_cubic.c: `max(tcp_sk(sk)->snd_cwnd,
+    /// ca->loss_cwnd)`, `loss_cwnd` being cwnd at the reduction, `prior_cwnd_pkts` here) and
+    /// 6.18's `tcp_reno_undo_cwnd`, the same value: CUBIC never takes the 3.19 fallback.
+    fn undo_cwnd(&mut self, tp: &CcState) -> u32 {
+        tp.cwnd_pkts.max(tp.prior_cwnd_pkts)
     }
 
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {

@@ -28,6 +28,7 @@ pub mod minmax;
 
 use crate::sim::registry::{registry, Algorithm};
 use crate::sim::rng::Stream;
+use crate::tcp::config::UndoCwnd;
 
 /// Linux `enum tcp_ca_state`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -151,9 +152,14 @@ pub struct CcState {
     pub ack_credit_cwnd_pkts: u32,
     /// Upper bound of cwnd (`snd_cwnd_clamp`).
     pub cwnd_clamp_pkts: u32,
-    /// cwnd and ssthresh before the last reduction, for undo (`prior_cwnd`, `prior_ssthresh`).
+    /// cwnd and ssthresh before the last reduction, for undo (`prior_cwnd`, `prior_ssthresh`;
+    /// which ssthresh is saved: the sender's `prior_ssthresh`,
+    /// [`crate::tcp::config::PriorSsthresh`]).
     pub prior_cwnd_pkts: u32,
     pub prior_ssthresh_pkts: u32,
+    /// The sender's `undo_cwnd`: what [`CongestionControl::undo_cwnd`] restores for an
+    /// algorithm without its own (see [`CcState::fallback_undo_cwnd`]).
+    pub undo_cwnd: UndoCwnd,
     /// Initial window, packets.
     pub initial_cwnd_pkts: u32,
     /// Sender MSS, bytes.
@@ -214,6 +220,7 @@ impl CcState {
             cwnd_clamp_pkts: u32::MAX / 2,
             prior_cwnd_pkts: initial_cwnd_pkts,
             prior_ssthresh_pkts: 0,
+            undo_cwnd: UndoCwnd::Linux,
             initial_cwnd_pkts,
             mss_bytes,
             now_ns: 0,
@@ -247,6 +254,32 @@ impl CcState {
             self.ack_credit_bytes
         } else {
             0
+        }
+    }
+
+    /// Linux `tcp_current_ssthresh` (include/net/tcp.h, the same in 3.19 and 6.18): in a
+    /// reduction state (fast recovery here; haslab has no CWR state) ssthresh, otherwise
+    /// max(ssthresh, ¾·cwnd), "half-way to cwnd".
+    #[inline]
+    pub fn current_ssthresh(&self) -> u32 {
+        if self.ca_state == CaState::Recovery {
+            self.ssthresh_pkts
+        } else {
+            self.ssthresh_pkts
+                .max((self.cwnd_pkts >> 1) + (self.cwnd_pkts >> 2))
+        }
+    }
+
+    /// The cwnd an undo restores for an algorithm without an `undo_cwnd` of its own, by
+    /// [`CcState::undo_cwnd`]: Linux 6.18's `tcp_reno_undo_cwnd` (net/ipv4/tcp_cong.c),
+    /// max(cwnd, `prior_cwnd`), or Linux 3.19's fallback in `tcp_undo_cwnd_reduction`
+    /// (net/ipv4/tcp_input.c), `max(tp->snd_cwnd, tp->snd_ssthresh << 1)`, with ssthresh still
+    /// the reduced one (the undo restores it afterwards).
+    #[inline]
+    pub fn fallback_undo_cwnd(&self) -> u32 {
+        match self.undo_cwnd {
+            UndoCwnd::Linux => self.cwnd_pkts.max(self.prior_cwnd_pkts),
+            UndoCwnd::Linux319 => self.cwnd_pkts.max(self.ssthresh_pkts.saturating_mul(2)),
         }
     }
 
@@ -417,9 +450,12 @@ pub trait CongestionControl: Send {
     /// Sets cwnd (and `pacing_rate_bps`) from a delivery-rate sample; called on every ACK when
     /// [`Self::has_cong_control`].
     fn cong_control(&mut self, _tp: &mut CcState, _rs: &RateSample) {}
-    /// cwnd to restore when the last reduction proved spurious (Linux `tcp_reno_undo_cwnd`).
+    /// cwnd to restore when the last reduction proved spurious. The default is what the kernel
+    /// gives an algorithm without an `undo_cwnd` of its own ([`CcState::fallback_undo_cwnd`]:
+    /// Linux 6.18's `tcp_reno_undo_cwnd`, or 3.19's fallback with the sender's `undo_cwnd =
+    /// "linux-3.19"`).
     fn undo_cwnd(&mut self, tp: &CcState) -> u32 {
-        tp.cwnd_pkts.max(tp.prior_cwnd_pkts)
+        tp.fallback_undo_cwnd()
     }
     /// Per-connection data passed down by the application (see [`AppData`]).
     fn set_app_data(&mut self, _tp: &mut CcState, _data: &AppData) {}

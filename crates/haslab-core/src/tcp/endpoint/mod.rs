@@ -58,6 +58,8 @@ mod sender;
 #[cfg(test)]
 mod sender_tests;
 pub mod stats;
+#[cfg(test)]
+mod undo_tests;
 
 pub use stats::{EndpointStats, LossCounters, TransferCounters};
 
@@ -308,6 +310,7 @@ impl Endpoint {
             super::config::CwndGrowth::Linux319 => crate::tcp::cc::Linux3Growth::Linux319,
             _ => crate::tcp::cc::Linux3Growth::None,
         };
+        tp.undo_cwnd = cfg.undo_cwnd;
         let rtt = RttEstimator::new(
             cfg.initial_rto.0,
             cfg.min_rto.0,

@@ -9,7 +9,8 @@ use crate::net::packet::TcpHeader;
 use crate::sim::events::Timer;
 use crate::tcp::cc::{CaEvent, CaState};
 use crate::tcp::config::{
-    FullAckExit, PartialAckRetransmit, PrrVariant, RecoveryEntryCwnd, RecoveryMode, RtoSsthresh,
+    FullAckExit, PartialAckRetransmit, PriorSsthresh, PrrVariant, RecoveryEntryCwnd, RecoveryMode,
+    RtoSsthresh,
 };
 use crate::tcp::cwv::Congestion;
 use crate::tcp::scoreboard::segflags;
@@ -119,6 +120,16 @@ impl Endpoint {
 
     // ------------------------------------------------------------------ ACK processing
 
+    /// Saves the ssthresh an undo restores at least, before a reduction (Linux `prior_ssthresh`,
+    /// set by `tcp_enter_recovery` and, when it reduces, `tcp_enter_loss`): the current ssthresh,
+    /// or with `prior_ssthresh = "linux"` `tcp_current_ssthresh` (see [`PriorSsthresh`]).
+    fn save_prior_ssthresh(&mut self) {
+        self.tp.prior_ssthresh_pkts = match self.cfg.prior_ssthresh {
+            PriorSsthresh::Ssthresh => self.tp.ssthresh_pkts,
+            PriorSsthresh::Linux => self.tp.current_ssthresh(),
+        };
+    }
+
     /// Enters fast recovery (RFC 6582 §3.2 step 2, RFC 6675 §5 step 4).
     pub(super) fn enter_recovery(
         &mut self,
@@ -137,7 +148,7 @@ impl Endpoint {
         // where one duplicate ACK counts as SACKed)
         self.tp.pipe_pkts = ssthresh_flight_pkts.unwrap_or_else(|| self.snd.sb.pipe());
         self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
-        self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
+        self.save_prior_ssthresh();
         self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
         self.recovery.recover = self.snd.nxt;
         self.recovery.retrans = 0;
@@ -356,7 +367,7 @@ impl Endpoint {
                 _ => self.window_pipe(),
             };
             self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
-            self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
+            self.save_prior_ssthresh();
             self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
             // the first retransmission of this episode goes out now, stamped with this TSval
             self.recovery.undo_ts =
@@ -486,8 +497,10 @@ impl Endpoint {
     }
 
     /// Undo of a spurious RTO (Linux `tcp_try_undo_loss` → `tcp_undo_cwnd_reduction`, the
-    /// response of RFC 4015 §3 restoring the window): the congestion control's `undo_cwnd`,
-    /// ssthresh back to its value before the RTO, no segment lost any more (the outstanding
+    /// response of RFC 4015 §3 restoring the window): cwnd from the congestion control's
+    /// `undo_cwnd` (with ssthresh still the reduced one, which Linux 3.19's fallback doubles:
+    /// `undo_cwnd = "linux-3.19"`), then ssthresh = max(ssthresh, the `prior_ssthresh` saved at
+    /// the reduction), as `tcp_undo_cwnd_reduction` orders them; no segment lost any more (the outstanding
     /// originals are not resent). The backed-off RTO stays until the next RTT sample, as in
     /// Linux.
     ///

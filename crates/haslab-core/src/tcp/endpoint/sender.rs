@@ -7,7 +7,7 @@ use super::{Endpoint, Notice, NoticeKind, Output, TimerKind};
 use crate::net::packet::flags;
 use crate::sim::events::Timer;
 use crate::tcp::cc::{CaEvent, CaState};
-use crate::tcp::config::{CwndGrowth, RecoveryMode, WindowAccounting};
+use crate::tcp::config::{CwndGrowth, RecoveryMode, TxStartEvent, WindowAccounting};
 use crate::tcp::pacing;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::scoreboard::Seg;
@@ -317,8 +317,22 @@ impl Endpoint {
         true
     }
 
+    /// With `tx_start = "linux"`: `CA_EVENT_TX_START` before a data segment that leaves with
+    /// nothing in flight (Linux 3.19 `tcp_transmit_skb`, 6.18 `tcp_event_data_sent`:
+    /// `tcp_packets_in_flight(tp) == 0`, counted before the segment). New data with nothing
+    /// outstanding has already raised it in [`Self::send_loop`] (both rules).
+    fn tx_start_if_nothing_in_flight(&mut self) {
+        if self.cfg.tx_start == TxStartEvent::Linux
+            && !self.snd.sb.is_empty()
+            && self.window_pipe() == 0
+        {
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+    }
+
     /// Sends `len` new bytes at snd_nxt (+ the FIN if they end the stream).
     pub(super) fn send_new(&mut self, len: u32, now_ns: u64, out: &mut Output) {
+        self.tx_start_if_nothing_in_flight();
         let off = self.snd.nxt;
         let fin = self.snd.fin_requested && off + len as u64 == self.snd.write_end;
         let mut fl = flags::ACK;
@@ -348,6 +362,7 @@ impl Endpoint {
 
     /// Retransmits queued segment `i`.
     pub(super) fn retransmit(&mut self, i: usize, now_ns: u64, out: &mut Output) {
+        self.tx_start_if_nothing_in_flight();
         let seg = *self.snd.sb.get(i);
         let len = self.snd.seg_payload(&seg);
         let fin = seg.end - seg.start > len as u64;
