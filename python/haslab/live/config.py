@@ -297,9 +297,11 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("recovery_entry_cwnd", "rfc"),
         ("prr_variant", "linux"),
         ("undo_cwnd", "linux"),
+        ("prior_ssthresh", "linux"),
     ):
         if tcp.get(key, linux) != linux:
-            why = ("the other values model ns-3" if tcp[key] not in ("linux-3", "linux-3.19")
+            why = ("no kernel saves the ssthresh before the reduction" if key == "prior_ssthresh"
+                   else "the other values model ns-3" if tcp[key] not in ("linux-3", "linux-3.19")
                    else f"{tcp[key]!r} is Linux 3.x's, which this kernel does not run")
             reject(key, f"the kernel has one rule: {linux!r} ({why})")
     if tcp["recovery"] == "classic":
@@ -310,6 +312,10 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         notes.add("congestion-control samples: the kernel calls pkts_acked on every ACK that finds data "
                   "outstanding, with the newest (S)ACKed segment's RTT (tcp.ca_sample = \"linux\"); the "
                   "simulator's default, \"new-ack\", on ACKs of new data with the oldest one's")
+    if tcp.get("tx_start", "new-data") != "linux" and flow.get("cc") in ("cubic", "yeah", "bbr", "tcphas", "trickle"):
+        notes.add("CA_EVENT_TX_START: the kernel raises it before any data segment sent with nothing in "
+                  "flight, retransmissions included (tcp.tx_start = \"linux\"); the simulator's default, "
+                  "\"new-data\", only before new data sent with nothing outstanding")
     if tcp.get("isn") is not None:
         notes.add("tcp.isn is ignored: the kernel chooses initial sequence numbers")
     # the receive window: autotuning up to tcp_rmem[2]

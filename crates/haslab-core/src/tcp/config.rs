@@ -373,7 +373,8 @@ pub enum UndoCwnd {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PriorSsthresh {
-    /// ssthresh as it was before the reduction.
+    /// ssthresh as it was before the reduction, which no kernel modelled here saves (kept to
+    /// measure what the kernel's rule changes).
     Ssthresh,
     /// Linux `tcp_current_ssthresh` when the reduction begins (include/net/tcp.h): outside a
     /// reduction state max(ssthresh, ¾·cwnd) (`(snd_cwnd >> 1) + (snd_cwnd >> 2)`), in fast
@@ -381,7 +382,7 @@ pub enum PriorSsthresh {
     /// `tcp_enter_recovery` save it as `prior_ssthresh` before calling the algorithm's
     /// `ssthresh` (net/ipv4/tcp_input.c), the same in Linux 3.19 and 6.18; an undo then sets
     /// ssthresh = max(ssthresh, prior_ssthresh). So an undo leaves ssthresh at ¾ of the
-    /// pre-reduction cwnd or more, and cwnd grows on in slow start up to it.
+    /// pre-reduction cwnd or more, and cwnd grows on in slow start up to it. The default.
     Linux,
 }
 
@@ -569,9 +570,9 @@ pub struct TcpConfig {
     /// reduction)) or `linux-3.19` (3.19's fallback, max(cwnd, 2 × the reduced ssthresh), for
     /// Reno, Westwood+, YeAH and Illinois); see [`UndoCwnd`].
     pub undo_cwnd: UndoCwnd,
-    /// The ssthresh an undo restores at least: `ssthresh` (default: its value before the
-    /// reduction) or `linux` (Linux 3.19 and 6.18, `tcp_current_ssthresh`: max(ssthresh,
-    /// ¾·cwnd) outside fast recovery); see [`PriorSsthresh`].
+    /// The ssthresh an undo restores at least: `linux` (default; Linux 3.19 and 6.18,
+    /// `tcp_current_ssthresh`: max(ssthresh, ¾·cwnd) outside fast recovery) or `ssthresh` (its
+    /// value before the reduction); see [`PriorSsthresh`].
     pub prior_ssthresh: PriorSsthresh,
     /// Which transmissions raise `CA_EVENT_TX_START`: `new-data` (default: new data sent with
     /// nothing outstanding) or `linux` (every data segment sent with nothing in flight,
@@ -663,7 +664,7 @@ impl Default for TcpConfig {
             rto_ssthresh: RtoSsthresh::OncePerEpisode,
             rto_undo: true,
             undo_cwnd: UndoCwnd::Linux,
-            prior_ssthresh: PriorSsthresh::Ssthresh,
+            prior_ssthresh: PriorSsthresh::Linux,
             tx_start: TxStartEvent::NewData,
             frto: true,
             rto_restart_on_retransmit: true,

@@ -42,8 +42,8 @@ fn cfg(undo_cwnd: UndoCwnd, prior_ssthresh: PriorSsthresh) -> TcpConfig {
 /// max(ssthresh, ¾·cwnd) outside fast recovery, before the algorithm's `ssthresh`; 3.19's
 /// `tcp_undo_cwnd_reduction` then gives Westwood+ (no `undo_cwnd` in the 3.19 tree) cwnd =
 /// max(cwnd, 2 × the reduced ssthresh) — Westwood+'s BWE × RTT_min, 2 here with no estimate
-/// yet — and ssthresh = max(ssthresh, prior_ssthresh). haslab's defaults save ssthresh itself
-/// and restore the pre-RTO cwnd (6.18's `tcp_reno_undo_cwnd`).
+/// yet — and ssthresh = max(ssthresh, prior_ssthresh). Saving ssthresh itself
+/// (`prior_ssthresh = "ssthresh"`) and 6.18's `tcp_reno_undo_cwnd` restore 8 and the pre-RTO cwnd.
 #[test]
 fn a_spurious_rto_of_westwood_is_undone_by_the_3_19_rules() {
     let westwood = CcConfig::WestwoodPlus(Default::default());
