@@ -308,6 +308,7 @@ impl Endpoint {
             super::config::CwndGrowth::Linux319 => crate::tcp::cc::Linux3Growth::Linux319,
             _ => crate::tcp::cc::Linux3Growth::None,
         };
+        tp.cwnd_limited_rule = cfg.cwnd_limited;
         let rtt = RttEstimator::new(
             cfg.initial_rto.0,
             cfg.min_rto.0,
