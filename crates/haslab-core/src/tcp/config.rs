@@ -190,20 +190,20 @@ pub enum CwndLimited {
     /// haslab applies the rule after every send round, one that sends nothing or only
     /// retransmissions included.
     Linux,
-    /// Linux 3.16-3.19 (the same `tcp_is_cwnd_limited`, `tcp_cwnd_validate` and
-    /// `tcp_write_xmit` in the 3.16, 3.18 and 3.19 trees; 3.13-3.15's
-    /// `tcp_is_cwnd_limited(sk, in_flight)` is another rule): in slow start, 3.x's cwnd ≤ ssthresh (cwnd == ssthresh included), only cwnd < 2 × `max_packets_out`
-    /// counts and the flag is ignored; otherwise the flag. `tcp_cwnd_validate` runs only when
-    /// new data left (`tcp_write_xmit`: `if (likely(sent_pkts))`; retransmissions, in
-    /// `tcp_xmit_retransmit_queue`, and rounds that send nothing leave everything as it was),
-    /// a tail loss probe's new segment included (`tcp_send_loss_probe` → `tcp_write_xmit`
-    /// with `push_one = 2`, cwnd-limited when cwnd was full); and it overwrites the flag, the
-    /// window end and `max_packets_out` whenever the window has ended or more packets are out
-    /// than `max_packets_out` (`!before(snd_una, max_packets_seq) || packets_out >
-    /// max_packets_out`), so a later send of a longer flight that found room in cwnd clears
-    /// the flag, and a cwnd-limited send that does not raise the flight leaves it clear. Not
-    /// modelled: TSO deferral (`tcp_tso_should_defer` also marks a round cwnd-limited; haslab
-    /// sends one MSS per packet) and `tcp_push_one`'s one-skb sends from `tcp_sendmsg`.
+    /// Linux 3.16-3.19 (the same `tcp_is_cwnd_limited`, `tcp_cwnd_validate` and `tcp_write_xmit` in
+    /// the 3.16, 3.18 and 3.19 trees; 3.13-3.15's `tcp_is_cwnd_limited(sk, in_flight)` is another
+    /// rule): in slow start, 3.x's cwnd ≤ ssthresh (cwnd == ssthresh included), only cwnd < 2 ×
+    /// `max_packets_out` counts and the flag is ignored; otherwise the flag. `tcp_cwnd_validate`
+    /// runs only when new data left (`tcp_write_xmit`: `if (likely(sent_pkts))`; retransmissions,
+    /// in `tcp_xmit_retransmit_queue`, and rounds that send nothing leave everything as it was), a
+    /// tail loss probe's new segment included (`tcp_send_loss_probe` → `tcp_write_xmit` with
+    /// `push_one = 2`, cwnd-limited when cwnd was full); and it overwrites the flag, the window end
+    /// and `max_packets_out` whenever the window has ended or more packets are out than
+    /// `max_packets_out` (`!before(snd_una, max_packets_seq) || packets_out > max_packets_out`), so
+    /// a later send of a longer flight that found room in cwnd clears the flag, and a cwnd-limited
+    /// send that does not raise the flight leaves it clear. Not modelled: TSO deferral
+    /// (`tcp_tso_should_defer` also marks a round cwnd-limited; haslab sends one MSS per packet)
+    /// and `tcp_push_one`'s one-skb sends from `tcp_sendmsg`.
     #[serde(rename = "linux-3.19")]
     Linux319,
 }

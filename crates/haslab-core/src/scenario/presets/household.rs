@@ -26,7 +26,9 @@
 //! 3.19's cwnd growth (`cwnd_growth = "linux-3.19"`: the 3.19 tree already counts packets in
 //! Reno's and CUBIC's increase — `tcp_cong_avoid_ai(tp, w, acked)`, the stretch-ACK form —
 //! but its algorithms stay in slow start while cwnd ≤ ssthresh and stop it at ssthresh + 1,
-//! and YeAH's Reno mode still counts one per ACK),
+//! and YeAH's Reno mode still counts one per ACK) and 3.19's cwnd-limited test
+//! (`cwnd_limited = "linux-3.19"`: in slow start, cwnd ≤ ssthresh, only cwnd below twice the
+//! largest flight of the window counts, and the test's flag changes only when new data leaves),
 //! and the viewers acknowledge as Linux 3.19 receivers (`delayed_ack = "linux-3"`: quick ACKs at
 //! a connection's first data and after a gap longer than the RTO, every second segment
 //! otherwise, the adaptive timeout, interactive mode after a request sent within it; haslab's
@@ -132,6 +134,7 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     x.slot_tcp("idle_restart", json!("linux"));
     x.slot_tcp("delayed_ack", json!("linux-3"));
     x.slot_tcp("cwnd_growth", json!("linux-3.19"));
+    x.slot_tcp("cwnd_limited", json!("linux-3.19"));
     if env == 4 {
         x.loss_event("router->server", 0.5, 30_000_000_000, 31_000_000_000);
     }
