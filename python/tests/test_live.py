@@ -172,6 +172,7 @@ def test_loss_of_the_path_combines_the_links():
         (dumbbell(tcp='{ cwnd_growth = "per-ack" }'), "cwnd_growth.*ns-3"),
         (dumbbell(tcp='{ undo_cwnd = "linux-3.19" }'), "undo_cwnd.*Linux 3.x"),
         (dumbbell(tcp='{ prior_ssthresh = "ssthresh" }'), "prior_ssthresh.*no kernel saves"),
+        (dumbbell(tcp='{ cwnd_limited = "linux-3.19" }'), "cwnd_limited.*Linux 3.x"),
         (dumbbell(tcp='{ recover_covers = "reach" }'), "tcp.recover_covers"),
         (dumbbell().replace('cc = "newreno"', 'cc = { algorithm = "tcphas", psi = 0.5 }'), "defaults"),
         (

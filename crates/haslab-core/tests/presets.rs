@@ -434,13 +434,14 @@ stop = "2s"
     assert!(r.traffic[0].received_packets > 0);
 }
 
-/// The QoE paper's testbed is Linux 3.19: its player slots get SACK, PRR, tail loss probes and
-/// 3.19's delayed-ACK rules unless the template's own `tcp` table says otherwise, key by key.
+/// The QoE paper's testbed is Linux 3.19: its player slots get SACK, PRR, tail loss probes,
+/// 3.19's delayed-ACK rules, cwnd growth and cwnd-limited test unless the template's own `tcp` table says otherwise, key by key.
 /// Presets of ns-3 papers keep haslab's defaults.
 #[test]
 fn household_players_default_to_the_linux_stack_of_the_testbed() {
     use haslab_core::tcp::config::{
-        CwndGrowth, DelayedAckMode, PriorSsthresh, RecoveryMode, TxStartEvent, UndoCwnd,
+        CwndGrowth, CwndLimited, DelayedAckMode, PriorSsthresh, RecoveryMode, TxStartEvent,
+        UndoCwnd,
     };
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", cc = \"yeah\" }",
@@ -455,6 +456,7 @@ fn household_players_default_to_the_linux_stack_of_the_testbed() {
         assert_eq!(pl.tcp.undo_cwnd, UndoCwnd::Linux319);
         assert_eq!(pl.tcp.prior_ssthresh, PriorSsthresh::Linux);
         assert_eq!(pl.tcp.tx_start, TxStartEvent::Linux);
+        assert_eq!(pl.tcp.cwnd_limited, CwndLimited::Linux319);
     }
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = { tlp = false, delayed_ack = \"on\" } }",

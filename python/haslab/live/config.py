@@ -280,6 +280,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
     for key, linux in (
         ("cwnd_growth", "per-packet"),
         ("growth_count", "delivered"),
+        ("cwnd_limited", "linux"),
         ("partial_ack_rto", "slow-but-steady"),
         ("rto_ssthresh", "once-per-episode"),
         ("rto_undo", True),

@@ -174,6 +174,40 @@ pub enum GrowthCount {
     Cumulative,
 }
 
+/// When the sender counts as cwnd-limited, the test that gates the algorithms' growth (Linux
+/// `tcp_is_cwnd_limited`, include/net/tcp.h) and the bookkeeping behind it (`tcp_cwnd_validate`,
+/// net/ipv4/tcp_output.c). A send round is cwnd-limited when it stopped with data left to send
+/// and cwnd full (`tcp_write_xmit`: `tcp_cwnd_test` gave no quota). A window ends when snd_una
+/// reaches the snd_nxt recorded at the last update (`cwnd_usage_seq`, 3.x's `max_packets_seq`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CwndLimited {
+    /// Linux 5.18 and later's test and update rule: cwnd-limited if the flag is set, or in
+    /// slow start (cwnd < ssthresh) while cwnd < 2 × `max_packets_out`; the flag,
+    /// `max_packets_out` and the window end are overwritten when the window has ended, when
+    /// the round was cwnd-limited, or when it was not, the flag is clear and more packets are
+    /// out than `max_packets_out` (once set, the flag holds for the rest of the window).
+    /// haslab applies the rule after every send round, one that sends nothing or only
+    /// retransmissions included.
+    Linux,
+    /// Linux 3.16-3.19 (the same `tcp_is_cwnd_limited`, `tcp_cwnd_validate` and `tcp_write_xmit` in
+    /// the 3.16, 3.18 and 3.19 trees; 3.13-3.15's `tcp_is_cwnd_limited(sk, in_flight)` is another
+    /// rule): in slow start, 3.x's cwnd ≤ ssthresh (cwnd == ssthresh included), only cwnd < 2 ×
+    /// `max_packets_out` counts and the flag is ignored; otherwise the flag. `tcp_cwnd_validate`
+    /// runs only when new data left (`tcp_write_xmit`: `if (likely(sent_pkts))`; retransmissions,
+    /// in `tcp_xmit_retransmit_queue`, and rounds that send nothing leave everything as it was), a
+    /// tail loss probe's new segment included (`tcp_send_loss_probe` → `tcp_write_xmit` with
+    /// `push_one = 2`, cwnd-limited when cwnd was full); and it overwrites the flag, the window end
+    /// and `max_packets_out` whenever the window has ended or more packets are out than
+    /// `max_packets_out` (`!before(snd_una, max_packets_seq) || packets_out > max_packets_out`), so
+    /// a later send of a longer flight that found room in cwnd clears the flag, and a cwnd-limited
+    /// send that does not raise the flight leaves it clear. Not modelled: TSO deferral
+    /// (`tcp_tso_should_defer` also marks a round cwnd-limited; haslab sends one MSS per packet)
+    /// and `tcp_push_one`'s one-skb sends from `tcp_sendmsg`.
+    #[serde(rename = "linux-3.19")]
+    Linux319,
+}
+
 /// How cwnd is compared with what is in flight before a segment leaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -592,6 +626,11 @@ pub struct TcpConfig {
     /// newly delivered) or `cumulative` (ns-3's `ProcessAck`: the segments the cumulative ACK
     /// newly covers, SACKed before or not); see [`GrowthCount`].
     pub growth_count: GrowthCount,
+    /// When the sender counts as cwnd-limited, for the algorithms' growth: `linux` (default,
+    /// Linux 5.18 and later) or `linux-3.19` (Linux 3.16-3.19: in slow start, cwnd ≤ ssthresh,
+    /// only cwnd < 2 × the largest flight counts; the flag is updated only when new data
+    /// leaves); see [`CwndLimited`].
+    pub cwnd_limited: CwndLimited,
     /// How cwnd is compared with what is in flight: `packets` (default, Linux) or `bytes`
     /// (ns-3's `TcpSocketBase`: the short last segment of a write leaves on the bytes left in
     /// the window); see [`WindowAccounting`].
@@ -659,6 +698,7 @@ impl Default for TcpConfig {
             prr_variant: PrrVariant::Linux,
             cwnd_growth: CwndGrowth::PerPacket,
             growth_count: GrowthCount::Delivered,
+            cwnd_limited: CwndLimited::Linux,
             window_accounting: WindowAccounting::Packets,
             partial_ack_rto: PartialAckRto::SlowButSteady,
             rto_ssthresh: RtoSsthresh::OncePerEpisode,

@@ -31,6 +31,9 @@
 //! = max(cwnd, 2 × the reduced ssthresh); `prior_ssthresh = "linux"`: ssthresh back to at least
 //! ¾ of the pre-RTO cwnd) and its `CA_EVENT_TX_START` on any data segment sent with nothing in
 //! flight (`tx_start = "linux"`: YeAH forgets its base RTT at each RTO's retransmission),
+//! 3.19's cwnd-limited test (`cwnd_limited = "linux-3.19"`: in slow start, cwnd ≤ ssthresh,
+//! only cwnd below twice the largest flight of the window counts, and the test's flag changes
+//! only when new data leaves),
 //! and the viewers acknowledge as Linux 3.19 receivers (`delayed_ack = "linux-3"`: quick ACKs at
 //! a connection's first data and after a gap longer than the RTO, every second segment
 //! otherwise, the adaptive timeout, interactive mode after a request sent within it; haslab's
@@ -139,6 +142,7 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     x.slot_tcp("undo_cwnd", json!("linux-3.19"));
     x.slot_tcp("prior_ssthresh", json!("linux"));
     x.slot_tcp("tx_start", json!("linux"));
+    x.slot_tcp("cwnd_limited", json!("linux-3.19"));
     if env == 4 {
         x.loss_event("router->server", 0.5, 30_000_000_000, 31_000_000_000);
     }

@@ -28,7 +28,7 @@ pub mod minmax;
 
 use crate::sim::registry::{registry, Algorithm};
 use crate::sim::rng::Stream;
-use crate::tcp::config::UndoCwnd;
+use crate::tcp::config::{CwndLimited, UndoCwnd};
 
 /// Linux `enum tcp_ca_state`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -188,6 +188,9 @@ pub struct CcState {
     pub ca_state: CaState,
     /// Linux `tp->is_cwnd_limited`: the current window was fully used.
     pub is_cwnd_limited: bool,
+    /// Which kernel's `tcp_is_cwnd_limited` [`CcState::is_cwnd_limited`] is (`cwnd_limited`,
+    /// tcp/config.rs).
+    pub cwnd_limited_rule: CwndLimited,
     /// Linux `tp->max_packets_out`: most packets in flight in the current window.
     pub max_packets_out: u32,
     /// Pacing rate the sender honours (None: no pacing). Algorithms or sender options set it.
@@ -234,6 +237,7 @@ impl CcState {
             last_send_ns: 0,
             ca_state: CaState::Open,
             is_cwnd_limited: false,
+            cwnd_limited_rule: CwndLimited::Linux,
             max_packets_out: 0,
             pacing_rate_bps: None,
             snd_una_bytes: 0,
@@ -291,9 +295,17 @@ impl CcState {
 
     /// Linux `tcp_is_cwnd_limited` (include/net/tcp.h, since Linux 5.18): growing is allowed if
     /// the window was fully used in the last window of data (`is_cwnd_limited`), or, in slow
-    /// start, while cwnd is below twice the packets actually used.
+    /// start, while cwnd is below twice the packets actually used. With
+    /// [`CwndLimited::Linux319`], the 3.16-3.19 form: in slow start, `snd_cwnd <= snd_ssthresh`,
+    /// only `snd_cwnd < 2 * max_packets_out` counts, the flag only outside it.
     #[inline]
     pub fn is_cwnd_limited(&self) -> bool {
+        if self.cwnd_limited_rule == CwndLimited::Linux319 {
+            if self.cwnd_pkts <= self.ssthresh_pkts {
+                return self.cwnd_pkts < 2 * self.max_packets_out;
+            }
+            return self.is_cwnd_limited;
+        }
         if self.is_cwnd_limited {
             return true;
         }
@@ -546,6 +558,41 @@ mod tests {
                 want,
                 "flag {flag} cwnd {cwnd} out {out}"
             );
+        }
+    }
+
+    /// Linux 3.16-3.19 `tcp_is_cwnd_limited` (`cwnd_limited = "linux-3.19"`): in slow start,
+    /// `snd_cwnd <= snd_ssthresh` (cwnd == ssthresh included), only cwnd < 2 × max_packets_out
+    /// counts and the flag is ignored; above ssthresh, the flag. Each row where the rules part
+    /// is checked against the 5.18 rule too: a set flag no longer lets slow start grow past
+    /// twice the flight, and at cwnd == ssthresh 3.19 still applies slow start's test.
+    #[test]
+    fn linux_3_19_cwnd_limited_ignores_the_flag_in_slow_start_up_to_ssthresh() {
+        let mut tp = CcState::new(10, 1448);
+        for (flag, cwnd, out, ss_thresh, want_319, want_518) in [
+            (true, 40, 16, 1000, false, true),
+            (false, 40, 16, 1000, false, false),
+            (false, 30, 16, 1000, true, true),
+            (false, 20, 16, 20, true, false),
+            (true, 20, 8, 20, false, true),
+            (true, 30, 16, 20, true, true),
+            (false, 30, 16, 20, false, false),
+        ] {
+            tp.is_cwnd_limited = flag;
+            tp.cwnd_pkts = cwnd;
+            tp.max_packets_out = out;
+            tp.ssthresh_pkts = ss_thresh;
+            for (rule, want) in [
+                (CwndLimited::Linux319, want_319),
+                (CwndLimited::Linux, want_518),
+            ] {
+                tp.cwnd_limited_rule = rule;
+                assert_eq!(
+                    tp.is_cwnd_limited(),
+                    want,
+                    "{rule:?}: flag {flag} cwnd {cwnd} out {out} ssthresh {ss_thresh}"
+                );
+            }
         }
     }
 

@@ -311,6 +311,7 @@ impl Endpoint {
             _ => crate::tcp::cc::Linux3Growth::None,
         };
         tp.undo_cwnd = cfg.undo_cwnd;
+        tp.cwnd_limited_rule = cfg.cwnd_limited;
         let rtt = RttEstimator::new(
             cfg.initial_rto.0,
             cfg.min_rto.0,

@@ -3,7 +3,7 @@
 
 use super::{Endpoint, Output, TimerKind};
 use crate::tcp::cc::CaState;
-use crate::tcp::config::RecoveryMode;
+use crate::tcp::config::{CwndLimited, RecoveryMode};
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
 
 /// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000), added to 2·SRTT in the PTO when more
@@ -163,7 +163,15 @@ impl Endpoint {
         let new_data = self.snd.nxt < self.snd.stream_end()
             && self.snd.nxt + len as u64 - self.snd.una <= self.snd.wnd_bytes;
         let retransmitted = if new_data {
+            // `cwnd_limited = "linux-3.19"`: 3.16-3.19's `tcp_send_loss_probe` sends it through
+            // `tcp_write_xmit(sk, mss, TCP_NAGLE_OFF, 2, ..)`, which forces it out when cwnd
+            // has no room (the round is then cwnd-limited) and validates cwnd after it
+            let linux319_cwnd_limited = (self.cfg.cwnd_limited == CwndLimited::Linux319)
+                .then(|| self.window_full(self.snd.nxt));
             self.send_new(len, now_ns, out);
+            if let Some(cwnd_limited) = linux319_cwnd_limited {
+                self.cwnd_validate_319(cwnd_limited);
+            }
             None
         } else {
             // the highest segment not SACKed

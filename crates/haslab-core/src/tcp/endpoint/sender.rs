@@ -7,7 +7,7 @@ use super::{Endpoint, Notice, NoticeKind, Output, TimerKind};
 use crate::net::packet::flags;
 use crate::sim::events::Timer;
 use crate::tcp::cc::{CaEvent, CaState};
-use crate::tcp::config::{CwndGrowth, RecoveryMode, TxStartEvent, WindowAccounting};
+use crate::tcp::config::{CwndGrowth, CwndLimited, RecoveryMode, TxStartEvent, WindowAccounting};
 use crate::tcp::pacing;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::scoreboard::Seg;
@@ -36,7 +36,8 @@ pub(super) struct SendHalf {
     pub(super) has_sent_data: bool,
     pub(super) pacing_next_ns: u64,
     pub(super) pace_timer: Timer,
-    /// Linux `cwnd_usage_seq` (`tcp_cwnd_validate`)
+    /// Linux `cwnd_usage_seq` (3.x: `max_packets_seq`), `tcp_cwnd_validate`: snd_nxt at the
+    /// last update; the window ends when snd_una reaches it
     pub(super) cwnd_usage_seq: u64,
     /// application-set cwnd clamp rate (Trickle), bits per second
     pub(super) clamp_rate_bps: Option<u64>,
@@ -158,6 +159,15 @@ impl Endpoint {
         available > 0 && (available >= mss || data_left <= available)
     }
 
+    /// cwnd lets no segment starting at `start` leave (Linux `tcp_cwnd_test` gives no quota;
+    /// with `window_accounting = "bytes"`, [`Self::byte_window_allows`] says no).
+    pub(super) fn window_full(&self, start: u64) -> bool {
+        match self.cfg.window_accounting {
+            WindowAccounting::Packets => self.window_pipe() >= self.tp.cwnd_pkts,
+            WindowAccounting::Bytes => !self.byte_window_allows(start),
+        }
+    }
+
     /// Sends what the windows allow: lost segments first, then new data.
     ///
     /// Fast path: with no lost segment to resend, no new data or FIN to send, and RFC 6675
@@ -230,14 +240,7 @@ impl Endpoint {
                     self.chunk_first_send(self.tp.cwnd_pkts < cwnd_before);
                 }
             }
-            let window_full = match self.cfg.window_accounting {
-                WindowAccounting::Packets => self.window_pipe() >= self.tp.cwnd_pkts,
-                WindowAccounting::Bytes => {
-                    let start = lost.map_or(self.snd.nxt, |i| self.snd.sb.get(i).start);
-                    !self.byte_window_allows(start)
-                }
-            };
-            if window_full {
+            if self.window_full(lost.map_or(self.snd.nxt, |i| self.snd.sb.get(i).start)) {
                 cwnd_limited = true;
                 break;
             }
@@ -288,7 +291,15 @@ impl Endpoint {
                 self.rate.mark_app_limited(&self.tp, pipe);
             }
         }
-        self.cwnd_validate(cwnd_limited);
+        match self.cfg.cwnd_limited {
+            CwndLimited::Linux => self.cwnd_validate(cwnd_limited),
+            CwndLimited::Linux319 => {
+                self.tp.in_flight_pkts = self.snd.sb.len();
+                if sent_new {
+                    self.cwnd_validate_319(cwnd_limited);
+                }
+            }
+        }
         if sent_new {
             self.schedule_loss_probe(now_ns, out);
         }
@@ -429,7 +440,8 @@ impl Endpoint {
         }
     }
 
-    /// Linux `tcp_cwnd_validate`: tracks whether the window was fully used in this flight.
+    /// Linux 5.18+ `tcp_cwnd_validate` (`cwnd_limited = "linux"`): tracks whether the window
+    /// was fully used in this flight.
     pub(super) fn cwnd_validate(&mut self, cwnd_limited: bool) {
         let out_pkts = self.snd.sb.len();
         self.tp.in_flight_pkts = out_pkts;
@@ -440,6 +452,20 @@ impl Endpoint {
             self.tp.is_cwnd_limited = cwnd_limited;
             self.tp.max_packets_out = out_pkts;
             self.snd.cwnd_usage_seq = self.snd.nxt;
+        }
+    }
+
+    /// Linux 3.16-3.19 `tcp_cwnd_validate` (net/ipv4/tcp_output.c; `cwnd_limited =
+    /// "linux-3.19"`), after a round that sent new data: a new window, or a flight larger than
+    /// `max_packets_out`, overwrites the flag with this round's (`if (!before(tp->snd_una,
+    /// tp->max_packets_seq) || tp->packets_out > tp->max_packets_out)`), cwnd-limited or not.
+    pub(super) fn cwnd_validate_319(&mut self, cwnd_limited: bool) {
+        let out_pkts = self.snd.sb.len();
+        self.tp.in_flight_pkts = out_pkts;
+        if self.snd.una >= self.snd.cwnd_usage_seq || out_pkts > self.tp.max_packets_out {
+            self.tp.max_packets_out = out_pkts;
+            self.snd.cwnd_usage_seq = self.snd.nxt;
+            self.tp.is_cwnd_limited = cwnd_limited;
         }
     }
 

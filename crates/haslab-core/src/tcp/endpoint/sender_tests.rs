@@ -1108,3 +1108,141 @@ fn an_ack_that_advances_and_sacks_grows_cwnd_in_linux_not_in_ns3() {
         assert_eq!(c.tp.cwnd_pkts, want, "{mode:?}");
     }
 }
+
+/// Twelve segments with cwnd 10: the first round stops with cwnd full and data left, so both
+/// rules set the flag for that window (`max_packets_out` 10). The first ACK (two segments,
+/// delayed ACKs) grows cwnd and sends the last two; the remaining ACKs send nothing, and the
+/// last of them ends the window. Linux 5.18+ as haslab runs it (`cwnd_limited = "linux"`)
+/// refreshes the flag at the end of every send round, so the round that finds the window
+/// ended clears it; 3.16-3.19's `tcp_cwnd_validate` runs only when new data leaves
+/// (`tcp_write_xmit`, `if (likely(sent_pkts))`), so the flag and `max_packets_out` stay. Then
+/// an application-limited send of one segment in the next window overwrites them in 3.19
+/// (`!before(snd_una, max_packets_seq)`): the flag is cleared, `max_packets_out` is the new
+/// flight.
+#[test]
+fn linux_3_19_keeps_the_cwnd_limited_flag_through_rounds_that_send_nothing() {
+    use crate::tcp::config::CwndLimited;
+    for rule in [CwndLimited::Linux, CwndLimited::Linux319] {
+        let cfg = TcpConfig {
+            delayed_ack: DelayedAckMode::On,
+            cwnd_limited: rule,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(12 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 10);
+        assert!(c.tp.is_cwnd_limited, "{rule:?}: cwnd full with data left");
+        assert_eq!(c.tp.max_packets_out, 10);
+        let acks = deliver(&mut s, &data, 125 * MS);
+        assert_eq!(acks.len(), 5, "one ACK per two segments");
+        let tail = deliver(&mut c, &acks[..1], 150 * MS);
+        assert_eq!(tail.len(), 2, "{rule:?}: the last two segments leave");
+        for (i, ack) in acks[1..].iter().enumerate() {
+            assert!(deliver(&mut c, &[*ack], 150 * MS + i as u64).is_empty());
+        }
+        assert_eq!(c.snd.sb.len(), 2, "the window's ten are acknowledged");
+        let (flag, max_out) = match rule {
+            CwndLimited::Linux => (false, 2),
+            CwndLimited::Linux319 => (true, 10),
+        };
+        assert_eq!(
+            (c.tp.is_cwnd_limited, c.tp.max_packets_out),
+            (flag, max_out),
+            "{rule:?}: after the window ended with nothing sent"
+        );
+        c.write(MSS, 2, 160 * MS, &mut out);
+        assert_eq!(headers(&mut out).len(), 1);
+        assert_eq!(
+            (c.tp.is_cwnd_limited, c.tp.max_packets_out),
+            (false, 3),
+            "{rule:?}: an application-limited send in the next window"
+        );
+    }
+}
+
+/// Thirteen segments with cwnd 10: the first round is cwnd-limited (flag set, 10 out); the
+/// first ACK acknowledges two, grows cwnd to 12 and lets the last three leave, 11 out, with
+/// room left in cwnd. In 3.16-3.19 a flight above `max_packets_out` overwrites the flag with
+/// this round's (`tp->packets_out > tp->max_packets_out`): cleared, and congestion avoidance
+/// would not grow. Linux 5.18+ keeps a set flag for the rest of the window (`(!is_cwnd_limited
+/// && packets_out > max_packets_out)`).
+#[test]
+fn linux_3_19_clears_the_flag_when_a_longer_flight_finds_room_in_cwnd() {
+    use crate::tcp::config::CwndLimited;
+    for rule in [CwndLimited::Linux, CwndLimited::Linux319] {
+        let cfg = TcpConfig {
+            delayed_ack: DelayedAckMode::On,
+            cwnd_limited: rule,
+            ..TcpConfig::default()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(13 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!(data.len(), 10);
+        assert!(c.tp.is_cwnd_limited);
+        let acks = deliver(&mut s, &data[..2], 125 * MS);
+        assert_eq!(acks.len(), 1);
+        let tail = deliver(&mut c, &acks, 150 * MS);
+        assert_eq!(tail.len(), 3);
+        assert_eq!((c.tp.cwnd_pkts, c.snd.sb.len()), (12, 11));
+        let (flag, max_out) = match rule {
+            CwndLimited::Linux => (true, 10),
+            CwndLimited::Linux319 => (false, 11),
+        };
+        assert_eq!(
+            (c.tp.is_cwnd_limited, c.tp.max_packets_out),
+            (flag, max_out),
+            "{rule:?}"
+        );
+    }
+}
+
+/// A tail loss probe that sends new data with cwnd full: 3.16-3.19's `tcp_send_loss_probe`
+/// sends it through `tcp_write_xmit(.., push_one = 2)`, which forces it out, counts the round
+/// cwnd-limited and validates cwnd: the flight of 11 raises `max_packets_out` and moves the
+/// window's end past the probe. haslab's Linux 5.18+ rule leaves them as the last round set
+/// them.
+#[test]
+fn linux_3_19_validates_cwnd_after_a_loss_probe_of_new_data() {
+    use crate::tcp::config::CwndLimited;
+    for rule in [CwndLimited::Linux, CwndLimited::Linux319] {
+        let cfg = TcpConfig {
+            cwnd_limited: rule,
+            ..sack_cfg()
+        };
+        let (mut c, _s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(20 * MSS, 1, 100 * MS, &mut out);
+        assert_eq!(headers(&mut out).len(), 10);
+        let window_end = c.snd.nxt;
+        assert_eq!(
+            (
+                c.tp.is_cwnd_limited,
+                c.tp.max_packets_out,
+                c.snd.cwnd_usage_seq
+            ),
+            (true, 10, window_end)
+        );
+        let pto_at = c.recovery.tlp_timer.deadline_ns().expect("probe armed");
+        c.on_timer_entry(TimerKind::LossProbe, pto_at, &mut out);
+        let probe = headers(&mut out);
+        assert_eq!(probe.len(), 1);
+        assert_eq!(probe[0].seq.wrapping_sub(c.snd.iss) as u64, window_end);
+        let want = match rule {
+            CwndLimited::Linux => (true, 10, window_end),
+            CwndLimited::Linux319 => (true, 11, c.snd.nxt),
+        };
+        assert_eq!(
+            (
+                c.tp.is_cwnd_limited,
+                c.tp.max_packets_out,
+                c.snd.cwnd_usage_seq
+            ),
+            want,
+            "{rule:?}"
+        );
+    }
+}
