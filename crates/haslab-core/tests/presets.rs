@@ -434,12 +434,14 @@ stop = "2s"
     assert!(r.traffic[0].received_packets > 0);
 }
 
-/// The QoE paper's testbed is Linux 3.19: its player slots get SACK, PRR, tail loss probes and
-/// 3.19's delayed-ACK rules unless the template's own `tcp` table says otherwise, key by key.
+/// The QoE paper's testbed is Linux 3.19: its player slots get SACK, PRR, tail loss probes,
+/// 3.19's delayed-ACK rules, cwnd growth and congestion-control RTT samples unless the template's own `tcp` table says otherwise, key by key.
 /// Presets of ns-3 papers keep haslab's defaults.
 #[test]
 fn household_players_default_to_the_linux_stack_of_the_testbed() {
-    use haslab_core::tcp::config::{CwndGrowth, DelayedAckMode, RecoveryMode};
+    use haslab_core::tcp::config::{
+        CaSample, CwndGrowth, DelayedAckMode, GrowthCount, RecoveryMode,
+    };
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", cc = \"yeah\" }",
         "10s",
@@ -450,6 +452,8 @@ fn household_players_default_to_the_linux_stack_of_the_testbed() {
         assert_eq!(pl.tcp.recovery, RecoveryMode::Prr);
         assert_eq!(pl.tcp.delayed_ack, DelayedAckMode::Linux3);
         assert_eq!(pl.tcp.cwnd_growth, CwndGrowth::Linux319);
+        assert_eq!(pl.tcp.growth_count, GrowthCount::Linux319);
+        assert_eq!(pl.tcp.ca_sample, CaSample::Linux319);
     }
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = { tlp = false, delayed_ack = \"on\" } }",

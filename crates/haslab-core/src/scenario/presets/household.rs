@@ -26,7 +26,11 @@
 //! 3.19's cwnd growth (`cwnd_growth = "linux-3.19"`: the 3.19 tree already counts packets in
 //! Reno's and CUBIC's increase — `tcp_cong_avoid_ai(tp, w, acked)`, the stretch-ACK form —
 //! but its algorithms stay in slow start while cwnd ≤ ssthresh and stop it at ssthresh + 1,
-//! and YeAH's Reno mode still counts one per ACK),
+//! and YeAH's Reno mode still counts one per ACK), 3.19's count and moment of that growth
+//! (`growth_count = "linux-3.19"`: the segments the cumulative ACK removes, SACKed before or
+//! not, counted before the recovery state machine runs, so nothing on the ACK that ends a fast
+//! recovery) and 3.19's RTT sample for the algorithms (`ca_sample = "linux-3.19"`: the newest
+//! never-retransmitted segment the cumulative ACK removes, SACKed long before or not),
 //! and the viewers acknowledge as Linux 3.19 receivers (`delayed_ack = "linux-3"`: quick ACKs at
 //! a connection's first data and after a gap longer than the RTO, every second segment
 //! otherwise, the adaptive timeout, interactive mode after a request sent within it; haslab's
@@ -132,6 +136,8 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     x.slot_tcp("idle_restart", json!("linux"));
     x.slot_tcp("delayed_ack", json!("linux-3"));
     x.slot_tcp("cwnd_growth", json!("linux-3.19"));
+    x.slot_tcp("growth_count", json!("linux-3.19"));
+    x.slot_tcp("ca_sample", json!("linux-3.19"));
     if env == 4 {
         x.loss_event("router->server", 0.5, 30_000_000_000, 31_000_000_000);
     }
