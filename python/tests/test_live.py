@@ -169,6 +169,8 @@ def test_loss_of_the_path_combines_the_links():
         (dumbbell(tcp='{ ca_sample = "ns3" }'), "tcp.ca_sample"),
         (dumbbell(tcp='{ cwnd_growth = "linux-3" }'), "cwnd_growth.*Linux 3.x"),
         (dumbbell(tcp='{ cwnd_growth = "linux-3.19" }'), "cwnd_growth.*Linux 3.x"),
+        (dumbbell(tcp='{ growth_count = "linux-3.19" }'), "growth_count.*Linux 3.x"),
+        (dumbbell(tcp='{ ca_sample = "linux-3.19" }'), "ca_sample.*Linux 3.x"),
         (dumbbell(tcp='{ cwnd_growth = "per-ack" }'), "cwnd_growth.*ns-3"),
         (dumbbell(tcp='{ undo_cwnd = "linux-3.19" }'), "undo_cwnd.*Linux 3.x"),
         (dumbbell(tcp='{ prior_ssthresh = "ssthresh" }'), "prior_ssthresh.*no kernel saves"),

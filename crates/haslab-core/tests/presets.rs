@@ -435,13 +435,14 @@ stop = "2s"
 }
 
 /// The QoE paper's testbed is Linux 3.19: its player slots get SACK, PRR, tail loss probes,
-/// 3.19's delayed-ACK rules, cwnd growth and cwnd-limited test unless the template's own `tcp` table says otherwise, key by key.
+/// 3.19's delayed-ACK rules, cwnd growth, cwnd-limited test, congestion-control RTT samples, undo
+/// and TX_START unless the template's own `tcp` table says otherwise, key by key.
 /// Presets of ns-3 papers keep haslab's defaults.
 #[test]
 fn household_players_default_to_the_linux_stack_of_the_testbed() {
     use haslab_core::tcp::config::{
-        CwndGrowth, CwndLimited, DelayedAckMode, PriorSsthresh, RecoveryMode, TxStartEvent,
-        UndoCwnd,
+        CaSample, CwndGrowth, CwndLimited, DelayedAckMode, GrowthCount, PriorSsthresh,
+        RecoveryMode, TxStartEvent, UndoCwnd,
     };
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", cc = \"yeah\" }",
@@ -457,6 +458,8 @@ fn household_players_default_to_the_linux_stack_of_the_testbed() {
         assert_eq!(pl.tcp.prior_ssthresh, PriorSsthresh::Linux);
         assert_eq!(pl.tcp.tx_start, TxStartEvent::Linux);
         assert_eq!(pl.tcp.cwnd_limited, CwndLimited::Linux319);
+        assert_eq!(pl.tcp.growth_count, GrowthCount::Linux319);
+        assert_eq!(pl.tcp.ca_sample, CaSample::Linux319);
     }
     let p = plan(
         "name = \"household\"\nplayer = { abr = \"panda\", video = \"qoe\", tcp = { tlp = false, delayed_ack = \"on\" } }",

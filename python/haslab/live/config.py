@@ -309,6 +309,9 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         notes.add("fast recovery: the kernel always uses PRR (RFC 6937); the simulator's default is classic")
     if tcp.get("ca_sample", "new-ack") == "ns3":
         reject("ca_sample", "\"ns3\" models ns-3's PktsAcked calls; the kernel's are \"linux\"")
+    if tcp.get("ca_sample", "new-ack") == "linux-3.19":
+        reject("ca_sample", "\"linux-3.19\" is Linux 3.x's, which this kernel does not run; "
+               "its samples are \"linux\"")
     if tcp.get("ca_sample", "new-ack") != "linux" and flow.get("cc") not in ("newreno", "bbr"):
         notes.add("congestion-control samples: the kernel calls pkts_acked on every ACK that finds data "
                   "outstanding, with the newest (S)ACKed segment's RTT (tcp.ca_sample = \"linux\"); the "

@@ -172,6 +172,34 @@ pub enum GrowthCount {
     /// grows nothing. After an RTO the ACK that fills the one hole counts every segment up to
     /// the new snd_una, so slow start jumps to ssthresh at once.
     Cumulative,
+    /// Linux 3.19's `tcp_ack` (net/ipv4/tcp_input.c of the 3.19 tree): `acked =
+    /// tp->packets_out;` `tcp_clean_rtx_queue(...)`; `acked -= tp->packets_out;` then `if
+    /// (tcp_may_raise_cwnd(sk, flag)) tcp_cong_avoid(sk, ack, acked);` and only after that
+    /// `tcp_fastretrans_alert` (loss marking, entering and leaving recovery) and
+    /// `tcp_process_tlp_ack`. So:
+    /// - the count is the segments the cumulative ACK removed from the retransmission queue,
+    ///   SACKed before or not (after an RTO, the ACK of the retransmission that fills the one
+    ///   hole below the SACKed segments counts them all, so slow start can reach ssthresh in
+    ///   one ACK; with `delivered` it counts 1);
+    /// - `tcp_may_raise_cwnd` is false in CWR and Recovery (`tcp_in_cwnd_reduction`), and
+    ///   otherwise needs `FLAG_DATA_ACKED` (a segment removed): growth in Open, Disorder and
+    ///   Loss, on ACKs that remove data only;
+    /// - the growth comes before the state machine: an ACK that starts a fast recovery grows
+    ///   first, and ssthresh (and PRR's prior cwnd) then come from the grown cwnd; the ACK
+    ///   that ends a fast recovery is seen in Recovery and grows nothing, cwnd = ssthresh
+    ///   (`tcp_end_cwnd_reduction`) being all it gets; in Loss the growth comes before
+    ///   `tcp_process_loss`, so an undo's `undo_cwnd` sees the grown cwnd and the ACK that
+    ///   ends the Loss episode has grown it already.
+    ///
+    /// The growth is made here after the ACK's SACK blocks and cumulative ACK were applied and
+    /// the congestion control heard `pkts_acked` and `in_ack_event`, before the tail loss
+    /// probe's check, loss detection and the state machine. Not modelled: with a reordering
+    /// degree above `sysctl_tcp_reordering` (3), 3.19 calls `tcp_cong_avoid` also on an ACK
+    /// that only SACKs, with a count of 0 (`FLAG_FORWARD_PROGRESS`); haslab keeps no reordering
+    /// degree, which is 3 on a path that does not reorder. The same `tcp_ack` sequence is in
+    /// the 3.18.63 stable tree; earlier 3.x were not checked, hence the name.
+    #[serde(rename = "linux-3.19")]
+    Linux319,
 }
 
 /// When the sender counts as cwnd-limited, the test that gates the algorithms' growth (Linux
@@ -327,6 +355,24 @@ pub enum CaSample {
     /// step (ns-3 calls it after `DupAck`, which may enter recovery), and after the RTO
     /// estimator has taken this ACK's sample.
     Ns3,
+    /// Linux 3.19's `tcp_clean_rtx_queue` (net/ipv4/tcp_input.c of the 3.19 tree), which calls
+    /// `pkts_acked(sk, pkts_acked, ca_seq_rtt_us)` only `if (flag & FLAG_ACKED)`: on an ACK
+    /// whose cumulative ACK removed at least one segment, with the count of segments removed
+    /// (SACKed before or not). `ca_seq_rtt_us` is `now − last_ackt`, `last_ackt` the send time
+    /// of the last segment, in sequence order, that the loop removes without `TCPCB_RETRANS`
+    /// (`TCPCB_SACKED_RETRANS | TCPCB_EVER_RETRANS | TCPCB_REPAIRED`: never retransmitted),
+    /// including segments SACKed before: after a recovery, the ACK of a retransmission that
+    /// fills a hole gives the age of the highest SACKed original above it. The sample is
+    /// taken even when the same ACK also removes retransmitted segments
+    /// (`FLAG_RETRANS_DATA_ACKED` only blanks the RTO estimator's sample, in
+    /// `tcp_ack_update_rtt`); it is −1 (none here) when every removed segment was
+    /// retransmitted, with no SACK or timestamp fallback. An ACK that only SACKs calls nothing.
+    /// 3.19's algorithms read it as they do here: Illinois's base and maximum RTT (the maximum
+    /// kept for the connection's life), Westwood+'s RTT, Vegas's and YeAH's minimum RTTs,
+    /// CUBIC's delay minimum and HyStart (`tcp_illinois_acked`, `tcp_westwood_pkts_acked`,
+    /// `tcp_vegas_pkts_acked`, `bictcp_acked`; none of them reads a negative sample).
+    #[serde(rename = "linux-3.19")]
+    Linux319,
 }
 
 /// Where RTT samples come from.
@@ -585,7 +631,9 @@ pub struct TcpConfig {
     /// When the congestion control's `pkts_acked` runs and which RTT it gets: `new-ack`
     /// (default: on an ACK of new data, the RTO estimator's sample), `linux` (every ACK
     /// with data outstanding, the RTT of the newest segment it SACKed or acknowledged) or
-    /// `ns3` (ns-3.37's `PktsAcked` calls, with the smoothed RTT); see [`CaSample`].
+    /// `ns3` (ns-3.37's `PktsAcked` calls, with the smoothed RTT) or `linux-3.19` (ACKs that
+    /// remove data, the newest never-retransmitted removed segment's RTT, SACKed before or
+    /// not); see [`CaSample`].
     pub ca_sample: CaSample,
     /// Undo an RTO found spurious by the timestamp echo (Eifel detection, RFC 3522; Linux
     /// `tcp_try_undo_loss`). Default true; ns-3 undoes nothing. Needs `timestamps`.
@@ -623,8 +671,9 @@ pub struct TcpConfig {
     /// boundary, YeAH's per-ACK Reno mode).
     pub cwnd_growth: CwndGrowth,
     /// Which ACKs grow cwnd and what each counts: `delivered` (default, Linux: the packets it
-    /// newly delivered) or `cumulative` (ns-3's `ProcessAck`: the segments the cumulative ACK
-    /// newly covers, SACKed before or not); see [`GrowthCount`].
+    /// newly delivered), `cumulative` (ns-3's `ProcessAck`: the segments the cumulative ACK
+    /// newly covers, SACKed before or not) or `linux-3.19` (the segments removed, SACKed before
+    /// or not, counted before the state machine and not in Recovery); see [`GrowthCount`].
     pub growth_count: GrowthCount,
     /// When the sender counts as cwnd-limited, for the algorithms' growth: `linux` (default,
     /// Linux 5.18 and later) or `linux-3.19` (Linux 3.16-3.19: in slow start, cwnd ≤ ssthresh,

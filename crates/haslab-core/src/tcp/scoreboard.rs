@@ -113,6 +113,9 @@ pub struct Acked {
     /// Whether a removed segment, SACKed before or not, was ever retransmitted (Linux
     /// `tcp_clean_rtx_queue` sets `FLAG_RETRANS_DATA_ACKED` for any skb with `TCPCB_RETRANS`).
     pub retrans: bool,
+    /// The send time of the last removed segment (in sequence order) that was never
+    /// retransmitted, SACKed before or not (Linux 3.19 `tcp_clean_rtx_queue`'s `last_ackt`).
+    pub newest_orig_sent_ns: Option<u64>,
 }
 
 /// RFC 6675 DupThresh.
@@ -188,7 +191,11 @@ impl Scoreboard {
             if seg.end <= ack {
                 let seg = self.segs.pop_front().unwrap();
                 self.forget(&seg);
-                n.retrans |= seg.has(EVER_RETRANS);
+                if seg.has(EVER_RETRANS) {
+                    n.retrans = true;
+                } else {
+                    n.newest_orig_sent_ns = Some(seg.sent_ns);
+                }
                 if !seg.has(SACKED) {
                     delivered(&seg);
                     n.newly_delivered += 1;

@@ -22,19 +22,28 @@
 //! (RFC 6937, Linux's only recovery since 3.2; `prr_variant = "linux-3"`, the SSRB form of
 //! net/ipv4/tcp_input.c before 4.3) and tail loss probes (`tcp_early_retrans = 3`;
 //! haslab's probe is RACK-TLP, RFC 8985, which Linux gained in 4.4 — the 3.19 probe differs in
-//! that loss marking after it is still by duplicate ACKs), with Linux's restart after idle and
-//! 3.19's cwnd growth (`cwnd_growth = "linux-3.19"`: the 3.19 tree already counts packets in
-//! Reno's and CUBIC's increase — `tcp_cong_avoid_ai(tp, w, acked)`, the stretch-ACK form —
-//! but its algorithms stay in slow start while cwnd ≤ ssthresh and stop it at ssthresh + 1,
-//! and YeAH's Reno mode still counts one per ACK), 3.19's undo of a spurious RTO
-//! (`undo_cwnd = "linux-3.19"`: Westwood+, YeAH and Illinois have no `undo_cwnd` there, so cwnd
-//! = max(cwnd, 2 × the reduced ssthresh); `prior_ssthresh = "linux"`: ssthresh back to at least
-//! ¾ of the pre-RTO cwnd) and its `CA_EVENT_TX_START` on any data segment sent with nothing in
-//! flight (`tx_start = "linux"`: YeAH forgets its base RTT at each RTO's retransmission),
-//! 3.19's cwnd-limited test (`cwnd_limited = "linux-3.19"`: in slow start, cwnd ≤ ssthresh,
-//! only cwnd below twice the largest flight of the window counts, and the test's flag changes
-//! only when new data leaves),
-//! and the viewers acknowledge as Linux 3.19 receivers (`delayed_ack = "linux-3"`: quick ACKs at
+//! that loss marking after it is still by duplicate ACKs) and Linux's restart after idle. The
+//! sender's congestion-control plumbing follows the 3.19 tree (net/ipv4/tcp_input.c,
+//! tcp_output.c, tcp_cong.c, include/net/tcp.h) where haslab models it:
+//! - cwnd growth (`cwnd_growth = "linux-3.19"`): 3.19 already counts packets in Reno's and
+//!   CUBIC's increase — `tcp_cong_avoid_ai(tp, w, acked)`, the stretch-ACK form — but its
+//!   algorithms stay in slow start while cwnd ≤ ssthresh and stop it at ssthresh + 1, and
+//!   YeAH's Reno mode still counts one per ACK;
+//! - what that growth counts and when (`growth_count = "linux-3.19"`): the segments the
+//!   cumulative ACK removes, SACKed before or not, counted before the recovery state machine
+//!   runs, so nothing on the ACK that ends a fast recovery;
+//! - the cwnd-limited test (`cwnd_limited = "linux-3.19"`): in slow start, cwnd ≤ ssthresh,
+//!   only cwnd below twice the largest flight of the window counts, and the test's flag changes
+//!   only when new data leaves;
+//! - the algorithms' RTT sample (`ca_sample = "linux-3.19"`): the newest never-retransmitted
+//!   segment the cumulative ACK removes, SACKed long before or not;
+//! - the undo of a spurious RTO (`undo_cwnd = "linux-3.19"`: Westwood+, YeAH and Illinois have
+//!   no `undo_cwnd` there, so cwnd = max(cwnd, 2 × the reduced ssthresh); `prior_ssthresh =
+//!   "linux"`: ssthresh back to at least ¾ of the pre-RTO cwnd);
+//! - `CA_EVENT_TX_START` on any data segment sent with nothing in flight (`tx_start =
+//!   "linux"`: YeAH forgets its base RTT at each RTO's retransmission).
+//!
+//! The viewers acknowledge as Linux 3.19 receivers (`delayed_ack = "linux-3"`: quick ACKs at
 //! a connection's first data and after a gap longer than the RTO, every second segment
 //! otherwise, the adaptive timeout, interactive mode after a request sent within it; haslab's
 //! default `on` acknowledges every second segment from the start). The receive window stays
@@ -143,6 +152,8 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     x.slot_tcp("prior_ssthresh", json!("linux"));
     x.slot_tcp("tx_start", json!("linux"));
     x.slot_tcp("cwnd_limited", json!("linux-3.19"));
+    x.slot_tcp("growth_count", json!("linux-3.19"));
+    x.slot_tcp("ca_sample", json!("linux-3.19"));
     if env == 4 {
         x.loss_event("router->server", 0.5, 30_000_000_000, 31_000_000_000);
     }

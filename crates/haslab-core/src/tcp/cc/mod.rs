@@ -12,7 +12,7 @@
 //! | [`CongestionControl::cong_avoid`] | `cong_avoid` | on an ACK of new data outside recovery |
 //! | [`CongestionControl::set_state`] | `set_state` | on a change of [`CaState`] |
 //! | [`CongestionControl::cwnd_event`] | `cwnd_event` | on [`CaEvent`]s (TX start after idle, restart, loss) |
-//! | [`CongestionControl::pkts_acked`] | `pkts_acked` | on every ACK of new data, with an RTT sample; with `ca_sample = "linux"` on every ACK that finds data outstanding (`tcp_clean_rtx_queue`) |
+//! | [`CongestionControl::pkts_acked`] | `pkts_acked` | on every ACK of new data, with an RTT sample; with `ca_sample = "linux"` on every ACK that finds data outstanding (`tcp_clean_rtx_queue`); with `"linux-3.19"` on every ACK that removes a segment (3.19's `FLAG_ACKED`) |
 //! | [`CongestionControl::in_ack_event`] | `in_ack_event` | on every ACK `tcp_ack` processes (not older than snd_una; new data, duplicate, window update, nothing outstanding): after `pkts_acked`, before loss detection, recovery and `cong_avoid`, as Linux since 6.15 |
 //! | [`CongestionControl::in_data_segment`] | (none) | on a data segment that acknowledges nothing new, which Linux's fast path keeps from `tcp_ack` |
 //! | [`CongestionControl::cong_control`] | `cong_control` | on every ACK, instead of `cong_avoid`, when [`CongestionControl::has_cong_control`] (BBR) |
@@ -428,7 +428,8 @@ pub trait CongestionControl: Send {
     fn init(&mut self, _tp: &mut CcState) {}
     /// The new ssthresh after a loss (fast retransmit or RTO), in packets.
     fn ssthresh(&mut self, tp: &CcState) -> u32;
-    /// Grow cwnd on an ACK of new data in the Open / Disorder states.
+    /// Grow cwnd on an ACK of new data in the Open / Disorder states (with `growth_count =
+    /// "linux-3.19"`, an ACK that removes data outside Recovery, Loss included).
     fn cong_avoid(&mut self, tp: &mut CcState, acked_pkts: u32);
     /// The congestion state changes to `new_state` (tp.ca_state still holds the old one).
     fn set_state(&mut self, _tp: &mut CcState, _new_state: CaState) {}
@@ -436,7 +437,8 @@ pub trait CongestionControl: Send {
     /// Every ACK of new data, with the RTT sample when there is one; with the sender's
     /// `ca_sample = "linux"`, every ACK that finds data outstanding, also one that acknowledges
     /// no packet; with `ca_sample = "ns3"`, where ns-3.37 calls `PktsAcked`, with ns-3's count
-    /// and the smoothed RTT (see [`crate::tcp::config::CaSample`]).
+    /// and the smoothed RTT; with `ca_sample = "linux-3.19"`, every ACK whose cumulative ACK
+    /// removes a segment, with 3.19's sample (see [`crate::tcp::config::CaSample`]).
     fn pkts_acked(&mut self, _tp: &mut CcState, _sample: &AckSample) {}
     /// Every ACK Linux's `tcp_ack` processes, with `CA_ACK_*` flags (Linux `in_ack_event`):
     /// an ACK that is not older than snd_una, of new data or duplicate, with data outstanding

@@ -156,6 +156,14 @@ impl Endpoint {
         if !old_ack {
             self.ack_event(h, info.advanced, prev_wnd);
         }
+        if self.cfg.growth_count == GrowthCount::Linux319 {
+            // Linux 3.19 tcp_ack: `if (tcp_may_raise_cwnd(sk, flag)) tcp_cong_avoid(sk, ack,
+            // acked)` with the segments tcp_clean_rtx_queue removed, before
+            // tcp_fastretrans_alert and tcp_process_tlp_ack; not in Recovery (nor CWR)
+            if prior_state != CaState::Recovery {
+                self.grow(info.pkts_acked);
+            }
+        }
         self.process_tlp_ack(ack, pure_dupack);
 
         // loss detection
@@ -199,6 +207,8 @@ impl Endpoint {
         let grow_pkts = match self.cfg.growth_count {
             GrowthCount::Delivered => acked_sacked,
             GrowthCount::Cumulative => self.ns3_growth_pkts(&info, ack, prior_state, ns3_segs),
+            // it grew above, before the state machine
+            GrowthCount::Linux319 => 0,
         };
         // ns-3 calls PktsAcked for an ACK of new data, and for one that is not older than
         // snd_una while data is outstanding
@@ -685,6 +695,9 @@ impl Endpoint {
         self.tp.in_flight_pkts = self.snd.sb.len();
         let ca_rtt_ns = match self.cfg.ca_sample {
             CaSample::NewAck => rtt_ns,
+            // Linux 3.19 tcp_clean_rtx_queue: `ca_seq_rtt_us` from `last_ackt`, the newest
+            // removed segment never retransmitted (SACKed before or not), else none
+            CaSample::Linux319 => acked.newest_orig_sent_ns.map(|t| now_ns - t),
             // on_ack calls it with ns-3's count (ns3_pkts_acked)
             CaSample::Ns3 => None,
             // Linux tcp_clean_rtx_queue / tcp_ack_update_rtt: a SACK sample first, then the
@@ -694,7 +707,13 @@ impl Endpoint {
                 .or(last_acked_rtt.filter(|_| !acked.retrans))
                 .or_else(|| self.ts_echo_rtt(h, now_ns)),
         };
-        if self.cfg.ca_sample != CaSample::Ns3 {
+        // (3.19 calls pkts_acked only `if (flag & FLAG_ACKED)`: a segment was removed)
+        let calls = match self.cfg.ca_sample {
+            CaSample::Ns3 => false,
+            CaSample::Linux319 => pkts_acked > 0,
+            CaSample::NewAck | CaSample::Linux => true,
+        };
+        if calls {
             let sample = AckSample {
                 pkts_acked,
                 bytes_acked,

@@ -298,8 +298,10 @@ impl Endpoint {
     /// acknowledged); ns-3.37's `TcpSocketBase::ProcessAck` calls `IncreaseWindow` on the same
     /// ACK (with its cumulatively acknowledged segments: `growth_count = "cumulative"`, which
     /// `acked_pkts` then is); ns-3.17's `NewAck` falls through to
-    /// its per-ACK increase. With `recovery_end = "new-ack"` (Reno) any ACK of new data ends
-    /// the recovery here.
+    /// its per-ACK increase. With `growth_count = "linux-3.19"` `acked_pkts` is 0: Linux 3.19's
+    /// `tcp_ack` ran `tcp_cong_avoid` before `tcp_fastretrans_alert`, while the state was still
+    /// Recovery (`tcp_may_raise_cwnd`: no growth), so cwnd = ssthresh is all this ACK gets.
+    /// With `recovery_end = "new-ack"` (Reno) any ACK of new data ends the recovery here.
     pub(super) fn exit_recovery(&mut self, prior_packets_out: u32, acked_pkts: u32) {
         let cc_controls = self.cc_controls;
         if !cc_controls {

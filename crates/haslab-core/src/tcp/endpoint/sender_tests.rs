@@ -1029,11 +1029,17 @@ fn in_ack_event_runs_on_every_ack_linux_tcp_ack_processes() {
 /// start from 1 to 2. ns-3's `ProcessAck` (`"cumulative"`) calls `IncreaseWindow` with the nine
 /// segments the cumulative ACK covers: slow start reaches ssthresh on this one ACK (1 + 4) and
 /// the five left over are a whole window of congestion avoidance, one more (Linux's Reno and
-/// ns-3's `TcpLinuxReno::SlowStart` both hand the rest to congestion avoidance): 6.
+/// ns-3's `TcpLinuxReno::SlowStart` both hand the rest to congestion avoidance): 6. Linux 3.19
+/// (`"linux-3.19"`, `tcp_cong_avoid(sk, ack, acked)` with the segments `tcp_clean_rtx_queue`
+/// removed) counts the nine as well: 6.
 #[test]
 fn the_ack_that_fills_an_rto_hole_counts_what_linux_or_ns3_counts() {
     use crate::tcp::config::GrowthCount;
-    for mode in [GrowthCount::Delivered, GrowthCount::Cumulative] {
+    for mode in [
+        GrowthCount::Delivered,
+        GrowthCount::Cumulative,
+        GrowthCount::Linux319,
+    ] {
         // F-RTO off (as in ns-3): with it, the SACKs of the late originals would undo the RTO
         let cfg = TcpConfig {
             tlp: false,
@@ -1065,7 +1071,7 @@ fn the_ack_that_fills_an_rto_hole_counts_what_linux_or_ns3_counts() {
         );
         let want = match mode {
             GrowthCount::Delivered => 2,
-            GrowthCount::Cumulative => 6,
+            GrowthCount::Cumulative | GrowthCount::Linux319 => 6,
         };
         assert_eq!(c.tp.cwnd_pkts, want, "{mode:?}");
     }
@@ -1076,11 +1082,15 @@ fn the_ack_that_fills_an_rto_hole_counts_what_linux_or_ns3_counts() {
 /// Disorder: the acknowledged segment and the SACKed one, slow start 10 → 12); to ns-3's
 /// `ProcessAck` it is a duplicate ACK (`isDupack = scoreboardUpdated`), `DupAck` moves Open
 /// to Disorder and `IncreaseWindow` runs only in Open: cwnd stays (`growth_count =
-/// "cumulative"`).
+/// "cumulative"`). Linux 3.19 (`"linux-3.19"`) counts the one segment the ACK removed (10 → 11).
 #[test]
 fn an_ack_that_advances_and_sacks_grows_cwnd_in_linux_not_in_ns3() {
     use crate::tcp::config::GrowthCount;
-    for mode in [GrowthCount::Delivered, GrowthCount::Cumulative] {
+    for mode in [
+        GrowthCount::Delivered,
+        GrowthCount::Cumulative,
+        GrowthCount::Linux319,
+    ] {
         let cfg = TcpConfig {
             sack: true,
             delayed_ack: DelayedAckMode::On,
@@ -1104,6 +1114,7 @@ fn an_ack_that_advances_and_sacks_grows_cwnd_in_linux_not_in_ns3() {
         let want = match mode {
             GrowthCount::Delivered => cwnd_before + 2,
             GrowthCount::Cumulative => cwnd_before,
+            GrowthCount::Linux319 => cwnd_before + 1,
         };
         assert_eq!(c.tp.cwnd_pkts, want, "{mode:?}");
     }
@@ -1244,5 +1255,229 @@ fn linux_3_19_validates_cwnd_after_a_loss_probe_of_new_data() {
             want,
             "{rule:?}"
         );
+    }
+}
+
+/// `ca_sample = "linux-3.19"`: Linux 3.19's `tcp_clean_rtx_queue` calls `pkts_acked` only when
+/// the cumulative ACK removed a segment (`FLAG_ACKED`), with the segments removed and
+/// `ca_seq_rtt_us` from `last_ackt`: the newest removed segment never retransmitted, SACKed
+/// before or not, even when the same ACK also removes a retransmitted one; none when every
+/// removed segment was retransmitted (no SACK or timestamp fallback). The default (`new-ack`)
+/// gives the RTO estimator's sample: the oldest segment, Karn, then the timestamp echo.
+#[test]
+fn pkts_acked_follows_linux_3_19_with_ca_sample_linux_3_19() {
+    for mode in [CaSample::NewAck, CaSample::Linux319] {
+        let v319 = mode == CaSample::Linux319;
+        let cfg = TcpConfig {
+            ca_sample: mode,
+            tlp: false,
+            rack: Some(true),
+            ..sack_cfg()
+        };
+        let rec = Recorder::default();
+        let calls = rec.acked.clone();
+        let take = || std::mem::take(&mut *calls.lock().unwrap());
+        let (mut c, mut s) = pair_with_cc(cfg, Box::new(rec));
+        let mut out = Output::default();
+        // two segments 10 ms apart; one ACK (the second) covers both, 60 ms after the first
+        c.write(MSS, 1, 100 * MS, &mut out);
+        c.write(MSS, 2, 110 * MS, &mut out);
+        let data = headers(&mut out);
+        let acks = deliver(&mut s, &data, 130 * MS);
+        c.on_segment(&acks[1], 160 * MS, &mut out);
+        let rtt = if v319 { 50 } else { 60 };
+        assert_eq!(
+            take(),
+            vec![(2, Some(rtt * MS))],
+            "{mode:?}: the newest, or the oldest"
+        );
+        // five segments at 200 ms, the second lost: one ACK of new data, three that only SACK
+        // (3.19: no call for those)
+        let (data, acks) = write_with_losses(&mut c, &mut s, 5 * MSS, 200 * MS, &[1], 230 * MS);
+        assert_eq!(acks.len(), 4);
+        for h in &acks {
+            c.on_segment(h, 260 * MS, &mut out);
+        }
+        let resent = headers(&mut out);
+        assert_eq!(resent.first().map(|h| h.seq), Some(data[1].seq));
+        assert_eq!(take(), vec![(1, Some(60 * MS))], "{mode:?}");
+        // the retransmission's ACK removes it and the three SACKed originals, sent at 200 ms:
+        // 3.19 takes the newest of those (120 ms); new-ack's Karn falls back to the timestamp
+        // echo of the retransmission (resent at 260 ms, ACKed at 320 ms)
+        let ack = deliver(&mut s, &resent[..1], 290 * MS);
+        c.on_segment(&ack[0], 320 * MS, &mut out);
+        let rtt = if v319 { 120 } else { 60 };
+        assert_eq!(take(), vec![(4, Some(rtt * MS))], "{mode:?}");
+        assert!(c.snd.sb.is_empty());
+        // one segment, lost; the RTO resends it and its ACK removes only retransmitted data:
+        // 3.19 passes no sample (-1), new-ack the timestamp echo
+        c.write(MSS, 3, 400 * MS, &mut out);
+        out.packets.clear();
+        let rto_at = c.snd.rto_timer.deadline_ns().expect("RTO armed");
+        c.on_timer_entry(TimerKind::Rto, rto_at, &mut out);
+        let resent = headers(&mut out);
+        assert_eq!(resent.len(), 1);
+        let ack = deliver(&mut s, &resent, rto_at + 25 * MS);
+        c.on_segment(&ack[0], rto_at + 50 * MS, &mut out);
+        let got = take();
+        assert_eq!(got.len(), 1, "{mode:?}");
+        assert_eq!(got[0].0, 1);
+        assert_eq!(got[0].1.is_some(), !v319, "{mode:?}: {got:?}");
+    }
+}
+
+/// `growth_count = "linux-3.19"`: the count is the segments the cumulative ACK removes, SACKed
+/// before or not (Linux 3.19 `tcp_ack`: `acked = tp->packets_out` before and after
+/// `tcp_clean_rtx_queue`). Ten segments, the second lost: the ACK of the first grows cwnd by 1
+/// (slow start, 10 → 11) either way; the third's ACK only SACKs and grows nothing; the second
+/// arrives and its ACK removes it and the SACKed third: 3.19 counts both (13), the default
+/// (`delivered`, 6.x's `acked_sacked`) only the one it newly delivered (12).
+#[test]
+fn an_ack_that_removes_segments_sacked_before_counts_them_under_linux_3_19() {
+    use crate::tcp::config::GrowthCount;
+    for mode in [GrowthCount::Delivered, GrowthCount::Linux319] {
+        let cfg = TcpConfig {
+            tlp: false,
+            rack: Some(false),
+            growth_count: mode,
+            ..sack_cfg()
+        };
+        let (mut c, mut s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        assert_eq!((data.len(), c.tp.cwnd_pkts), (10, 10));
+        let ack = deliver(&mut s, &data[..1], 125 * MS);
+        deliver(&mut c, &ack, 150 * MS);
+        assert_eq!(c.tp.cwnd_pkts, 11, "{mode:?}");
+        let ack = deliver(&mut s, &data[2..3], 126 * MS);
+        assert_eq!(ack[0].sack_len, 1);
+        deliver(&mut c, &ack, 151 * MS);
+        assert_eq!(
+            (c.tp.ca_state, c.tp.cwnd_pkts),
+            (CaState::Disorder, 11),
+            "{mode:?}: an ACK that only SACKs grows nothing"
+        );
+        let ack = deliver(&mut s, &data[1..2], 127 * MS);
+        assert_eq!(ack[0].ack, data[3].seq);
+        deliver(&mut c, &ack, 152 * MS);
+        let want = match mode {
+            GrowthCount::Linux319 => 13,
+            _ => 12,
+        };
+        assert_eq!(c.tp.cwnd_pkts, want, "{mode:?}");
+    }
+}
+
+/// Linux 3.19's `tcp_ack` grows cwnd (`tcp_may_raise_cwnd` → `tcp_cong_avoid`) before
+/// `tcp_fastretrans_alert`, and not in Recovery (`tcp_in_cwnd_reduction`): the ACK that ends a
+/// fast recovery is seen in Recovery and grows nothing, cwnd = ssthresh
+/// (`tcp_end_cwnd_reduction`) being all it gets. Under the default (Linux 6.x, whose
+/// `tcp_cong_control` runs after the state machine has left recovery) the same ACK grows
+/// cwnd in Open: with 3.x's slow-start boundary (`cwnd_growth = "linux-3.19"`, cwnd ≤
+/// ssthresh) from ssthresh to ssthresh + 1.
+#[test]
+fn the_ack_that_ends_fast_recovery_grows_nothing_under_linux_3_19() {
+    use crate::tcp::config::{CwndGrowth, GrowthCount};
+    for mode in [GrowthCount::Delivered, GrowthCount::Linux319] {
+        let rec = HookOrder::default();
+        let log = rec.log.clone();
+        let take = || std::mem::take(&mut *log.lock().unwrap());
+        let cfg = TcpConfig {
+            tlp: false,
+            rack: Some(false),
+            growth_count: mode,
+            cwnd_growth: CwndGrowth::Linux319,
+            ..sack_cfg()
+        };
+        let (mut c, mut s) = pair_with_cc(cfg, Box::new(rec));
+        let mut out = Output::default();
+        // ten segments, the first lost: nine ACKs that only SACK, the third starting recovery
+        let (_, acks) = write_with_losses(&mut c, &mut s, 10 * MSS, 100 * MS, &[0], 125 * MS);
+        assert_eq!(acks.len(), 9);
+        for h in &acks {
+            c.on_segment(h, 150 * MS, &mut out);
+        }
+        assert_eq!(c.tp.ca_state, CaState::Recovery);
+        assert_eq!(c.tp.ssthresh_pkts, 5);
+        let resent = headers(&mut out);
+        let ack = deliver(&mut s, &resent[..1], 175 * MS);
+        take();
+        c.on_segment(&ack[0], 200 * MS, &mut out);
+        assert!(c.snd.sb.is_empty());
+        assert_eq!(c.tp.ca_state, CaState::Open);
+        match mode {
+            GrowthCount::Linux319 => {
+                assert_eq!(take(), ["pkts_acked", "in_ack_event", "set_state Open"]);
+                assert_eq!(c.tp.cwnd_pkts, 5, "cwnd = ssthresh, nothing more");
+            }
+            _ => {
+                assert_eq!(
+                    take(),
+                    ["pkts_acked", "in_ack_event", "set_state Open", "cong_avoid"]
+                );
+                assert_eq!(c.tp.cwnd_pkts, 6);
+            }
+        }
+    }
+}
+
+/// Linux 3.19's `tcp_ack` grows cwnd before `tcp_fastretrans_alert`: an ACK that removes data
+/// and starts a fast recovery (it advances snd_una and SACKs three segments above a hole)
+/// first grows cwnd (slow start, 10 → 11), and `tcp_enter_recovery` then takes prior_cwnd and
+/// ssthresh from the grown cwnd. Under the default the ACK enters recovery without growing.
+#[test]
+fn an_ack_that_starts_fast_recovery_grows_first_under_linux_3_19() {
+    use crate::tcp::config::GrowthCount;
+    for mode in [GrowthCount::Delivered, GrowthCount::Linux319] {
+        let rec = HookOrder::default();
+        let log = rec.log.clone();
+        let take = || std::mem::take(&mut *log.lock().unwrap());
+        let cfg = TcpConfig {
+            tlp: false,
+            rack: Some(false),
+            growth_count: mode,
+            ..sack_cfg()
+        };
+        let (mut c, mut s) = pair_with_cc(cfg, Box::new(rec));
+        let mut out = Output::default();
+        // ten segments; the receiver gets the first and the third to fifth, and only its last
+        // ACK reaches the sender: it acknowledges the first and SACKs the third to fifth
+        let lost = [1, 5, 6, 7, 8, 9];
+        let (_, acks) = write_with_losses(&mut c, &mut s, 10 * MSS, 100 * MS, &lost, 125 * MS);
+        assert_eq!((acks.len(), c.tp.cwnd_pkts), (4, 10));
+        let last = acks.last().unwrap();
+        assert_eq!(last.sack_len, 1);
+        take();
+        c.on_segment(last, 150 * MS, &mut out);
+        assert_eq!(c.tp.ca_state, CaState::Recovery, "{mode:?}");
+        let hooks = take();
+        match mode {
+            GrowthCount::Linux319 => {
+                assert_eq!(
+                    hooks,
+                    [
+                        "pkts_acked",
+                        "in_ack_event",
+                        "cong_avoid",
+                        "ssthresh",
+                        "set_state Recovery"
+                    ]
+                );
+                assert_eq!(c.tp.prior_cwnd_pkts, 11);
+            }
+            _ => {
+                assert_eq!(
+                    hooks,
+                    [
+                        "pkts_acked",
+                        "in_ack_event",
+                        "ssthresh",
+                        "set_state Recovery"
+                    ]
+                );
+                assert_eq!(c.tp.prior_cwnd_pkts, 10);
+            }
+        }
     }
 }
