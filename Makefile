@@ -107,6 +107,7 @@ demo: install
 test-rust:
 	if $(CARGO) fmt --version >/dev/null 2>&1; then $(CARGO) fmt --all -- --check; fi
 	$(CARGO) test --workspace --exclude haslab-py
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -p haslab-core --no-deps
 
 test-python:
 	$(VENV)/bin/pytest -q python/tests

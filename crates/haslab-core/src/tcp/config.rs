@@ -544,7 +544,7 @@ pub struct TcpConfig {
     /// 6.18 autotuning from `tcp_rmem`, tcp/rcvbuf.rs).
     pub rcvbuf: RcvBufMode,
     /// With `rcvbuf = "linux"`: the sysctl net.ipv4.tcp_rmem, [min, default, max] in bytes of
-    /// memory. Default [4096, 131072, 33554432] (Linux 6.16+: "tcp: increase tcp_rmem[2] to 32
+    /// memory. Default `[4096, 131072, 33554432]` (Linux 6.16+: "tcp: increase tcp_rmem\[2\] to 32
     /// MB"). The buffer starts at `default` and autotuning never takes it past `max`; `min`
     /// applies only under memory pressure, which is not modelled.
     pub tcp_rmem: [Size; 3],

@@ -171,10 +171,10 @@ impl Endpoint {
     /// Sends what the windows allow: lost segments first, then new data.
     ///
     /// Fast path: with no lost segment to resend, no new data or FIN to send, and RFC 6675
-    /// NextSeg rule (3) not applying, the loop of [`Self::send_loop`] would stop at once,
+    /// NextSeg rule (3) not applying, the loop of `send_loop` would stop at once,
     /// before the window check, having changed nothing (its `next_lost` and
     /// `next_unsacked_not_retransmitted` only read the scoreboard); what is left is its
-    /// ending, [`Self::end_send_round`], with nothing sent and the window not found full. So
+    /// ending, `end_send_round`, with nothing sent and the window not found full. So
     /// the fast path calls just that, and the state, the timers and the statistics end up as
     /// after the full path.
     pub fn try_send(&mut self, now_ns: u64, out: &mut Output) {
