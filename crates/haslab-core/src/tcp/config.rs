@@ -472,7 +472,10 @@ pub enum PriorSsthresh {
 #[serde(rename_all = "kebab-case")]
 pub enum TxStartEvent {
     /// New data sent with nothing outstanding: the first segment after an idle period (and at
-    /// the start).
+    /// the start). The default, though Linux (3.19 and 6.18, `linux`) also raises the event
+    /// for a retransmission sent with nothing in flight: TcpHas and Trickle take the event as
+    /// the end of an OFF period, and under `linux` they would run their OFF-period rule on an
+    /// RTO's retransmission sent more than an RTO after the last transmission.
     NewData,
     /// Every data segment, new or retransmitted, that leaves while nothing is in flight (pipe,
     /// Linux `tcp_packets_in_flight`, is 0 before it): Linux 3.19 `tcp_transmit_skb`
