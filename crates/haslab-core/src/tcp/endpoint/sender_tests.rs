@@ -1120,6 +1120,29 @@ fn an_ack_that_advances_and_sacks_grows_cwnd_in_linux_not_in_ns3() {
     }
 }
 
+/// A sender with cwnd 10, RFC 5681 delayed ACKs at the receiver and `rule`, that writes `segs`
+/// (> 10) segments at 100 ms: the first round stops with cwnd full and data left, so either
+/// rule sets the flag for that window with `max_packets_out` 10. Returns the pair, the ten
+/// segments sent and the output buffer.
+fn first_round_cwnd_limited(
+    rule: crate::tcp::config::CwndLimited,
+    segs: u64,
+) -> (Endpoint, Endpoint, Vec<TcpHeader>, Output) {
+    let cfg = TcpConfig {
+        delayed_ack: DelayedAckMode::On,
+        cwnd_limited: rule,
+        ..TcpConfig::default()
+    };
+    let (mut c, s) = pair(cfg);
+    let mut out = Output::default();
+    c.write(segs * MSS, 1, 100 * MS, &mut out);
+    let data = headers(&mut out);
+    assert_eq!(data.len(), 10);
+    assert!(c.tp.is_cwnd_limited, "{rule:?}: cwnd full with data left");
+    assert_eq!(c.tp.max_packets_out, 10);
+    (c, s, data, out)
+}
+
 /// Twelve segments with cwnd 10: the first round stops with cwnd full and data left, so both
 /// rules set the flag for that window (`max_packets_out` 10). The first ACK (two segments,
 /// delayed ACKs) grows cwnd and sends the last two; the remaining ACKs send nothing, and the
@@ -1134,18 +1157,7 @@ fn an_ack_that_advances_and_sacks_grows_cwnd_in_linux_not_in_ns3() {
 fn linux_3_19_keeps_the_cwnd_limited_flag_through_rounds_that_send_nothing() {
     use crate::tcp::config::CwndLimited;
     for rule in [CwndLimited::Linux, CwndLimited::Linux319] {
-        let cfg = TcpConfig {
-            delayed_ack: DelayedAckMode::On,
-            cwnd_limited: rule,
-            ..TcpConfig::default()
-        };
-        let (mut c, mut s) = pair(cfg);
-        let mut out = Output::default();
-        c.write(12 * MSS, 1, 100 * MS, &mut out);
-        let data = headers(&mut out);
-        assert_eq!(data.len(), 10);
-        assert!(c.tp.is_cwnd_limited, "{rule:?}: cwnd full with data left");
-        assert_eq!(c.tp.max_packets_out, 10);
+        let (mut c, mut s, data, mut out) = first_round_cwnd_limited(rule, 12);
         let acks = deliver(&mut s, &data, 125 * MS);
         assert_eq!(acks.len(), 5, "one ACK per two segments");
         let tail = deliver(&mut c, &acks[..1], 150 * MS);
@@ -1183,17 +1195,7 @@ fn linux_3_19_keeps_the_cwnd_limited_flag_through_rounds_that_send_nothing() {
 fn linux_3_19_clears_the_flag_when_a_longer_flight_finds_room_in_cwnd() {
     use crate::tcp::config::CwndLimited;
     for rule in [CwndLimited::Linux, CwndLimited::Linux319] {
-        let cfg = TcpConfig {
-            delayed_ack: DelayedAckMode::On,
-            cwnd_limited: rule,
-            ..TcpConfig::default()
-        };
-        let (mut c, mut s) = pair(cfg);
-        let mut out = Output::default();
-        c.write(13 * MSS, 1, 100 * MS, &mut out);
-        let data = headers(&mut out);
-        assert_eq!(data.len(), 10);
-        assert!(c.tp.is_cwnd_limited);
+        let (mut c, mut s, data, _) = first_round_cwnd_limited(rule, 13);
         let acks = deliver(&mut s, &data[..2], 125 * MS);
         assert_eq!(acks.len(), 1);
         let tail = deliver(&mut c, &acks, 150 * MS);
