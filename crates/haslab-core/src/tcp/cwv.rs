@@ -8,7 +8,7 @@
 //! [`CwndValidation::on_data_sent`] and [`CwndValidation::on_ack`] let a policy track
 //! pipeACK-style measurements; [`CwndValidation::allow_cwnd_growth`] lets it freeze cwnd.
 
-use super::cc::{CaEvent, CaState, CcState, CongestionControl};
+use super::cc::{CaEvent, CcState, CongestionControl};
 use super::config::IdleRestart;
 
 /// A congestion event as seen by a [`CwndValidation`] policy.
@@ -110,11 +110,7 @@ impl CwndValidation for LinuxRestart {
             return;
         }
         cc.cwnd_event(tp, CaEvent::CwndRestart);
-        if tp.ca_state < CaState::Recovery {
-            tp.ssthresh_pkts = tp
-                .ssthresh_pkts
-                .max((tp.cwnd_pkts >> 1) + (tp.cwnd_pkts >> 2));
-        }
+        tp.ssthresh_pkts = tp.current_ssthresh();
         let restart = tp.initial_cwnd_pkts.min(tp.cwnd_pkts);
         let mut cwnd = tp.cwnd_pkts;
         let mut delta = idle_ns;

@@ -159,7 +159,7 @@ pub struct CcState {
     pub prior_ssthresh_pkts: u32,
     /// The sender's `undo_cwnd`: what [`CongestionControl::undo_cwnd`] restores for an
     /// algorithm without its own (see [`CcState::fallback_undo_cwnd`]).
-    pub undo_cwnd: UndoCwnd,
+    pub undo_cwnd_rule: UndoCwnd,
     /// Initial window, packets.
     pub initial_cwnd_pkts: u32,
     /// Sender MSS, bytes.
@@ -223,7 +223,7 @@ impl CcState {
             cwnd_clamp_pkts: u32::MAX / 2,
             prior_cwnd_pkts: initial_cwnd_pkts,
             prior_ssthresh_pkts: 0,
-            undo_cwnd: UndoCwnd::Linux,
+            undo_cwnd_rule: UndoCwnd::Linux,
             initial_cwnd_pkts,
             mss_bytes,
             now_ns: 0,
@@ -275,13 +275,13 @@ impl CcState {
     }
 
     /// The cwnd an undo restores for an algorithm without an `undo_cwnd` of its own, by
-    /// [`CcState::undo_cwnd`]: Linux 6.18's `tcp_reno_undo_cwnd` (net/ipv4/tcp_cong.c),
+    /// [`CcState::undo_cwnd_rule`]: Linux 6.18's `tcp_reno_undo_cwnd` (net/ipv4/tcp_cong.c),
     /// max(cwnd, `prior_cwnd`), or Linux 3.19's fallback in `tcp_undo_cwnd_reduction`
     /// (net/ipv4/tcp_input.c), `max(tp->snd_cwnd, tp->snd_ssthresh << 1)`, with ssthresh still
     /// the reduced one (the undo restores it afterwards).
     #[inline]
     pub fn fallback_undo_cwnd(&self) -> u32 {
-        match self.undo_cwnd {
+        match self.undo_cwnd_rule {
             UndoCwnd::Linux => self.cwnd_pkts.max(self.prior_cwnd_pkts),
             UndoCwnd::Linux319 => self.cwnd_pkts.max(self.ssthresh_pkts.saturating_mul(2)),
         }

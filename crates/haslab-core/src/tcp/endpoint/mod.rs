@@ -310,7 +310,7 @@ impl Endpoint {
             super::config::CwndGrowth::Linux319 => crate::tcp::cc::Linux3Growth::Linux319,
             _ => crate::tcp::cc::Linux3Growth::None,
         };
-        tp.undo_cwnd = cfg.undo_cwnd;
+        tp.undo_cwnd_rule = cfg.undo_cwnd;
         tp.cwnd_limited_rule = cfg.cwnd_limited;
         let rtt = RttEstimator::new(
             cfg.initial_rto.0,

@@ -293,12 +293,8 @@ impl Endpoint {
         }
         match self.cfg.cwnd_limited {
             CwndLimited::Linux => self.cwnd_validate(cwnd_limited),
-            CwndLimited::Linux319 => {
-                self.tp.in_flight_pkts = self.snd.sb.len();
-                if sent_new {
-                    self.cwnd_validate_319(cwnd_limited);
-                }
-            }
+            CwndLimited::Linux319 if sent_new => self.cwnd_validate_319(cwnd_limited),
+            CwndLimited::Linux319 => self.tp.in_flight_pkts = self.snd.sb.len(),
         }
         if sent_new {
             self.schedule_loss_probe(now_ns, out);

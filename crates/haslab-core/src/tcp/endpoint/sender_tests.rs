@@ -903,6 +903,15 @@ impl CongestionControl for HookOrder {
     }
 }
 
+/// A pair whose sender runs [`HookOrder`] under `cfg`, and a function that takes the hooks
+/// logged since it was last called.
+fn pair_with_hook_log(cfg: TcpConfig) -> (Endpoint, Endpoint, impl Fn() -> Vec<String>) {
+    let rec = HookOrder::default();
+    let log = rec.log.clone();
+    let (c, s) = pair_with_cc(cfg, Box::new(rec));
+    (c, s, move || std::mem::take(&mut *log.lock().unwrap()))
+}
+
 /// Linux `tcp_ack` (6.15 and later; the live testbed runs 6.18) calls `in_ack_event` after
 /// `tcp_clean_rtx_queue` (`pkts_acked`) and before `tcp_fastretrans_alert` (ssthresh and the
 /// state changes of entering or leaving recovery) and `tcp_cong_control` (`cong_avoid`): what
@@ -911,15 +920,12 @@ impl CongestionControl for HookOrder {
 /// The ACK that ends recovery also grows cwnd, after the state is Open.
 #[test]
 fn in_ack_event_runs_after_pkts_acked_and_before_recovery_and_cong_avoid() {
-    let rec = HookOrder::default();
-    let log = rec.log.clone();
-    let take = || std::mem::take(&mut *log.lock().unwrap());
     let cfg = TcpConfig {
         tlp: false,
         rack: Some(false),
         ..sack_cfg()
     };
-    let (mut c, mut s) = pair_with_cc(cfg, Box::new(rec));
+    let (mut c, mut s, take) = pair_with_hook_log(cfg);
     let mut out = Output::default();
     // an ACK of new data in Open
     let (_, acks) = write_with_losses(&mut c, &mut s, MSS, 100 * MS, &[], 125 * MS);
@@ -1382,9 +1388,6 @@ fn an_ack_that_removes_segments_sacked_before_counts_them_under_linux_3_19() {
 fn the_ack_that_ends_fast_recovery_grows_nothing_under_linux_3_19() {
     use crate::tcp::config::{CwndGrowth, GrowthCount};
     for mode in [GrowthCount::Delivered, GrowthCount::Linux319] {
-        let rec = HookOrder::default();
-        let log = rec.log.clone();
-        let take = || std::mem::take(&mut *log.lock().unwrap());
         let cfg = TcpConfig {
             tlp: false,
             rack: Some(false),
@@ -1392,7 +1395,7 @@ fn the_ack_that_ends_fast_recovery_grows_nothing_under_linux_3_19() {
             cwnd_growth: CwndGrowth::Linux319,
             ..sack_cfg()
         };
-        let (mut c, mut s) = pair_with_cc(cfg, Box::new(rec));
+        let (mut c, mut s, take) = pair_with_hook_log(cfg);
         let mut out = Output::default();
         // ten segments, the first lost: nine ACKs that only SACK, the third starting recovery
         let (_, acks) = write_with_losses(&mut c, &mut s, 10 * MSS, 100 * MS, &[0], 125 * MS);
@@ -1432,16 +1435,13 @@ fn the_ack_that_ends_fast_recovery_grows_nothing_under_linux_3_19() {
 fn an_ack_that_starts_fast_recovery_grows_first_under_linux_3_19() {
     use crate::tcp::config::GrowthCount;
     for mode in [GrowthCount::Delivered, GrowthCount::Linux319] {
-        let rec = HookOrder::default();
-        let log = rec.log.clone();
-        let take = || std::mem::take(&mut *log.lock().unwrap());
         let cfg = TcpConfig {
             tlp: false,
             rack: Some(false),
             growth_count: mode,
             ..sack_cfg()
         };
-        let (mut c, mut s) = pair_with_cc(cfg, Box::new(rec));
+        let (mut c, mut s, take) = pair_with_hook_log(cfg);
         let mut out = Output::default();
         // ten segments; the receiver gets the first and the third to fifth, and only its last
         // ACK reaches the sender: it acknowledges the first and SACKs the third to fifth

@@ -101,7 +101,7 @@ fn undo_cwnd_falls_back_to_twice_ssthresh_only_without_an_own_hook() {
         ("cubic", CcConfig::Cubic(Default::default())),
     ] {
         for (rule, want) in [(UndoCwnd::Linux, 20), (UndoCwnd::Linux319, 14)] {
-            tp.undo_cwnd = rule;
+            tp.undo_cwnd_rule = rule;
             let want = if name == "cubic" { 20 } else { want };
             assert_eq!(cc.build().undo_cwnd(&tp), want, "{name} {rule:?}");
         }
