@@ -188,7 +188,11 @@ void BPF_PROG(has_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		cwnd_not_above_prior(sk);
 		return;
 	}
-	if (ev != CA_EVENT_TX_START || !tp->lsndtime || !tp->srtt_us)
+	/* Algorithm 5 is for OFF periods, where the kernel's restart after idle acts: new data
+	 * with nothing outstanding (tcp_slow_start_after_idle_check: packets_out == 0; this
+	 * segment is counted after the event). The kernel also raises TX_START for an RTO's
+	 * retransmission (nothing in flight, segments outstanding): Algorithm 4's, not this. */
+	if (ev != CA_EVENT_TX_START || !tp->lsndtime || !tp->srtt_us || tp->packets_out)
 		return;
 	/* Algorithm 5: after an OFF period longer than the RTO (jiffies since the last send, as the
 	 * kernel's restart after idle measures it, which ran just before and is overridden here):

@@ -316,7 +316,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         notes.add("congestion-control samples: the kernel calls pkts_acked on every ACK that finds data "
                   "outstanding, with the newest (S)ACKed segment's RTT (tcp.ca_sample = \"linux\"); the "
                   "simulator's default, \"new-ack\", on ACKs of new data with the oldest one's")
-    if tcp.get("tx_start", "new-data") != "linux" and flow.get("cc") in ("cubic", "yeah", "bbr", "tcphas", "trickle"):
+    if tcp.get("tx_start", "new-data") != "linux" and flow.get("cc") in ("cubic", "yeah", "bbr"):
         notes.add("CA_EVENT_TX_START: the kernel raises it before any data segment sent with nothing in "
                   "flight, retransmissions included (tcp.tx_start = \"linux\"); the simulator's default, "
                   "\"new-data\", only before new data sent with nothing outstanding")

@@ -215,8 +215,14 @@ pub enum CwndLimited {
     /// `max_packets_out` and the window end are overwritten when the window has ended, when
     /// the round was cwnd-limited, or when it was not, the flag is clear and more packets are
     /// out than `max_packets_out` (once set, the flag holds for the rest of the window).
-    /// haslab applies the rule after every send round, one that sends nothing or only
-    /// retransmissions included.
+    /// As in Linux 5.11 and later's `tcp_write_xmit`, the update runs after a send round that
+    /// began with new data (or the FIN) unsent (`tcp_push_pending_frames` calls it only with a
+    /// `tcp_send_head`), and then only if new data left or cwnd is full after the round
+    /// (`is_cwnd_limited |= tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp); if
+    /// (likely(sent_pkts || is_cwnd_limited))`), so a round that sends the last data and
+    /// fills cwnd counts as cwnd-limited; a tail loss probe of new data too (through the same
+    /// function). Rounds with nothing new to send (the ACKs of a chunk's tail, retransmissions
+    /// alone, `tcp_xmit_retransmit_queue`) leave the flag and the window end as they were.
     Linux,
     /// Linux 3.16-3.19 (the same `tcp_is_cwnd_limited`, `tcp_cwnd_validate` and `tcp_write_xmit` in
     /// the 3.16, 3.18 and 3.19 trees; 3.13-3.15's `tcp_is_cwnd_limited(sk, in_flight)` is another
@@ -473,9 +479,7 @@ pub enum PriorSsthresh {
 pub enum TxStartEvent {
     /// New data sent with nothing outstanding: the first segment after an idle period (and at
     /// the start). The default, though Linux (3.19 and 6.18, `linux`) also raises the event
-    /// for a retransmission sent with nothing in flight: TcpHas and Trickle take the event as
-    /// the end of an OFF period, and under `linux` they would run their OFF-period rule on an
-    /// RTO's retransmission sent more than an RTO after the last transmission.
+    /// for a retransmission sent with nothing in flight.
     NewData,
     /// Every data segment, new or retransmitted, that leaves while nothing is in flight (pipe,
     /// Linux `tcp_packets_in_flight`, is 0 before it): Linux 3.19 `tcp_transmit_skb`
@@ -489,9 +493,9 @@ pub enum TxStartEvent {
     /// in 3.19 — CUBIC has no `cwnd_event` there, Westwood+ and Illinois ignore the event — and
     /// the state YeAH resets is reset again by the next data segment, which finds nothing in
     /// flight either, before anything reads it (an ACK with nothing outstanding calls neither
-    /// `pkts_acked` nor `cong_avoid`). TcpHas and Trickle, which take the event for the end
-    /// of an OFF period, apply their OFF-period rule to such a retransmission too when it comes
-    /// more than an RTO after the last transmission.
+    /// `pkts_acked` nor `cong_avoid`). TcpHas and Trickle take the event for the end of an OFF
+    /// period only with nothing outstanding (where Linux's restart after idle acts), so an
+    /// RTO's retransmission does not run their OFF-period rule.
     Linux,
 }
 

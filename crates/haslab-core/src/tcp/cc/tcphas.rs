@@ -16,7 +16,14 @@
 //!   cwnd = initial_cwnd, "i.e. 2 × MSS", [`RTO_CWND_PKTS`]).
 //! - **OFF periods** (Algorithm 5): when sending resumes after an idle period longer than the
 //!   RTO, QLevel and ssthresh are updated and cwnd = ssthresh — replacing whatever restart
-//!   after idle did (no idle reduction).
+//!   after idle did (no idle reduction). The paper puts the rule where the restart after idle
+//!   reduces cwnd ("the idle period coincides with the OFF period", §III-C2, citing the
+//!   reduction and ssthresh = max(ssthresh, 3/4 × cwnd) of Linux's `tcp_cwnd_restart`), and
+//!   that restart applies only with nothing outstanding (Linux
+//!   `tcp_slow_start_after_idle_check`: `packets_out == 0`). So the rule runs on a
+//!   `TxStart` with nothing outstanding, not on the one Linux also raises for an RTO's
+//!   retransmission (`tx_start = "linux"`: nothing in flight, but the window's segments still
+//!   outstanding), which Algorithm 4 handles.
 //! - **Initialisation** (Algorithm 6): QLevel = highest level; at the first RTT sample,
 //!   ssthresh = EncodingRate\[QLevel\] × RTT × 1.2.
 //! - **Congestion avoidance** (Algorithm 7): on each new ACK with cwnd ≥ ssthresh,
@@ -221,7 +228,11 @@ impl CongestionControl for TcpHas {
         }
         // Algorithm 5: after an OFF period longer than the RTO, no idle reduction: update the
         // level and ssthresh, and cwnd = ssthresh
-        if event == CaEvent::TxStart && self.has_ladder() && tp.last_send_ns > 0 {
+        if event == CaEvent::TxStart
+            && self.has_ladder()
+            && tp.last_send_ns > 0
+            && tp.in_flight_pkts == 0
+        {
             let idle = tp.now_ns.saturating_sub(tp.last_send_ns);
             if idle > tp.rto_ns && tp.srtt_ns > 0 {
                 tp.ssthresh_pkts = self.shaped_ssthresh(tp);
@@ -367,6 +378,13 @@ mod tests {
         tp.rto_ns = 300 * MS;
         tp.last_send_ns = 16 * 1000 * MS;
         tp.now_ns = tp.last_send_ns + 2000 * MS;
+        // an RTO's retransmission (`tx_start = "linux"`): nothing in flight, but segments
+        // outstanding; not an OFF period
+        tp.in_flight_pkts = 5;
+        cc.cwnd_event(&mut tp, CaEvent::TxStart);
+        assert_eq!((tp.cwnd_pkts, cc.qlevel()), (40, 4));
+        // new data with nothing outstanding
+        tp.in_flight_pkts = 0;
         cc.cwnd_event(&mut tp, CaEvent::TxStart);
         // Algorithm 5: QLevel 2, ssthresh = 928 kbps × 1.2 × RTT_min, cwnd = ssthresh
         assert_eq!(cc.qlevel(), 2);

@@ -131,8 +131,9 @@ impl CongestionControl for Trickle {
 
     fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
         // the level follows the estimate after an OFF period longer than the RTO (TcpHas's
-        // timing); cwnd itself is left to the sender's restart after idle
-        if event == CaEvent::TxStart && tp.last_send_ns > 0 {
+        // timing: new data with nothing outstanding, not an RTO's retransmission); cwnd
+        // itself is left to the sender's restart after idle
+        if event == CaEvent::TxStart && tp.last_send_ns > 0 && tp.in_flight_pkts == 0 {
             let idle = tp.now_ns.saturating_sub(tp.last_send_ns);
             if idle > tp.rto_ns {
                 self.update_qlevel();

@@ -163,14 +163,18 @@ impl Endpoint {
         let new_data = self.snd.nxt < self.snd.stream_end()
             && self.snd.nxt + len as u64 - self.snd.una <= self.snd.wnd_bytes;
         let retransmitted = if new_data {
-            // `cwnd_limited = "linux-3.19"`: 3.16-3.19's `tcp_send_loss_probe` sends it through
-            // `tcp_write_xmit(sk, mss, TCP_NAGLE_OFF, 2, ..)`, which forces it out when cwnd
-            // has no room (the round is then cwnd-limited) and validates cwnd after it
+            // `tcp_send_loss_probe` sends it through `tcp_write_xmit(sk, mss, TCP_NAGLE_OFF, 2,
+            // ..)`, which forces it out when cwnd has no room and validates cwnd after it;
+            // `cwnd_limited = "linux-3.19"`: 3.16-3.19 count the round cwnd-limited when cwnd
+            // had no room before the probe
             let linux319_cwnd_limited = (self.cfg.cwnd_limited == CwndLimited::Linux319)
                 .then(|| self.window_full(self.snd.nxt));
             self.send_new(len, now_ns, out);
-            if let Some(cwnd_limited) = linux319_cwnd_limited {
-                self.cwnd_validate_319(cwnd_limited);
+            match linux319_cwnd_limited {
+                Some(cwnd_limited) => self.cwnd_validate_319(cwnd_limited),
+                // Linux 5.11+: the same call validates after the send, cwnd-limited when the
+                // probe left cwnd full (`is_cwnd_limited |= in_flight >= snd_cwnd`)
+                None => self.cwnd_validate(self.window_full(self.snd.nxt)),
             }
             None
         } else {

@@ -186,7 +186,7 @@ impl Endpoint {
             && self.snd.sb.next_lost().is_none()
             && !self.nextseg_rule3_applies()
         {
-            self.end_send_round(false, false, now_ns, out);
+            self.end_send_round(false, false, false, now_ns, out);
             return;
         }
         self.send_loop(now_ns, out);
@@ -206,6 +206,8 @@ impl Endpoint {
     fn send_loop(&mut self, now_ns: u64, out: &mut Output) {
         let mut cwnd_limited = false;
         let mut sent_new = false;
+        // Linux runs `tcp_write_xmit` (and so `tcp_cwnd_validate`) only with unsent data
+        let had_unsent = self.snd.nxt < self.snd.stream_end();
         let new_only = std::mem::take(&mut self.recovery.frto_send_new);
         loop {
             let mut lost = if new_only {
@@ -234,6 +236,7 @@ impl Endpoint {
                     self.cwv
                         .on_restart_after_idle(&mut self.tp, self.cc.as_mut(), idle_ns);
                 }
+                self.tp.in_flight_pkts = 0;
                 self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
                 if self.snd.chunk_pending {
                     self.snd.chunk_pending = false;
@@ -271,16 +274,20 @@ impl Endpoint {
         if new_only && !sent_new {
             self.recovery.frto = false;
         }
-        self.end_send_round(cwnd_limited, sent_new, now_ns, out);
+        self.end_send_round(cwnd_limited, sent_new, had_unsent, now_ns, out);
     }
 
     /// The end of a [`Self::try_send`] round: the app-limited mark when all was sent and the
     /// window is not full, cwnd validation, and the tail loss probe after new data.
+    /// `had_unsent`: the round began with new data (or the FIN) not yet sent, the condition
+    /// under which Linux's transmit path calls `tcp_write_xmit` (`tcp_push_pending_frames`
+    /// tests `tcp_send_head`); `cwnd_limited`: the loop stopped on a full window.
     #[inline]
     fn end_send_round(
         &mut self,
         cwnd_limited: bool,
         sent_new: bool,
+        had_unsent: bool,
         now_ns: u64,
         out: &mut Output,
     ) {
@@ -292,9 +299,21 @@ impl Endpoint {
             }
         }
         match self.cfg.cwnd_limited {
-            CwndLimited::Linux => self.cwnd_validate(cwnd_limited),
+            CwndLimited::Linux if had_unsent => {
+                // Linux 5.11+ `tcp_write_xmit`: `is_cwnd_limited |= (tcp_packets_in_flight(tp)
+                // >= tcp_snd_cwnd(tp)); if (likely(sent_pkts || is_cwnd_limited))
+                // tcp_cwnd_validate(..)`: also when the data ran out with cwnd just filled
+                let limited = cwnd_limited || self.window_full(self.snd.nxt);
+                if sent_new || limited {
+                    self.cwnd_validate(limited);
+                } else {
+                    self.tp.in_flight_pkts = self.snd.sb.len();
+                }
+            }
             CwndLimited::Linux319 if sent_new => self.cwnd_validate_319(cwnd_limited),
-            CwndLimited::Linux319 => self.tp.in_flight_pkts = self.snd.sb.len(),
+            CwndLimited::Linux | CwndLimited::Linux319 => {
+                self.tp.in_flight_pkts = self.snd.sb.len()
+            }
         }
         if sent_new {
             self.schedule_loss_probe(now_ns, out);
@@ -333,6 +352,7 @@ impl Endpoint {
             && !self.snd.sb.is_empty()
             && self.window_pipe() == 0
         {
+            self.tp.in_flight_pkts = self.snd.sb.len();
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
     }

@@ -1151,16 +1151,15 @@ fn first_round_cwnd_limited(
 
 /// Twelve segments with cwnd 10: the first round stops with cwnd full and data left, so both
 /// rules set the flag for that window (`max_packets_out` 10). The first ACK (two segments,
-/// delayed ACKs) grows cwnd and sends the last two; the remaining ACKs send nothing, and the
-/// last of them ends the window. Linux 5.18+ as haslab runs it (`cwnd_limited = "linux"`)
-/// refreshes the flag at the end of every send round, so the round that finds the window
-/// ended clears it; 3.16-3.19's `tcp_cwnd_validate` runs only when new data leaves
-/// (`tcp_write_xmit`, `if (likely(sent_pkts))`), so the flag and `max_packets_out` stay. Then
-/// an application-limited send of one segment in the next window overwrites them in 3.19
-/// (`!before(snd_una, max_packets_seq)`): the flag is cleared, `max_packets_out` is the new
-/// flight.
+/// delayed ACKs) grows cwnd to 12 and sends the last two, with room left in cwnd; the remaining
+/// ACKs send nothing, and the last of them ends the window. Neither kernel validates cwnd
+/// then: `tcp_write_xmit` runs only with unsent data (`tcp_push_pending_frames` tests
+/// `tcp_send_head`), so the flag and `max_packets_out` stay through the window's tail, and
+/// the window's last ACKs may still grow cwnd. Then an application-limited send of one
+/// segment in the next window overwrites them (`!before(snd_una, max_packets_seq)`, 5.11+
+/// `cwnd_usage_seq`): the flag is cleared, `max_packets_out` is the new flight.
 #[test]
-fn linux_3_19_keeps_the_cwnd_limited_flag_through_rounds_that_send_nothing() {
+fn the_cwnd_limited_flag_holds_through_rounds_that_send_nothing() {
     use crate::tcp::config::CwndLimited;
     for rule in [CwndLimited::Linux, CwndLimited::Linux319] {
         let (mut c, mut s, data, mut out) = first_round_cwnd_limited(rule, 12);
@@ -1172,13 +1171,9 @@ fn linux_3_19_keeps_the_cwnd_limited_flag_through_rounds_that_send_nothing() {
             assert!(deliver(&mut c, &[*ack], 150 * MS + i as u64).is_empty());
         }
         assert_eq!(c.snd.sb.len(), 2, "the window's ten are acknowledged");
-        let (flag, max_out) = match rule {
-            CwndLimited::Linux => (false, 2),
-            CwndLimited::Linux319 => (true, 10),
-        };
         assert_eq!(
             (c.tp.is_cwnd_limited, c.tp.max_packets_out),
-            (flag, max_out),
+            (true, 10),
             "{rule:?}: after the window ended with nothing sent"
         );
         c.write(MSS, 2, 160 * MS, &mut out);
@@ -1219,13 +1214,38 @@ fn linux_3_19_clears_the_flag_when_a_longer_flight_finds_room_in_cwnd() {
     }
 }
 
-/// A tail loss probe that sends new data with cwnd full: 3.16-3.19's `tcp_send_loss_probe`
-/// sends it through `tcp_write_xmit(.., push_one = 2)`, which forces it out, counts the round
-/// cwnd-limited and validates cwnd: the flight of 11 raises `max_packets_out` and moves the
-/// window's end past the probe. haslab's Linux 5.18+ rule leaves them as the last round set
-/// them.
+/// Ten segments written with cwnd 10: the round sends them all and stops because the data
+/// ran out, with cwnd just full. Linux 5.11+'s `tcp_write_xmit` counts it cwnd-limited
+/// (`is_cwnd_limited |= (tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp))` after the loop);
+/// 3.16-3.19 set the flag only when `tcp_cwnd_test` gave no quota to a segment waiting to
+/// leave, which never happened. Both validate (new data left): `max_packets_out` is 10.
 #[test]
-fn linux_3_19_validates_cwnd_after_a_loss_probe_of_new_data() {
+fn linux_counts_a_round_that_fills_cwnd_with_its_last_data_as_cwnd_limited() {
+    use crate::tcp::config::CwndLimited;
+    for (rule, flag) in [(CwndLimited::Linux, true), (CwndLimited::Linux319, false)] {
+        let cfg = TcpConfig {
+            cwnd_limited: rule,
+            ..TcpConfig::default()
+        };
+        let (mut c, _s) = pair(cfg);
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        assert_eq!(headers(&mut out).len(), 10);
+        assert_eq!(c.tp.cwnd_pkts, 10);
+        assert_eq!(
+            (c.tp.is_cwnd_limited, c.tp.max_packets_out),
+            (flag, 10),
+            "{rule:?}"
+        );
+    }
+}
+
+/// A tail loss probe that sends new data with cwnd full: `tcp_send_loss_probe` sends it
+/// through `tcp_write_xmit(.., push_one = 2)`, which forces it out and validates cwnd, the
+/// round cwnd-limited (3.16-3.19: cwnd had no quota; 5.11+: the flight of 11 is at least
+/// cwnd): the flight raises `max_packets_out` and moves the window's end past the probe.
+#[test]
+fn a_loss_probe_of_new_data_validates_cwnd() {
     use crate::tcp::config::CwndLimited;
     for rule in [CwndLimited::Linux, CwndLimited::Linux319] {
         let cfg = TcpConfig {
@@ -1250,17 +1270,13 @@ fn linux_3_19_validates_cwnd_after_a_loss_probe_of_new_data() {
         let probe = headers(&mut out);
         assert_eq!(probe.len(), 1);
         assert_eq!(probe[0].seq.wrapping_sub(c.snd.iss) as u64, window_end);
-        let want = match rule {
-            CwndLimited::Linux => (true, 10, window_end),
-            CwndLimited::Linux319 => (true, 11, c.snd.nxt),
-        };
         assert_eq!(
             (
                 c.tp.is_cwnd_limited,
                 c.tp.max_packets_out,
                 c.snd.cwnd_usage_seq
             ),
-            want,
+            (true, 11, c.snd.nxt),
             "{rule:?}"
         );
     }
