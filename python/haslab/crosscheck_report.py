@@ -352,7 +352,7 @@ SETTINGS_TABLE = [
     ("send buffer (ns-3)", "4 MiB", "128 KiB (tcp-socket.cc SndBufSize)", "unlimited"),
     ("delayed ACK", "every 2nd segment, 40 ms timer", "2, 200 ms (tcp-socket.cc DelAckCount, DelAckTimeout)", "2 segments' bytes, 40 ms"),
     ("min RTO", "200 ms", "1 s (tcp-socket-base.cc MinRto)", "200 ms"),
-    ("RTO formula", "max(min RTO, SRTT + max(1 ms, 4·RTTVAR))", "that (tcp-socket-base.cc, ClockGranularity 1 ms)", "Linux: SRTT + max(4·RTTVAR, min RTO)"),
+    ("RTO formula", "max(min RTO, SRTT + max(1 ms, 4·RTTVAR))", "that (tcp-socket-base.cc, ClockGranularity 1 ms)", "Linux: SRTT + rttvar, rttvar the round trip's largest 4·mdev, lowered once per round trip, never below min RTO (tcp_rtt_estimator)"),
     ("RTO timer", "restarted on the first partial ACK only, not by a retransmission nor by an ACK that advances and SACKs new data outside recovery; every RTO recomputes ssthresh from the flight, a repeated one too; no undo", "that (tcp-socket-base.cc NewAck, ProcessAck, SendDataPacket, ReTxTimeout)", "Linux: restarted on every ACK of new data and on resending the head; ssthresh not during fast recovery nor on a repeat without progress; Eifel undo"),
     ("fast recovery", "PRR (RFC 6937)", "TcpPrrRecovery (tcp-l4-protocol.cc RecoveryType)", "classic"),
     ("RFC 6675 NextSeg rule (3)", "on: in recovery, with nothing marked lost and no new data, the first segment not SACKed is resent", "that (tcp-tx-buffer.cc NextSeg)", "off (Linux resends only what it marked lost)"),

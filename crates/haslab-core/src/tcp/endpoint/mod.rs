@@ -731,7 +731,7 @@ impl Endpoint {
     }
 
     fn take_rtt_sample(&mut self, rtt_ns: u64) {
-        self.rtt.on_sample(rtt_ns);
+        self.rtt.on_sample(rtt_ns, self.snd.una, self.snd.nxt);
         self.tp.srtt_ns = self.rtt.srtt_ns;
         self.tp.min_rtt_ns = self.rtt.min_rtt_ns;
         self.tp.last_rtt_ns = self.rtt.latest_ns;
