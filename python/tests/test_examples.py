@@ -30,10 +30,10 @@ def test_has_example_panda_players_stay_low_because_of_the_rbb_players():
     players, leaves it without them, and climbs further without the dash player too."""
     scenario = load(HAS)
     mixed = haslab.run(scenario, base_dir=HAS.parent)
-    # at the lowest level most of the run: the step up needs an estimate of about the fair
-    # share, so a player may cross the dead zone for a while (each does, one for two fifths)
+    # at the lowest level nearly the whole run: the step up needs an estimate of about the fair
+    # share, so a player may cross the dead zone for a while (one does, for two fifths)
     mixed_panda = _levels(mixed, "panda")
-    assert all(lv <= 0.5 for lv in mixed_panda) and sum(mixed_panda) / 4 <= 0.25
+    assert all(lv <= 0.5 for lv in mixed_panda) and sum(mixed_panda) / 4 <= 0.15
     assert all(1.5 <= lv <= 3.5 for lv in _levels(mixed, "rbb"))
     seg = mixed.segments
     panda = seg[seg["player_name"].astype(str).str.startswith("panda")]
