@@ -334,20 +334,25 @@ def live_bpf(monkeypatch):
 #: worst excess seen and still catches a path delay counted wrong (80 ms without the access links,
 #: 120 ms with them twice, 200 ms with the round trip per direction).
 RTT_MEDIAN_MAX_NS = 115_000_000
-#: Goodput of one flow at 8 and 4 Mbit/s: within 0.3 % of the rate's payload share under that load
-#: on the machine of those runs (kernel 6.18.44-fc-v669). On another machine (6.18.44-fc-v657,
-#: load below 1, two runs of the whole suite) the 8 Mbit/s part came 1.2 % and 6.0 % under it:
-#: in the second, every second of 3-7 s at 6.97-7.48 Mbit/s, 130 retransmissions, no RTO (live
-#: runs on that machine were noisier then and matched v669 again when rerun on an idle machine
-#: later, so it is the machine's state, which `live.cpu` now records); the 4 Mbit/s
-#: part stayed within 1 %. The bound is ten percent: it still catches a rate in bytes per second
-#: or a shaper that ignores the change to 4 Mbit/s, not an error of a few percent.
-RATE_REL = 0.10
+#: Goodput of one flow at 8 and 4 Mbit/s, the best second of each phase: the shaper's rate shows
+#: in any second the flow keeps the link full, while the phase's mean also carries how the kernel's
+#: Reno recovered from its slow-start overshoot, which varies between runs and machines. Means of
+#: 3-7 s, against the rate's payload share: within 0.3 % with two CPU burners at load 7-17
+#: (kernel 6.18.44-fc-v669); 1.2 % and 6.0 % under on another machine (6.18.44-fc-v657, load below
+#: 1), and 16.7 % under in a later CI rehearsal on that kind (load 1.0-1.8: 148 retransmissions, no
+#: RTO, the seconds at 4.63, 5.57, 6.75, 7.53, 7.66 Mbit/s as cwnd grew back; best 1 % under); in
+#: the 6.0 % case every second of 3-7 s was at 6.97-7.48 Mbit/s (best 3 % under); the 4 Mbit/s
+#: phase stayed within 1 %. A second can also read more than the rate, what the receiving
+#: application had left in its socket buffer: 8.32 Mbit/s (7.8 % over) at the end of slow start in
+#: that rehearsal. So the best second must lie within ten percent under and fifteen over: that
+#: still catches a rate in bytes per second or a shaper that ignores the change to 4 Mbit/s, not an
+#: error of a few percent.
+RATE_UNDER, RATE_OVER = 0.10, 0.15
 
 
 def test_testbed_rate_rtt_and_clean_teardown(live, tmp_path):
     """One testbed: the RTT of UDP probes is the scenario's 100 ms or more and its median within
-    RTT_MEDIAN_MAX_NS, the goodput of one flow within RATE_REL of the rate (8 Mbit/s of IP packets),
+    RTT_MEDIAN_MAX_NS, the best second of one flow's goodput within RATE_UNDER/RATE_OVER of the rate (8 Mbit/s of IP packets),
     a rate change shows in the goodput, and down leaves nothing."""
     from haslab.live import netns
     from haslab.live.run import run_live
@@ -366,10 +371,10 @@ def test_testbed_rate_rtt_and_clean_teardown(live, tmp_path):
     # 8 Mbit/s for 7 s, then 4 Mbit/s
     r = run_live(dumbbell(duration="14s"), out_dir=tmp_path, rate_steps=[(7_000_000_000, 4 * MBPS)])
     g = r.goodput
-    first = g[(g.time_ns > 2_000_000_000) & (g.time_ns <= 7_000_000_000)].goodput_bps.mean()
-    second = g[g.time_ns > 9_000_000_000].goodput_bps.mean()
-    assert first == pytest.approx(8 * MBPS * PAYLOAD_SHARE, rel=RATE_REL)
-    assert second == pytest.approx(4 * MBPS * PAYLOAD_SHARE, rel=RATE_REL)
+    first = g[(g.time_ns > 2_000_000_000) & (g.time_ns <= 7_000_000_000)].goodput_bps.max()
+    second = g[g.time_ns > 9_000_000_000].goodput_bps.max()
+    for best, rate in ((first, 8 * MBPS), (second, 4 * MBPS)):
+        assert (1 - RATE_UNDER) * rate * PAYLOAD_SHARE <= best <= (1 + RATE_OVER) * rate * PAYLOAD_SHARE, (best, g)
     assert (tmp_path / "summary.json").exists() and (tmp_path / "cwnd.parquet").exists()
     link = r.link("r1->r2")
     assert link["delay_box"]["lateness_ns"]["p50"] < 5_000_000
@@ -425,6 +430,55 @@ def test_tcphas_with_a_ladder_shapes_to_its_level(live_bpf):
     g = plain.goodput
     assert g[g.time_ns > 3_000_000_000].goodput_bps.mean() > 0.8 * 8 * MBPS * PAYLOAD_SHARE
     assert netns.leftovers() == []
+
+
+def test_tcphas_restarts_from_one_segment_after_an_rto_and_logs_its_level_per_request(live_bpf, tmp_path):
+    """A TcpHas player alone on the bottleneck, which drops everything for 1.5 s (a loss event of
+    100 %) in the middle of the run. The kernel raises CA_EVENT_TX_START for the RTO's
+    retransmission too (nothing in flight); TcpHas's OFF-period rule (Algorithm 5, cwnd =
+    ssthresh) must not run there, since segments are outstanding: the window collapses at the RTO
+    (cwnd 1, Algorithm 4) and stays small through the outage's backed-off RTOs. With the rule run
+    at the RTO, cwnd stayed at ssthresh (16) through the outage in a traced run. The origin logs
+    the algorithm's level and estimate with every segment request."""
+    import json
+
+    from haslab.live.run import run_live
+
+    scen = tmp_path / "rto.toml"
+    scen.write_text(players_scenario(pairs=1, duration="24s", cc="tcphas", extra="""
+[[loss_event]]
+link = "r1->r2"
+loss = "100%"
+start = "12s"
+stop = "13.5s"
+""").replace('queues = ["r1->r2"]', 'cwnd_interval = "10ms"'))
+    out = tmp_path / "o"
+    res = run_live(scen, out_dir=out)
+    f = [f for f in res.summary["flows"] if f.get("player")][0]
+    assert f["kernel_cc"] == "haslab_tcphas" and f["rto_count"] >= 1
+    c = res.cwnd
+    outage = c[(c.time_ns > 12_400_000_000) & (c.time_ns < 13_500_000_000)]
+    assert len(outage) > 20, "cwnd sampled through the outage"
+    # RTO at 12 s + about 300 ms, then backed off past the outage's end: the window stays collapsed
+    assert outage.cwnd_pkts.min() <= 2, outage.cwnd_pkts.describe()
+    assert (outage.cwnd_pkts <= 2).mean() > 0.5
+    ladder = [248_000, 456_000, 928_000, 1_632_000, 4_256_000]
+    reqs = [json.loads(l) for l in (out / "requests.jsonl").read_text().splitlines()]
+    seg = [r for r in reqs if r.get("segment") is not None and r["status"] == 200]
+    # (the first request may come before any ACK has made the algorithm publish anything)
+    assert len(seg) > 5 and all("bpf_stats" in r for r in seg[1:])
+    for r in seg[1:]:
+        st = r["bpf_stats"]
+        assert 0 <= st["qlevel"] <= 4 and st["shaping_bps"] == ladder[st["qlevel"]] * 6 // 5
+    assert seg[-1]["bpf_stats"]["bwe_bps"] > 0
+    # Nagle is off at the origin, as at the papers' Apache: a segment's body arrives in about its
+    # transmission time at the bottleneck (IP bytes at 8 Mbit/s) after its first byte; with Nagle
+    # its last partial segment waited for the ACK of the headers' small segment, 36-38 ms more
+    # here (download 202 ms against a first byte at 102 ms, in a traced run)
+    s_ = res.segments
+    early = s_[(s_["index"] >= 1) & (s_["request_ns"] < 10_000_000_000)]
+    extra_ms = (early["download_ns"] - early["ttfb_ns"]) / 1e6 - early["bytes"] * 8 / PAYLOAD_SHARE / (8 * MBPS) * 1e3
+    assert len(early) >= 5 and extra_ms.median() < 20, extra_ms.describe()
 
 
 def test_bpf_algorithms_run_a_flow_each(live_bpf):

@@ -221,6 +221,12 @@ class Origin:
     def _setup_accepted(self, sock: socket.socket, l: Listener, rec: dict) -> None:
         if sock is None:
             return
+        # Nagle off, as the papers' Apache httpd has it on every connection (server/core.c,
+        # core_pre_connection: APR_TCP_NODELAY): with Nagle, the response's last partial segment
+        # waits for the ACK of the small segment of its headers (Linux tcp_nagle_check with
+        # Minshall's test), about one RTT, so a segment shorter than an RTT at the bottleneck
+        # took up to an RTT longer than the simulator's server sends it
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             rec["cc"] = sock.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).split(b"\0")[0].decode()
         except OSError:
@@ -245,15 +251,23 @@ class Origin:
             rec["final"] = tcp_info(sock)
         except OSError:
             pass
-        if str(rec.get("cc", "")).startswith("haslab_"):
-            try:
-                from . import bpfsys
+        stats = self._bpf_stats(rec)
+        if stats:
+            rec["bpf_stats"] = stats
 
-                stats = bpfsys.read_stats(sock.fileno())
-                if stats:
-                    rec["bpf_stats"] = stats
-            except OSError:
-                pass
+    @staticmethod
+    def _bpf_stats(rec: dict | None) -> dict | None:
+        """What a BPF algorithm publishes of a connection now (TcpHas: level, estimate, shaping
+        rate, RTT̂), or None for a kernel algorithm or a socket already gone."""
+        sock = rec.get("sock") if rec else None
+        if sock is None or not str(rec.get("cc", "")).startswith("haslab_"):
+            return None
+        try:
+            from . import bpfsys
+
+            return bpfsys.read_stats(sock.fileno())
+        except OSError:
+            return None
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, l: Listener):
         cid = self._next_conn
@@ -472,6 +486,11 @@ class Origin:
         sent = 0
         entry = {"conn": cid, "method": method, "target": target, "status": status, "bytes": length,
                  "request_ns": t_first, "response_ns": t_head, **(extra or {})}
+        # the algorithm's state as the response starts (TcpHas: the level and estimate the OFF
+        # period's rule, Algorithm 5, acts on at its first segment)
+        stats = self._bpf_stats(self.connections.get(cid))
+        if stats:
+            entry["bpf_stats"] = stats
         try:
             if method != "HEAD":
                 for c in chunks:
