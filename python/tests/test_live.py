@@ -339,12 +339,12 @@ RTT_MEDIAN_MAX_NS = 115_000_000
 #: Reno recovered from its slow-start overshoot, which varies between runs and machines. Means of
 #: 3-7 s, against the rate's payload share: within 0.3 % with two CPU burners at load 7-17
 #: (kernel 6.18.44-fc-v669); 1.2 % and 6.0 % under on another machine (6.18.44-fc-v657, load below
-#: 1), and 16.7 % under in a later CI rehearsal on that kind (load 1.0-1.8: 148 retransmissions, no
+#: 1), and 16.7 % under in a CI run on that kind (load 1.0-1.8: 148 retransmissions, no
 #: RTO, the seconds at 4.63, 5.57, 6.75, 7.53, 7.66 Mbit/s as cwnd grew back; best 1 % under); in
 #: the 6.0 % case every second of 3-7 s was at 6.97-7.48 Mbit/s (best 3 % under); the 4 Mbit/s
 #: phase stayed within 1 %. A second can also read more than the rate, what the receiving
 #: application had left in its socket buffer: 8.32 Mbit/s (7.8 % over) at the end of slow start in
-#: that rehearsal. So the best second must lie within ten percent under and fifteen over: that
+#: that run. So the best second must lie within ten percent under and fifteen over: that
 #: still catches a rate in bytes per second or a shaper that ignores the change to 4 Mbit/s, not an
 #: error of a few percent.
 RATE_UNDER, RATE_OVER = 0.10, 0.15
@@ -352,8 +352,8 @@ RATE_UNDER, RATE_OVER = 0.10, 0.15
 
 def test_testbed_rate_rtt_and_clean_teardown(live, tmp_path):
     """One testbed: the RTT of UDP probes is the scenario's 100 ms or more and its median within
-    RTT_MEDIAN_MAX_NS, the best second of one flow's goodput within RATE_UNDER/RATE_OVER of the rate (8 Mbit/s of IP packets),
-    a rate change shows in the goodput, and down leaves nothing."""
+    RTT_MEDIAN_MAX_NS, the best second of one flow's goodput within RATE_UNDER/RATE_OVER of the
+    rate (8 Mbit/s of IP packets), a rate change shows in the goodput, and down leaves nothing."""
     from haslab.live import netns
     from haslab.live.run import run_live
     from haslab.live.testbed import Testbed
@@ -374,7 +374,8 @@ def test_testbed_rate_rtt_and_clean_teardown(live, tmp_path):
     first = g[(g.time_ns > 2_000_000_000) & (g.time_ns <= 7_000_000_000)].goodput_bps.max()
     second = g[g.time_ns > 9_000_000_000].goodput_bps.max()
     for best, rate in ((first, 8 * MBPS), (second, 4 * MBPS)):
-        assert (1 - RATE_UNDER) * rate * PAYLOAD_SHARE <= best <= (1 + RATE_OVER) * rate * PAYLOAD_SHARE, (best, g)
+        low, high = (1 - RATE_UNDER) * rate * PAYLOAD_SHARE, (1 + RATE_OVER) * rate * PAYLOAD_SHARE
+        assert low <= best <= high, (best, g)
     assert (tmp_path / "summary.json").exists() and (tmp_path / "cwnd.parquet").exists()
     link = r.link("r1->r2")
     assert link["delay_box"]["lateness_ns"]["p50"] < 5_000_000
@@ -477,7 +478,8 @@ stop = "13.5s"
     # here (download 202 ms against a first byte at 102 ms, in a traced run)
     s_ = res.segments
     early = s_[(s_["index"] >= 1) & (s_["request_ns"] < 10_000_000_000)]
-    extra_ms = (early["download_ns"] - early["ttfb_ns"]) / 1e6 - early["bytes"] * 8 / PAYLOAD_SHARE / (8 * MBPS) * 1e3
+    body_ms = (early["download_ns"] - early["ttfb_ns"]) / 1e6
+    extra_ms = body_ms - early["bytes"] * 8 / PAYLOAD_SHARE / (8 * MBPS) * 1e3
     assert len(early) >= 5 and extra_ms.median() < 20, extra_ms.describe()
 
 
