@@ -539,8 +539,10 @@ pub struct TcpConfig {
     pub min_rto: Duration,
     /// Upper bound of the backed-off RTO. Default 120 s (Linux TCP_RTO_MAX); ns-3: 60 s.
     pub max_rto: Duration,
-    /// RTO formula: `linux` (SRTT + max(4·RTTVAR, min_rto), default, matching the default
-    /// min_rto) or `rfc6298` (max(min_rto, SRTT + max(G, 4·RTTVAR)), as ns-3). See tcp/rtt.rs.
+    /// RTT estimator and RTO formula: `linux` (default; Linux's `tcp_rtt_estimator`, RTO =
+    /// SRTT + rttvar, rttvar the round trip's largest 4·mdev, never below min_rto),
+    /// `rfc6298` (RFC 6298's estimator, max(min_rto, SRTT + max(G, 4·RTTVAR)), as ns-3) or
+    /// `ns3.17`. See tcp/rtt.rs.
     pub rto_formula: RtoFormula,
     /// RTO before the first RTT sample, and the SYN retransmission timer (RFC 6298: 1 s).
     pub initial_rto: Duration,
