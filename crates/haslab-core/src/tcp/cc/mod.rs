@@ -287,6 +287,16 @@ impl CcState {
         }
     }
 
+    /// A `TxStart` ends an OFF period longer than the RTO: nothing outstanding (where Linux's
+    /// restart after idle acts, `tcp_slow_start_after_idle_check`: `packets_out == 0`; not the
+    /// event Linux also raises for an RTO's retransmission) and the last transmission more than
+    /// an RTO ago. TcpHas's Algorithm 5 and Trickle's level update run on it.
+    pub fn off_period_longer_than_rto(&self) -> bool {
+        self.last_send_ns > 0
+            && self.in_flight_pkts == 0
+            && self.now_ns.saturating_sub(self.last_send_ns) > self.rto_ns
+    }
+
     /// Linux `tcp_in_slow_start`.
     #[inline]
     pub fn in_slow_start(&self) -> bool {
@@ -535,6 +545,29 @@ impl CcConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An OFF period for TcpHas and Trickle: the last transmission more than an RTO ago *and*
+    /// nothing outstanding; the same idle with the window still outstanding (an RTO's
+    /// retransmission, which Linux's `tcp_event_data_sent` also signals) is not one, nor a
+    /// short idle, nor the connection's first transmission.
+    #[test]
+    fn an_off_period_needs_nothing_outstanding_and_an_idle_longer_than_the_rto() {
+        const MS: u64 = 1_000_000;
+        let mut tp = CcState::new(10, 1448);
+        tp.rto_ns = 300 * MS;
+        tp.now_ns = 5_000 * MS;
+        assert!(!tp.off_period_longer_than_rto(), "nothing sent yet");
+        tp.last_send_ns = 4_000 * MS;
+        assert!(tp.off_period_longer_than_rto());
+        tp.in_flight_pkts = 3;
+        assert!(!tp.off_period_longer_than_rto(), "segments outstanding");
+        tp.in_flight_pkts = 0;
+        tp.last_send_ns = 4_800 * MS;
+        assert!(
+            !tp.off_period_longer_than_rto(),
+            "idle shorter than the RTO"
+        );
+    }
 
     /// Linux 5.18+ `tcp_is_cwnd_limited`: the flag first, then slow start's 2 × max_packets_out.
     /// A window fully used (flag set) allows growth in slow start even once cwnd has grown past

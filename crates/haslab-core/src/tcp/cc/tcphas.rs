@@ -230,15 +230,12 @@ impl CongestionControl for TcpHas {
         // level and ssthresh, and cwnd = ssthresh
         if event == CaEvent::TxStart
             && self.has_ladder()
-            && tp.last_send_ns > 0
-            && tp.in_flight_pkts == 0
+            && tp.off_period_longer_than_rto()
+            && tp.srtt_ns > 0
         {
-            let idle = tp.now_ns.saturating_sub(tp.last_send_ns);
-            if idle > tp.rto_ns && tp.srtt_ns > 0 {
-                tp.ssthresh_pkts = self.shaped_ssthresh(tp);
-                tp.cwnd_pkts = tp.ssthresh_pkts.min(tp.cwnd_clamp_pkts);
-                tp.cwnd_cnt = 0;
-            }
+            tp.ssthresh_pkts = self.shaped_ssthresh(tp);
+            tp.cwnd_pkts = tp.ssthresh_pkts.min(tp.cwnd_clamp_pkts);
+            tp.cwnd_cnt = 0;
         }
     }
 

@@ -133,11 +133,8 @@ impl CongestionControl for Trickle {
         // the level follows the estimate after an OFF period longer than the RTO (TcpHas's
         // timing: new data with nothing outstanding, not an RTO's retransmission); cwnd
         // itself is left to the sender's restart after idle
-        if event == CaEvent::TxStart && tp.last_send_ns > 0 && tp.in_flight_pkts == 0 {
-            let idle = tp.now_ns.saturating_sub(tp.last_send_ns);
-            if idle > tp.rto_ns {
-                self.update_qlevel();
-            }
+        if event == CaEvent::TxStart && tp.off_period_longer_than_rto() {
+            self.update_qlevel();
         }
     }
 

@@ -298,6 +298,7 @@ impl Endpoint {
                 self.rate.mark_app_limited(&self.tp, pipe);
             }
         }
+        self.tp.in_flight_pkts = self.snd.sb.len();
         match self.cfg.cwnd_limited {
             CwndLimited::Linux if had_unsent => {
                 // Linux 5.11+ `tcp_write_xmit`: `is_cwnd_limited |= (tcp_packets_in_flight(tp)
@@ -306,14 +307,10 @@ impl Endpoint {
                 let limited = cwnd_limited || self.window_full(self.snd.nxt);
                 if sent_new || limited {
                     self.cwnd_validate(limited);
-                } else {
-                    self.tp.in_flight_pkts = self.snd.sb.len();
                 }
             }
             CwndLimited::Linux319 if sent_new => self.cwnd_validate_319(cwnd_limited),
-            CwndLimited::Linux | CwndLimited::Linux319 => {
-                self.tp.in_flight_pkts = self.snd.sb.len()
-            }
+            CwndLimited::Linux | CwndLimited::Linux319 => {}
         }
         if sent_new {
             self.schedule_loss_probe(now_ns, out);
@@ -460,7 +457,6 @@ impl Endpoint {
     /// was fully used in this flight.
     pub(super) fn cwnd_validate(&mut self, cwnd_limited: bool) {
         let out_pkts = self.snd.sb.len();
-        self.tp.in_flight_pkts = out_pkts;
         if self.snd.una >= self.snd.cwnd_usage_seq
             || cwnd_limited
             || (!self.tp.is_cwnd_limited && out_pkts > self.tp.max_packets_out)
@@ -477,7 +473,6 @@ impl Endpoint {
     /// tp->max_packets_seq) || tp->packets_out > tp->max_packets_out)`), cwnd-limited or not.
     pub(super) fn cwnd_validate_319(&mut self, cwnd_limited: bool) {
         let out_pkts = self.snd.sb.len();
-        self.tp.in_flight_pkts = out_pkts;
         if self.snd.una >= self.snd.cwnd_usage_seq || out_pkts > self.tp.max_packets_out {
             self.tp.max_packets_out = out_pkts;
             self.snd.cwnd_usage_seq = self.snd.nxt;
