@@ -36,7 +36,7 @@ CC_DEFAULTS = {
     "newreno": {"grow_when_app_limited": False, "ssthresh": "cwnd"},
     "cubic": None,  # the kernel's own CUBIC: its parameters are module parameters, not per flow
     "bbr": None,
-    "westwood+": {"estimator": "linux", "min_window": "50000000ns"},
+    "westwood+": {"estimator": "linux", "min_window": "50000000ns", "clock": "jiffies", "hz": 250},
     "tibet": {"alpha": 0.8, "gamma": None, "samples": "every-ack"},
     "tcphas": {"alpha": 0.8, "gamma": 0.99, "psi": 0.99, "shaping_factor": 1.2, "samples": "every-ack"},
 }
@@ -204,6 +204,27 @@ def kernel_version(release: Optional[str] = None) -> tuple[int, int]:
     if not m:
         raise LiveUnsupported(f"cannot read the kernel version from {release or platform.release()!r}")
     return int(m.group(1)), int(m.group(2))
+
+
+def kernel_hz(config_text: Optional[str] = None) -> Optional[int]:
+    """This kernel's CONFIG_HZ, read as libbpf reads a BPF object's ``__kconfig`` values
+    (/boot/config-RELEASE, then /proc/config.gz), or from ``config_text``; None if unreadable."""
+    if config_text is None:
+        import gzip
+        import platform
+        from pathlib import Path
+
+        for path in (Path(f"/boot/config-{platform.release()}"), Path("/proc/config.gz")):
+            try:
+                raw = path.read_bytes()
+                config_text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode(errors="replace")
+                break
+            except OSError:
+                continue
+        else:
+            return None
+    m = re.search(r"^CONFIG_HZ=(\d+)$", config_text, re.M)
+    return int(m.group(1)) if m else None
 
 
 def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, dict]:
@@ -390,6 +411,20 @@ def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: 
             raise LiveUnsupported(
                 f"{what}: cc {cc!r} parameters {diff} differ from the defaults; "
                 "the kernel version implements the defaults only"
+            )
+    if cc == "westwood+":
+        # haslab_westwood counts in the kernel's jiffies (bpf/westwood.bpf.c), so the scenario's
+        # hz must be the kernel's
+        hz = kernel_hz()
+        if hz is None:
+            raise LiveUnsupported(
+                f"{what}: cc 'westwood+' counts in the kernel's jiffies, and this kernel's CONFIG_HZ "
+                "cannot be read (/boot/config-<release> or /proc/config.gz)"
+            )
+        if hz != want["hz"]:
+            raise LiveUnsupported(
+                f"{what}: cc 'westwood+' with hz = {want['hz']}, but this kernel's CONFIG_HZ is {hz}: "
+                "haslab_westwood counts in the kernel's jiffies"
             )
     if tcp["idle_restart"] == "newcwv":
         if cc != "newreno":

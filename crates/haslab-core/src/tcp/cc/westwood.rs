@@ -61,8 +61,28 @@
 //! Both ns-3 estimators grow cwnd on every ACK of new data, as ns-3's classes do (TcpNewReno's
 //! growth, no cwnd-limited gate); the Linux one only when cwnd-limited (`tcp_is_cwnd_limited`).
 //!
-//! Differences from Linux: times are ns, not jiffies (Linux's windows and RTTs are rounded to
-//! jiffies and its rate is bytes per jiffy); the end of recovery is detected by `set_state`
+//! **Clock of the Linux estimator** (`clock`, `hz`). Linux keeps Westwood+'s times in jiffies
+//! (every version of tcp_westwood.c; 6.18: `tcp_jiffies32` for the window, `usecs_to_jiffies`
+//! of the sample's `rtt_us` in `tcp_westwood_pkts_acked`, `TCP_WESTWOOD_RTT_MIN` = HZ/20
+//! jiffies), so with `clock = "jiffies"` (the default):
+//! - the time is the tick count ⌊t·HZ/1 s⌋ (the simulation starts on a tick);
+//! - an RTT sample is rounded down to µs (the kernel's `rtt_us`) and then **up** to whole
+//!   jiffies (`usecs_to_jiffies`), so RTT and RTT_min are multiples of a jiffy: at HZ = 250, a
+//!   20.3 ms path counts as 24 ms;
+//! - the shortest window is ⌊`min_window`·HZ⌋ jiffies (50 ms: HZ/20 = 12 jiffies = 48 ms at
+//!   HZ = 250), and a window closes at the first ACK whose tick count exceeds its start by more
+//!   than max(RTT, that);
+//! - a sample is ⌊bytes / jiffies⌋, bytes per jiffy, filtered in integers as above, and
+//!   ssthresh = ⌊BWE·RTT_min/MSS⌋ with both in jiffies.
+//!
+//! `hz` is the kernel's `CONFIG_HZ`: 250 is Kconfig's default (kernel/Kconfig.hz), Debian's and
+//! Ubuntu's generic kernels' of the QoE paper's time (Ubuntu 15.04, Linux 3.19) and the live
+//! testbed's; 100, 300 and 1000 are the other choices Kconfig offers. `clock = "ns"` keeps every
+//! time in nanoseconds and the rate in bytes per second (no rounding), which is how haslab
+//! modelled Linux's estimator before the clock was an option, and what `usecs` clocks would give.
+//! Unlike the kernel's u32 arithmetic, BWE·RTT_min does not wrap above 4 GiB.
+//!
+//! Other differences from Linux: the end of recovery is detected by `set_state`
 //! (the sender raises no `CA_EVENT_COMPLETE_CWR`). The hooks run in Linux 6.15's order (the
 //! live testbed's kernel is 6.18): `pkts_acked` (the RTT sample), then `in_ack_event` (the
 //! window check, which sees this ACK's RTT), then recovery's entry or end (`ssthresh`,
@@ -93,6 +113,17 @@ pub enum WestwoodEstimator {
     Ns3_17,
 }
 
+/// The clock of Westwood+'s Linux estimator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WestwoodClock {
+    /// Linux's: jiffies at `hz` per second (RTT rounded up to whole jiffies, the rate in bytes
+    /// per jiffy).
+    Jiffies,
+    /// Nanoseconds, the rate in bytes per second: no rounding.
+    Ns,
+}
+
 /// Parameters of Westwood+.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -100,8 +131,14 @@ pub struct WestwoodConfig {
     /// Estimator: `linux` (default), `ns3` or `ns3.17`.
     pub estimator: WestwoodEstimator,
     /// Shortest estimation window of the Linux estimator (TCP_WESTWOOD_RTT_MIN = 50 ms);
-    /// between 1 ms and 10 s.
+    /// between 1 ms and 10 s. Under `clock = "jiffies"` it is ⌊min_window·hz⌋ jiffies (HZ/20).
     pub min_window: Duration,
+    /// Clock of the Linux estimator: `jiffies` (default; Linux's) or `ns` (no rounding). The
+    /// ns-3 estimators ignore it.
+    pub clock: WestwoodClock,
+    /// Ticks per second under `clock = "jiffies"` (the kernel's CONFIG_HZ): 100, 250 (default:
+    /// Kconfig's default, Ubuntu 15.04's and the live testbed's), 300 or 1000.
+    pub hz: u32,
 }
 
 impl Default for WestwoodConfig {
@@ -109,6 +146,8 @@ impl Default for WestwoodConfig {
         WestwoodConfig {
             estimator: WestwoodEstimator::Linux,
             min_window: Duration(50_000_000),
+            clock: WestwoodClock::Jiffies,
+            hz: 250,
         }
     }
 }
@@ -121,24 +160,39 @@ impl WestwoodConfig {
                 "must be between 1ms and 10s (Linux: 50ms)".into(),
             ));
         }
+        if ![100, 250, 300, 1000].contains(&self.hz) {
+            return Err((
+                "hz".into(),
+                format!(
+                    "must be one of Linux's CONFIG_HZ choices 100, 250, 300 or 1000 (got {})",
+                    self.hz
+                ),
+            ));
+        }
         Ok(())
     }
 }
 
-/// Linux `TCP_WESTWOOD_INIT_RTT` = 20·HZ.
-const INIT_RTT_NS: u64 = 20_000_000_000;
+/// Linux `TCP_WESTWOOD_INIT_RTT` = 20·HZ: 20 s.
+const INIT_RTT_S: u64 = 20;
+const NS_PER_S: u64 = 1_000_000_000;
 /// ns-3's Tustin filter gain.
 const NS3_ALPHA: f64 = 0.9;
 
 pub struct Westwood {
     cfg: WestwoodConfig,
-    // Linux struct westwood
-    /// First filter, bytes per second.
+    /// Ticks per second of the Linux estimator's clock: `hz` for jiffies, 10⁹ for ns.
+    ticks_per_s: u64,
+    /// What a rate is counted per: 1 tick under jiffies (bytes per jiffy, as Linux), 1 s (10⁹
+    /// ticks) under ns.
+    rate_ticks: u64,
+    // Linux struct westwood; times in ticks of the clock
+    /// First filter, bytes per `rate_ticks`.
     bw_ns_est: u64,
-    /// Bandwidth estimate, bytes per second.
+    /// Bandwidth estimate, bytes per `rate_ticks`.
     bw_est: u64,
     /// Start of the current window.
-    rtt_win_sx_ns: u64,
+    rtt_win_sx: u64,
     /// Bytes acknowledged in the current window.
     bk: u64,
     /// snd_una seen at the last ACK.
@@ -146,8 +200,8 @@ pub struct Westwood {
     /// Bytes counted by duplicate ACKs, not yet covered by a cumulative ACK.
     accounted: u64,
     /// Latest RTT sample.
-    rtt_ns: u64,
-    rtt_min_ns: u64,
+    rtt: u64,
+    rtt_min: u64,
     first_ack: bool,
     reset_rtt_min: bool,
     // ns-3 TcpWestwoodPlus
@@ -170,16 +224,22 @@ pub struct Westwood {
 
 impl Westwood {
     pub fn new(cfg: WestwoodConfig) -> Self {
+        let (ticks_per_s, rate_ticks) = match cfg.clock {
+            WestwoodClock::Jiffies => (cfg.hz as u64, 1),
+            WestwoodClock::Ns => (NS_PER_S, NS_PER_S),
+        };
         Westwood {
             cfg,
+            ticks_per_s,
+            rate_ticks,
             bw_ns_est: 0,
             bw_est: 0,
-            rtt_win_sx_ns: 0,
+            rtt_win_sx: 0,
             bk: 0,
             snd_una: 0,
             accounted: 0,
-            rtt_ns: INIT_RTT_NS,
-            rtt_min_ns: INIT_RTT_NS,
+            rtt: INIT_RTT_S * ticks_per_s,
+            rtt_min: INIT_RTT_S * ticks_per_s,
             first_ack: true,
             reset_rtt_min: true,
             ns3_acked_segments: 0,
@@ -196,7 +256,10 @@ impl Westwood {
     /// The bandwidth estimate in bits per second.
     pub fn bwe_bps(&self) -> u64 {
         match self.cfg.estimator {
-            WestwoodEstimator::Linux => self.bw_est * 8,
+            WestwoodEstimator::Linux => {
+                (self.bw_est as u128 * 8 * self.ticks_per_s as u128 / self.rate_ticks as u128)
+                    as u64
+            }
             WestwoodEstimator::Ns3 | WestwoodEstimator::Ns3_17 => self.ns3_bw_bps as u64,
         }
     }
@@ -204,15 +267,17 @@ impl Westwood {
     /// RTT_min as the estimator keeps it (the ns-3 estimators: 0 before the first sample).
     pub fn rtt_min_ns(&self) -> u64 {
         match self.cfg.estimator {
-            WestwoodEstimator::Linux => self.rtt_min_ns,
+            WestwoodEstimator::Linux => {
+                (self.rtt_min as u128 * NS_PER_S as u128 / self.ticks_per_s as u128) as u64
+            }
             WestwoodEstimator::Ns3 | WestwoodEstimator::Ns3_17 => self.ns3_min_rtt_ns,
         }
     }
 
     /// Linux `tcp_westwood_bw_rttmin`: BWE·RTT_min in segments, at least 2.
     fn bw_rttmin(&self, tp: &CcState) -> u32 {
-        let pkts = self.bw_est as u128 * self.rtt_min_ns as u128
-            / 1_000_000_000
+        let pkts = self.bw_est as u128 * self.rtt_min as u128
+            / self.rate_ticks as u128
             / tp.mss_bytes.max(1) as u128;
         pkts.clamp(2, u32::MAX as u128 / 2) as u32
     }
@@ -269,9 +334,10 @@ impl Westwood {
             self.snd_una = tp.snd_una_bytes;
             self.first_ack = false;
         }
-        let delta = tp.now_ns.saturating_sub(self.rtt_win_sx_ns);
-        if self.rtt_ns > 0 && delta > self.rtt_ns.max(self.cfg.min_window.0) {
-            let sample = (self.bk as u128 * 1_000_000_000 / delta as u128) as u64;
+        let now = self.ticks(tp.now_ns);
+        let delta = now.saturating_sub(self.rtt_win_sx);
+        if self.rtt > 0 && delta > self.rtt.max(self.ticks(self.cfg.min_window.0)) {
+            let sample = (self.bk as u128 * self.rate_ticks as u128 / delta as u128) as u64;
             if self.bw_ns_est == 0 && self.bw_est == 0 {
                 self.bw_ns_est = sample;
                 self.bw_est = sample;
@@ -280,16 +346,37 @@ impl Westwood {
                 self.bw_est = (7 * self.bw_est + self.bw_ns_est) >> 3;
             }
             self.bk = 0;
-            self.rtt_win_sx_ns = tp.now_ns;
+            self.rtt_win_sx = now;
+        }
+    }
+
+    /// A time in ticks of the clock: ⌊t·HZ/1 s⌋ (`jiffies`) or t (`ns`).
+    #[inline]
+    fn ticks(&self, t_ns: u64) -> u64 {
+        match self.cfg.clock {
+            WestwoodClock::Jiffies => (t_ns as u128 * self.ticks_per_s as u128 / NS_PER_S as u128) as u64,
+            WestwoodClock::Ns => t_ns,
+        }
+    }
+
+    /// An RTT sample in ticks: Linux `usecs_to_jiffies(rtt_us)`, the sample in whole µs rounded
+    /// up to whole jiffies (`jiffies`), or the sample itself (`ns`).
+    fn rtt_ticks(&self, rtt_ns: u64) -> u64 {
+        match self.cfg.clock {
+            WestwoodClock::Jiffies => {
+                let us = rtt_ns / 1000;
+                (us as u128 * self.ticks_per_s as u128).div_ceil(1_000_000) as u64
+            }
+            WestwoodClock::Ns => rtt_ns,
         }
     }
 
     fn update_rtt_min(&mut self) {
         if self.reset_rtt_min {
-            self.rtt_min_ns = self.rtt_ns;
+            self.rtt_min = self.rtt;
             self.reset_rtt_min = false;
         } else {
-            self.rtt_min_ns = self.rtt_min_ns.min(self.rtt_ns);
+            self.rtt_min = self.rtt_min.min(self.rtt);
         }
     }
 
@@ -348,7 +435,7 @@ impl CongestionControl for Westwood {
     fn init(&mut self, tp: &mut CcState) {
         let cfg = self.cfg.clone();
         *self = Westwood::new(cfg);
-        self.rtt_win_sx_ns = tp.now_ns;
+        self.rtt_win_sx = self.ticks(tp.now_ns);
         self.snd_una = tp.snd_una_bytes;
         self.ns317_prev_ack = tp.snd_una_bytes;
     }
@@ -399,8 +486,9 @@ impl CongestionControl for Westwood {
         match self.cfg.estimator {
             WestwoodEstimator::Linux => {
                 if let Some(rtt) = sample.rtt_ns {
-                    if rtt > 0 {
-                        self.rtt_ns = rtt;
+                    // Linux: `if (sample->rtt_us > 0)`, a sample under 1 µs is none
+                    if rtt >= 1000 || (rtt > 0 && self.cfg.clock == WestwoodClock::Ns) {
+                        self.rtt = self.rtt_ticks(rtt);
                     }
                 }
             }
@@ -503,11 +591,23 @@ mod tests {
         cc.in_ack_event(tp, CA_ACK_SLOWPATH);
     }
 
+    fn ns_clock() -> WestwoodConfig {
+        WestwoodConfig {
+            clock: WestwoodClock::Ns,
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn estimate_converges_to_a_constant_ack_rate() {
-        for estimator in [WestwoodEstimator::Linux, WestwoodEstimator::Ns3] {
+        for (estimator, clock) in [
+            (WestwoodEstimator::Linux, WestwoodClock::Jiffies),
+            (WestwoodEstimator::Linux, WestwoodClock::Ns),
+            (WestwoodEstimator::Ns3, WestwoodClock::Jiffies),
+        ] {
             let mut cc = Westwood::new(WestwoodConfig {
                 estimator,
+                clock,
                 ..Default::default()
             });
             let mut tp = tp();
@@ -520,14 +620,14 @@ mod tests {
             let got = cc.bwe_bps() as f64;
             assert!(
                 (got - want).abs() / want < 0.02,
-                "{estimator:?}: {got} vs {want}"
+                "{estimator:?} {clock:?}: {got} vs {want}"
             );
         }
     }
 
     #[test]
     fn windows_are_at_least_50ms_even_on_a_short_rtt() {
-        let mut cc = Westwood::new(Default::default());
+        let mut cc = Westwood::new(ns_clock());
         let mut tp = tp();
         cc.init(&mut tp);
         // RTT 5 ms, one ACK per ms: the first window closes only after 50 ms
@@ -541,7 +641,7 @@ mod tests {
 
     #[test]
     fn end_of_recovery_sets_ssthresh_and_cwnd_to_bwe_times_rtt_min() {
-        let mut cc = Westwood::new(Default::default());
+        let mut cc = Westwood::new(ns_clock());
         let mut tp = tp();
         cc.init(&mut tp);
         // 1 segment per ms (11.584 Mbit/s), RTT 100 ms then 60 ms: RTT_min = 60 ms
@@ -570,7 +670,7 @@ mod tests {
 
     #[test]
     fn rto_sets_ssthresh_from_the_estimate_and_resets_rtt_min() {
-        let mut cc = Westwood::new(Default::default());
+        let mut cc = Westwood::new(ns_clock());
         let mut tp = tp();
         cc.init(&mut tp);
         for i in 1..=2000u64 {
@@ -591,6 +691,57 @@ mod tests {
         tp.ca_state = CaState::Loss;
         ack(&mut cc, &mut tp, 2001 * MS, 1, 70 * MS);
         assert_eq!(cc.rtt_min_ns(), 70 * MS);
+    }
+
+    /// Linux's clock, worked by hand at HZ = 250 (a jiffy is 4 ms) against `clock = "ns"`: one
+    /// segment (1448 B) acknowledged every ms from 1 ms on, each ACK with a 20.3 ms RTT sample.
+    /// - The RTT: 20,300 µs rounded up to jiffies (`usecs_to_jiffies`) is 6 jiffies = 24 ms.
+    /// - The first ACK only syncs snd_una (`first_ack`), so the window counts from the second.
+    /// - jiffies: the window opened at tick 0 closes at the first ACK whose tick exceeds
+    ///   max(6, HZ/20 = 12), tick 13 = 52 ms; it counted the ACKs of 2..51 ms: 50 × 1448 =
+    ///   72,400 B / 13 jiffies = 5,569 B per jiffy (⌊5,569.2⌋) = 11,138,000 bit/s. On an RTO,
+    ///   ssthresh = ⌊5,569 × 6 / 1448⌋ = ⌊23.08⌋ = 23.
+    /// - ns: the window closes after more than 50 ms, at 51 ms, with the ACKs of 2..50 ms:
+    ///   49 × 1448 = 70,952 B / 51 ms = 1,391,215 B/s = 11,129,720 bit/s; ssthresh =
+    ///   ⌊1,391,215 × 0.0203 / 1448⌋ = ⌊19.50⌋ = 19.
+    #[test]
+    fn linux_clock_counts_rtts_and_windows_in_jiffies() {
+        for (clock, closes_ms, bwe_bps, rtt_min_ns, ssthresh) in [
+            (WestwoodClock::Jiffies, 52, 11_138_000, 24 * MS, 23),
+            (WestwoodClock::Ns, 51, 11_129_720, 20_300_000, 19),
+        ] {
+            let mut cc = Westwood::new(WestwoodConfig {
+                clock,
+                ..Default::default()
+            });
+            let mut tp = tp();
+            tp.now_ns = 0;
+            cc.init(&mut tp);
+            for i in 1..=closes_ms {
+                assert_eq!(cc.bwe_bps(), 0, "{clock:?}: closed before {i} ms");
+                ack(&mut cc, &mut tp, i * MS, 1, 20_300_000);
+            }
+            assert_eq!(cc.bwe_bps(), bwe_bps, "{clock:?}");
+            assert_eq!(cc.rtt_min_ns(), rtt_min_ns, "{clock:?}");
+            cc.cwnd_event(&mut tp, CaEvent::Loss);
+            assert_eq!(tp.ssthresh_pkts, ssthresh, "{clock:?}");
+        }
+    }
+
+    /// HZ must be one Linux's Kconfig offers; the error names the field.
+    #[test]
+    fn hz_is_one_of_linuxs_choices() {
+        for hz in [100, 250, 300, 1000] {
+            assert!(WestwoodConfig { hz, ..Default::default() }.check().is_ok());
+        }
+        let err = WestwoodConfig {
+            hz: 200,
+            ..Default::default()
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(err.0, "hz");
+        assert!(err.1.contains("250"), "{}", err.1);
     }
 
     #[test]
