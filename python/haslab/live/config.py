@@ -402,6 +402,9 @@ def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: 
     want = CC_DEFAULTS.get(cc)
     if want is None and cc in ("cubic", "bbr"):
         notes.add(f"{cc}: the kernel's own algorithm with its own constants, not the simulator's")
+        if cc == "cubic" and cfg.get("hz") is not None and cfg.get("hz") != kernel_hz():
+            notes.add(f"cubic: hz = {cfg['hz']} is not reproduced: the kernel's CUBIC counts in its own "
+                      f"jiffies (CONFIG_HZ = {kernel_hz() or 'unknown'})")
         if cc == "cubic" and cfg.get("idle_shift") is False:
             notes.add("cubic: idle_shift = false (Linux before 4.2) is not reproduced: the kernel's CUBIC "
                       "moves its epoch forward after an idle period")

@@ -16,8 +16,13 @@
 //!   when W_est > cwnd, CUBIC grows at least as fast as Reno would.
 //! - The ACK count per +1 cwnd, `cnt`, is capped at 20 before any W_max is known (≥ 5 % growth
 //!   per RTT) and floored at 2 (at most 1.5× per RTT).
-//! - `cnt` is recomputed at most once per jiffy (HZ = 1000 here), and not at all while cwnd is
-//!   unchanged and less than HZ/32 has passed (Linux `bictcp_update`).
+//! - `cnt` is recomputed at most once per jiffy, and not at all while cwnd is unchanged and at
+//!   most HZ/32 jiffies have passed (Linux `bictcp_update`). Linux keeps CUBIC's epoch, its
+//!   `last_time`, the idle time of `CA_EVENT_TX_START` (`lsndtime`) and the 1 s after an epoch
+//!   start in jiffies (`tcp_jiffies32`), and adds `usecs_to_jiffies(delay_min)`, rounded up to a
+//!   jiffy, to the curve's time. `hz` is the kernel's CONFIG_HZ: 250 (the default) is
+//!   Kconfig's default (kernel/Kconfig.hz), Ubuntu's and Debian's generic kernels' and the live
+//!   testbed's; 100, 300 and 1000 are Kconfig's other choices. The simulation starts on a tick.
 //! - `initial_ssthresh` = 0 (use the stack's "infinite" ssthresh); applies only with HyStart off.
 //! - HyStart (`hystart` = on, `hystart_detect` = ack-train + delay): its rounds run through the
 //!   whole slow start — every RTT sample in slow start starts a new round when snd_una has
@@ -57,8 +62,8 @@
 //!   sender's `undo_cwnd = "linux-3.19"` (3.19's fallback for algorithms without one) leaves it
 //!   as it is.
 //!
-//! Differences from Linux: time is the simulator's ns clock (jiffies = ms, RTTs in µs as
-//! Linux); K is an exact integer cube root where Linux uses a table and one Newton step
+//! Differences from Linux: time is the simulator's ns clock, read as jiffies of `hz` where
+//! Linux reads jiffies and as µs where it reads µs (HyStart's clock, the RTT samples); K is an exact integer cube root where Linux uses a table and one Newton step
 //! (within 0.2 %); the pacing cushion of the ACK-train threshold uses 64 KiB (GSO max size).
 
 use super::{AckSample, CaEvent, CaState, CcState, CongestionControl};
@@ -101,6 +106,10 @@ pub struct CubicConfig {
     /// After an idle period, move the epoch start forward by the idle time (Linux 4.2+);
     /// false keeps it (Linux before 4.2, e.g. 3.19).
     pub idle_shift: bool,
+    /// Jiffies per second of the kernel's clock (CONFIG_HZ), which times CUBIC's epoch: 100,
+    /// 250 (default: Kconfig's default, Ubuntu's generic kernels' and the live testbed's), 300
+    /// or 1000.
+    pub hz: u32,
 }
 
 impl Default for CubicConfig {
@@ -120,6 +129,7 @@ impl Default for CubicConfig {
             hystart_delay_max: Duration(16_000_000),
             initial_ssthresh: 0,
             idle_shift: true,
+            hz: 250,
         }
     }
 }
@@ -135,6 +145,15 @@ impl CubicConfig {
         }
         if !(self.c > 0.0 && self.c <= 100.0) || (self.c * 1024.0).round() < 1.0 {
             return err("c", "must be greater than 0 and at most 100 (Linux: 0.4)");
+        }
+        if ![100, 250, 300, 1000].contains(&self.hz) {
+            return Err((
+                "hz".into(),
+                format!(
+                    "must be one of Linux's CONFIG_HZ choices 100, 250, 300 or 1000 (got {})",
+                    self.hz
+                ),
+            ));
         }
         if !(1..=255).contains(&self.hystart_min_samples) {
             return err("hystart_min_samples", "must be between 1 and 255");
@@ -158,23 +177,9 @@ impl CubicConfig {
 const BICTCP_BETA_SCALE: u64 = 1024;
 /// BIC time unit: 2^10 per second.
 const BICTCP_HZ: u32 = 10;
-/// Jiffies per second of the modelled kernel.
-const HZ: u64 = 1000;
 /// `sk_gso_max_size` of the device, bytes: `GSO_LEGACY_MAX_SIZE` (veth, most drivers without
 /// BIG TCP), what `hystart_ack_delay` divides by the pacing rate.
 const GSO_MAX_SIZE_BYTES: u64 = 65_536;
-const NS_PER_JIFFY: u64 = 1_000_000_000 / HZ;
-
-#[inline]
-fn jiffies(now_ns: u64) -> u64 {
-    now_ns / NS_PER_JIFFY
-}
-
-/// Linux `usecs_to_jiffies` (rounds up).
-#[inline]
-fn usecs_to_jiffies(us: u64) -> u64 {
-    (us * HZ).div_ceil(1_000_000)
-}
 
 /// ⌊∛a⌋, exact.
 fn cube_root(a: u128) -> u64 {
@@ -304,6 +309,18 @@ impl Cubic {
         self.sample_cnt = 0;
     }
 
+    /// `tcp_jiffies32` at `t_ns`: ⌊t·HZ/1 s⌋.
+    #[inline]
+    fn jiffies(&self, t_ns: u64) -> u64 {
+        (t_ns as u128 * self.cfg.hz as u128 / 1_000_000_000) as u64
+    }
+
+    /// Linux `usecs_to_jiffies` (rounds up).
+    #[inline]
+    fn usecs_to_jiffies(&self, us: u64) -> u64 {
+        (us as u128 * self.cfg.hz as u128).div_ceil(1_000_000) as u64
+    }
+
     /// The cubic curve: origin + C·(t − K)³ packets, t in 1/1024 s since the epoch start
     /// (plus delay_min), in Linux's fixed point.
     fn bic_target(&self, t: u64) -> u32 {
@@ -320,7 +337,8 @@ impl Cubic {
     /// Linux `bictcp_update`: computes `cnt` from the cubic curve and the Reno estimate.
     fn update(&mut self, cwnd: u32, acked: u32, now_j: u64) {
         self.ack_cnt += acked as u64;
-        if self.last_cwnd == cwnd && now_j.saturating_sub(self.last_time) <= HZ / 32 {
+        if self.last_cwnd == cwnd && now_j.saturating_sub(self.last_time) <= self.cfg.hz as u64 / 32
+        {
             return;
         }
         // at most once per jiffy; a reduction clears epoch_start and forces a recomputation
@@ -346,8 +364,8 @@ impl Cubic {
                 }
             };
             // t in 1/1024 s, including the minimum RTT
-            let t_j = now_j - epoch_start + usecs_to_jiffies(self.delay_min_us);
-            let bic_target = self.bic_target((t_j << BICTCP_HZ) / HZ);
+            let t_j = now_j - epoch_start + self.usecs_to_jiffies(self.delay_min_us);
+            let bic_target = self.bic_target((t_j << BICTCP_HZ) / self.cfg.hz as u64);
             self.cnt = if bic_target > cwnd {
                 cwnd / (bic_target - cwnd)
             } else {
@@ -475,7 +493,7 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        self.update(tp.cwnd_pkts, acked, jiffies(tp.now_ns));
+        self.update(tp.cwnd_pkts, acked, self.jiffies(tp.now_ns));
         tp.cong_avoid_ai(self.cnt, acked);
     }
 
@@ -489,8 +507,8 @@ impl CongestionControl for Cubic {
     fn cwnd_event(&mut self, tp: &mut CcState, event: CaEvent) {
         if event == CaEvent::TxStart && self.cfg.idle_shift {
             // application-limited (idle) for a while: shift the epoch to keep to the curve
-            let now = jiffies(tp.now_ns);
-            let delta = now.saturating_sub(jiffies(tp.last_send_ns));
+            let now = self.jiffies(tp.now_ns);
+            let delta = now.saturating_sub(self.jiffies(tp.last_send_ns));
             if let Some(e) = self.epoch_start {
                 if delta > 0 {
                     self.epoch_start = Some((e + delta).min(now));
@@ -512,7 +530,7 @@ impl CongestionControl for Cubic {
         };
         // discard delay samples right after fast recovery
         if let Some(e) = self.epoch_start {
-            if jiffies(tp.now_ns).saturating_sub(e) < HZ {
+            if self.jiffies(tp.now_ns).saturating_sub(e) < self.cfg.hz as u64 {
                 return;
             }
         }
@@ -710,6 +728,37 @@ mod tests {
         assert_eq!(b0, b1);
         // after 3 s of idle the window grows as if the idle time had not passed
         assert!(a1.abs_diff(a0) <= 1, "no idle {a0}, 3 s idle {a1}");
+    }
+
+    /// CUBIC's clock is jiffies of `hz`, worked by hand: an epoch started at 10 s, the last
+    /// send at 10.003 s and the next at 11.0 s. At HZ = 250 (a jiffy is 4 ms) the idle time is
+    /// tick 2,750 − tick 2,500 = 250 jiffies, so the epoch moves 1.000 s; at HZ = 1000 it is
+    /// 11,000 − 10,003 = 997 jiffies, 0.997 s. And `usecs_to_jiffies` rounds delay_min up:
+    /// 20,300 µs is 6 jiffies at HZ = 250 and 21 at HZ = 1000.
+    #[test]
+    fn the_epoch_and_the_idle_time_count_in_jiffies_of_hz() {
+        for (hz, epoch0, shifted, delay_j) in [(250, 2_500, 2_750, 6), (1000, 10_000, 10_997, 21)] {
+            let mut cc = Cubic::new(CubicConfig {
+                hz,
+                ..Default::default()
+            });
+            let mut tp = ca_state(70, 70);
+            cc.last_max_cwnd = 100;
+            cc.update(70, 1, cc.jiffies(10 * S));
+            assert_eq!(cc.epoch_start, Some(epoch0), "HZ {hz}");
+            tp.last_send_ns = 10 * S + 3 * MS;
+            tp.now_ns = 11 * S;
+            cc.cwnd_event(&mut tp, CaEvent::TxStart);
+            assert_eq!(cc.epoch_start, Some(shifted), "HZ {hz}");
+            assert_eq!(cc.usecs_to_jiffies(20_300), delay_j, "HZ {hz}");
+        }
+        let err = CubicConfig {
+            hz: 200,
+            ..Default::default()
+        }
+        .check()
+        .unwrap_err();
+        assert_eq!(err.0, "hz");
     }
 
     /// Linux before 4.2 (`idle_shift = false`): the epoch stays through the idle period, so the

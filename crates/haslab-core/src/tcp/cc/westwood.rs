@@ -78,8 +78,8 @@
 //! `hz` is the kernel's `CONFIG_HZ`: 250 is Kconfig's default (kernel/Kconfig.hz), Debian's and
 //! Ubuntu's generic kernels' of the QoE paper's time (Ubuntu 15.04, Linux 3.19) and the live
 //! testbed's; 100, 300 and 1000 are the other choices Kconfig offers. `clock = "ns"` keeps every
-//! time in nanoseconds and the rate in bytes per second (no rounding), which is how haslab
-//! modelled Linux's estimator before the clock was an option, and what `usecs` clocks would give.
+//! time in nanoseconds and the rate in bytes per second (no rounding), to see how far a result
+//! depends on the tick.
 //! Unlike the kernel's u32 arithmetic, BWE·RTT_min does not wrap above 4 GiB.
 //!
 //! Other differences from Linux: the end of recovery is detected by `set_state`
