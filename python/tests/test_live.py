@@ -149,6 +149,28 @@ def test_cubic_keeping_its_epoch_through_idle_is_noted_as_not_reproduced():
     assert [n for n in from_plan(haslab.validate(old)).notes if "idle_shift = false" in n]
 
 
+def test_westwood_and_cubic_jiffies_must_be_the_kernels(monkeypatch):
+    """haslab_westwood counts in the kernel's jiffies: a scenario's hz other than the kernel's
+    CONFIG_HZ, or clock = "ns", is refused naming the field; the kernel's own CUBIC runs at its own
+    HZ, so another hz is noted."""
+    from haslab.live import config as live_config
+
+    assert live_config.kernel_hz("CONFIG_HZ_250=y\nCONFIG_HZ=250\n") == 250
+    assert live_config.kernel_hz("# CONFIG_HZ is not set\n") is None
+    monkeypatch.setattr(live_config, "kernel_hz", lambda config_text=None: 250)
+    ww = dumbbell().replace('cc = "newreno"', 'cc = "westwood+"')
+    assert from_plan(haslab.validate(ww)).flows[0].kernel_cc == "haslab_westwood"
+    for opt, words in (('hz = 1000', r"hz.*1000"), ('clock = "ns"', r"clock.*ns")):
+        text = dumbbell().replace('cc = "newreno"', f'cc = {{ algorithm = "westwood+", {opt} }}')
+        with pytest.raises(LiveUnsupported, match=words):
+            from_plan(haslab.validate(text))
+    monkeypatch.setattr(live_config, "kernel_hz", lambda config_text=None: 1000)
+    with pytest.raises(LiveUnsupported, match="CONFIG_HZ is 1000"):
+        from_plan(haslab.validate(ww))
+    cubic = dumbbell().replace('cc = "newreno"', 'cc = { algorithm = "cubic", hz = 250 }')
+    assert [n for n in from_plan(haslab.validate(cubic)).notes if "hz = 250" in n and "CONFIG_HZ = 1000" in n]
+
+
 def test_loss_of_the_path_combines_the_links():
     text = dumbbell().replace('access_delay = "5ms"', 'access_delay = "5ms"\nbottleneck_loss = "1%"\naccess_loss = "1%"')
     cfg = from_plan(haslab.validate(text))
