@@ -75,9 +75,9 @@
 //! - a sample is ⌊bytes / jiffies⌋, bytes per jiffy, filtered in integers as above, and
 //!   ssthresh = ⌊BWE·RTT_min/MSS⌋ with both in jiffies.
 //!
-//! `hz` is the kernel's `CONFIG_HZ`: 250 is Kconfig's default (kernel/Kconfig.hz), Debian's and
-//! Ubuntu's generic kernels' of the QoE paper's time (Ubuntu 15.04, Linux 3.19) and the live
-//! testbed's; 100, 300 and 1000 are the other choices Kconfig offers. `clock = "ns"` keeps every
+//! `hz` is the kernel's `CONFIG_HZ`: 250 is Kconfig's default (kernel/Kconfig.hz), the value of
+//! Debian's and Ubuntu's generic kernels (Ubuntu 15.04's Linux 3.19 in the QoE paper's testbed
+//! too) and the live testbed's; 100, 300 and 1000 are the other choices Kconfig offers. `clock = "ns"` keeps every
 //! time in nanoseconds and the rate in bytes per second (no rounding), to see how far a result
 //! depends on the tick.
 //! Unlike the kernel's u32 arithmetic, BWE·RTT_min does not wrap above 4 GiB.
@@ -199,8 +199,9 @@ pub struct Westwood {
     snd_una: u64,
     /// Bytes counted by duplicate ACKs, not yet covered by a cumulative ACK.
     accounted: u64,
-    /// Latest RTT sample.
+    /// Latest RTT sample, ticks.
     rtt: u64,
+    /// RTT_min, ticks.
     rtt_min: u64,
     first_ack: bool,
     reset_rtt_min: bool,
