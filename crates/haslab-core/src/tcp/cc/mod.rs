@@ -23,7 +23,8 @@
 //! subset). An algorithm may set `pacing_rate_bps`, which the sender honours by spacing its
 //! transmissions.
 
-// Each algorithm's module is declared by its line in `registry!` below; this one is a helper.
+// Each algorithm's module is declared by its line in `registry!` below; these are helpers.
+pub mod jiffies;
 pub mod minmax;
 
 use crate::sim::registry::{registry, Algorithm};
