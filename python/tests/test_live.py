@@ -151,8 +151,8 @@ def test_cubic_keeping_its_epoch_through_idle_is_noted_as_not_reproduced():
 
 def test_westwood_and_cubic_jiffies_must_be_the_kernels(monkeypatch):
     """haslab_westwood counts in the kernel's jiffies: a scenario's hz other than the kernel's
-    CONFIG_HZ, or clock = "ns", is refused naming the field; the kernel's own CUBIC runs at its own
-    HZ, so another hz is noted."""
+    CONFIG_HZ, or clock = "ns", is refused naming the field, and the kernel's HZ is accepted; the
+    kernel's own CUBIC runs at its own HZ, so another hz is noted."""
     from haslab.live import config as live_config
 
     assert live_config.kernel_hz("CONFIG_HZ_250=y\nCONFIG_HZ=250\n") == 250
@@ -165,8 +165,10 @@ def test_westwood_and_cubic_jiffies_must_be_the_kernels(monkeypatch):
         with pytest.raises(LiveUnsupported, match=words):
             from_plan(haslab.validate(text))
     monkeypatch.setattr(live_config, "kernel_hz", lambda config_text=None: 1000)
-    with pytest.raises(LiveUnsupported, match="CONFIG_HZ is 1000"):
+    with pytest.raises(LiveUnsupported, match=r"CONFIG_HZ is 1000.*set hz = 1000"):
         from_plan(haslab.validate(ww))
+    ww1000 = dumbbell().replace('cc = "newreno"', 'cc = { algorithm = "westwood+", hz = 1000 }')
+    assert from_plan(haslab.validate(ww1000)).flows[0].kernel_cc == "haslab_westwood"
     cubic = dumbbell().replace('cc = "newreno"', 'cc = { algorithm = "cubic", hz = 250 }')
     assert [n for n in from_plan(haslab.validate(cubic)).notes if "hz = 250" in n and "CONFIG_HZ = 1000" in n]
 

@@ -36,7 +36,8 @@ CC_DEFAULTS = {
     "newreno": {"grow_when_app_limited": False, "ssthresh": "cwnd"},
     "cubic": None,  # the kernel's own CUBIC: its parameters are module parameters, not per flow
     "bbr": None,
-    "westwood+": {"estimator": "linux", "min_window": "50000000ns", "clock": "jiffies", "hz": 250},
+    # hz is not fixed: it must be the kernel's CONFIG_HZ (checked in _kernel_cc)
+    "westwood+": {"estimator": "linux", "min_window": "50000000ns", "clock": "jiffies"},
     "tibet": {"alpha": 0.8, "gamma": None, "samples": "every-ack"},
     "tcphas": {"alpha": 0.8, "gamma": 0.99, "psi": 0.99, "shaping_factor": 1.2, "samples": "every-ack"},
 }
@@ -400,6 +401,9 @@ def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: 
     cfg = dict(cc_config or {})
     cfg.pop("algorithm", None)
     want = CC_DEFAULTS.get(cc)
+    # haslab_westwood counts in the kernel's jiffies (bpf/westwood.bpf.c), so the scenario's hz
+    # (default 250) must be the kernel's CONFIG_HZ
+    ww_hz = cfg.pop("hz", 250) if cc == "westwood+" else None
     if want is None and cc in ("cubic", "bbr"):
         notes.add(f"{cc}: the kernel's own algorithm with its own constants, not the simulator's")
         if cc == "cubic" and cfg.get("hz") is not None and cfg.get("hz") != kernel_hz():
@@ -416,18 +420,16 @@ def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: 
                 "the kernel version implements the defaults only"
             )
     if cc == "westwood+":
-        # haslab_westwood counts in the kernel's jiffies (bpf/westwood.bpf.c), so the scenario's
-        # hz must be the kernel's
         hz = kernel_hz()
         if hz is None:
             raise LiveUnsupported(
                 f"{what}: cc 'westwood+' counts in the kernel's jiffies, and this kernel's CONFIG_HZ "
                 "cannot be read (/boot/config-<release> or /proc/config.gz)"
             )
-        if hz != want["hz"]:
+        if hz != ww_hz:
             raise LiveUnsupported(
-                f"{what}: cc 'westwood+' with hz = {want['hz']}, but this kernel's CONFIG_HZ is {hz}: "
-                "haslab_westwood counts in the kernel's jiffies"
+                f"{what}: cc 'westwood+' with hz = {ww_hz}, but this kernel's CONFIG_HZ is {hz}: "
+                f"haslab_westwood counts in the kernel's jiffies (set hz = {hz})"
             )
     if tcp["idle_restart"] == "newcwv":
         if cc != "newreno":
