@@ -63,8 +63,9 @@
 //!   as it is.
 //!
 //! Differences from Linux: time is the simulator's ns clock, read as jiffies of `hz` where
-//! Linux reads jiffies and as µs where it reads µs (HyStart's clock, the RTT samples); K is an exact integer cube root where Linux uses a table and one Newton step
-//! (within 0.2 %); the pacing cushion of the ACK-train threshold uses 64 KiB (GSO max size).
+//! Linux reads jiffies and as µs where it reads µs (HyStart's clock, the RTT samples); K is an
+//! exact integer cube root where Linux uses a table and one Newton step (within 0.2 %); the
+//! pacing cushion of the ACK-train threshold uses 64 KiB (GSO max size).
 
 use super::{AckSample, CaEvent, CaState, CcState, CongestionControl};
 use crate::sim::units::Duration;
