@@ -9,6 +9,7 @@ socket option), accepted with a documented difference (``notes``), or rejected.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -207,22 +208,28 @@ def kernel_version(release: Optional[str] = None) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def kernel_hz(config_text: Optional[str] = None) -> Optional[int]:
-    """This kernel's CONFIG_HZ, read as libbpf reads a BPF object's ``__kconfig`` values
-    (/boot/config-RELEASE, then /proc/config.gz), or from ``config_text``; None if unreadable."""
-    if config_text is None:
-        import gzip
-        import platform
-        from pathlib import Path
+@functools.lru_cache(maxsize=1)
+def _running_kernel_config() -> Optional[str]:
+    """The running kernel's config, where libbpf reads a BPF object's ``__kconfig`` values
+    (/boot/config-RELEASE, then /proc/config.gz), read once; None if unreadable."""
+    import gzip
+    import platform
+    from pathlib import Path
 
-        for path in (Path(f"/boot/config-{platform.release()}"), Path("/proc/config.gz")):
-            try:
-                raw = path.read_bytes()
-                config_text = (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode(errors="replace")
-                break
-            except OSError:
-                continue
-        else:
+    for path in (Path(f"/boot/config-{platform.release()}"), Path("/proc/config.gz")):
+        try:
+            raw = path.read_bytes()
+            return (gzip.decompress(raw) if path.suffix == ".gz" else raw).decode(errors="replace")
+        except OSError:
+            continue
+    return None
+
+
+def kernel_hz(config_text: Optional[str] = None) -> Optional[int]:
+    """CONFIG_HZ of the running kernel, or of ``config_text``; None if unreadable."""
+    if config_text is None:
+        config_text = _running_kernel_config()
+        if config_text is None:
             return None
     m = re.search(r"^CONFIG_HZ=(\d+)$", config_text, re.M)
     return int(m.group(1)) if m else None
@@ -406,9 +413,9 @@ def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: 
     ww_hz = cfg.pop("hz", 250) if cc == "westwood+" else None
     if want is None and cc in ("cubic", "bbr"):
         notes.add(f"{cc}: the kernel's own algorithm with its own constants, not the simulator's")
-        if cc == "cubic" and cfg.get("hz") is not None and cfg.get("hz") != kernel_hz():
+        if cc == "cubic" and cfg.get("hz") is not None and cfg["hz"] != (hz := kernel_hz()):
             notes.add(f"cubic: hz = {cfg['hz']} is not reproduced: the kernel's CUBIC counts in its own "
-                      f"jiffies (CONFIG_HZ = {kernel_hz() or 'unknown'})")
+                      f"jiffies (CONFIG_HZ = {hz or 'unknown'})")
         if cc == "cubic" and cfg.get("idle_shift") is False:
             notes.add("cubic: idle_shift = false (Linux before 4.2) is not reproduced: the kernel's CUBIC "
                       "moves its epoch forward after an idle period")

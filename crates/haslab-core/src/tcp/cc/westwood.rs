@@ -165,6 +165,25 @@ impl WestwoodConfig {
     }
 }
 
+impl WestwoodConfig {
+    /// Ticks per second of the Linux estimator's clock: `hz` for jiffies, 10⁹ for ns.
+    fn ticks_per_s(&self) -> u64 {
+        match self.clock {
+            WestwoodClock::Jiffies => self.hz as u64,
+            WestwoodClock::Ns => NS_PER_S,
+        }
+    }
+
+    /// The ticks a rate is counted per: 1 under jiffies (bytes per jiffy, as Linux), 10⁹ (a
+    /// second) under ns.
+    fn rate_ticks(&self) -> u64 {
+        match self.clock {
+            WestwoodClock::Jiffies => 1,
+            WestwoodClock::Ns => NS_PER_S,
+        }
+    }
+}
+
 /// Linux `TCP_WESTWOOD_INIT_RTT` = 20·HZ: 20 s.
 const INIT_RTT_S: u64 = 20;
 const NS_PER_S: u64 = 1_000_000_000;
@@ -173,15 +192,10 @@ const NS3_ALPHA: f64 = 0.9;
 
 pub struct Westwood {
     cfg: WestwoodConfig,
-    /// Ticks per second of the Linux estimator's clock: `hz` for jiffies, 10⁹ for ns.
-    ticks_per_s: u64,
-    /// What a rate is counted per: 1 tick under jiffies (bytes per jiffy, as Linux), 1 s (10⁹
-    /// ticks) under ns.
-    rate_ticks: u64,
-    // Linux struct westwood; times in ticks of the clock
-    /// First filter, bytes per `rate_ticks`.
+    // Linux struct westwood; times in ticks of the clock (`WestwoodConfig::ticks_per_s`)
+    /// First filter, bytes per `WestwoodConfig::rate_ticks`.
     bw_ns_est: u64,
-    /// Bandwidth estimate, bytes per `rate_ticks`.
+    /// Bandwidth estimate, bytes per `WestwoodConfig::rate_ticks`.
     bw_est: u64,
     /// Start of the current window.
     rtt_win_sx: u64,
@@ -217,22 +231,17 @@ pub struct Westwood {
 
 impl Westwood {
     pub fn new(cfg: WestwoodConfig) -> Self {
-        let (ticks_per_s, rate_ticks) = match cfg.clock {
-            WestwoodClock::Jiffies => (cfg.hz as u64, 1),
-            WestwoodClock::Ns => (NS_PER_S, NS_PER_S),
-        };
+        let init_rtt = INIT_RTT_S * cfg.ticks_per_s();
         Westwood {
             cfg,
-            ticks_per_s,
-            rate_ticks,
             bw_ns_est: 0,
             bw_est: 0,
             rtt_win_sx: 0,
             bk: 0,
             snd_una: 0,
             accounted: 0,
-            rtt: INIT_RTT_S * ticks_per_s,
-            rtt_min: INIT_RTT_S * ticks_per_s,
+            rtt: init_rtt,
+            rtt_min: init_rtt,
             first_ack: true,
             reset_rtt_min: true,
             ns3_acked_segments: 0,
@@ -250,7 +259,7 @@ impl Westwood {
     pub fn bwe_bps(&self) -> u64 {
         match self.cfg.estimator {
             WestwoodEstimator::Linux => {
-                (self.bw_est as u128 * 8 * self.ticks_per_s as u128 / self.rate_ticks as u128)
+                (self.bw_est as u128 * 8 * self.cfg.ticks_per_s() as u128 / self.cfg.rate_ticks() as u128)
                     as u64
             }
             WestwoodEstimator::Ns3 | WestwoodEstimator::Ns3_17 => self.ns3_bw_bps as u64,
@@ -261,7 +270,7 @@ impl Westwood {
     pub fn rtt_min_ns(&self) -> u64 {
         match self.cfg.estimator {
             WestwoodEstimator::Linux => {
-                (self.rtt_min as u128 * NS_PER_S as u128 / self.ticks_per_s as u128) as u64
+                (self.rtt_min as u128 * NS_PER_S as u128 / self.cfg.ticks_per_s() as u128) as u64
             }
             WestwoodEstimator::Ns3 | WestwoodEstimator::Ns3_17 => self.ns3_min_rtt_ns,
         }
@@ -270,7 +279,7 @@ impl Westwood {
     /// Linux `tcp_westwood_bw_rttmin`: BWE·RTT_min in segments, at least 2.
     fn bw_rttmin(&self, tp: &CcState) -> u32 {
         let pkts = self.bw_est as u128 * self.rtt_min as u128
-            / self.rate_ticks as u128
+            / self.cfg.rate_ticks() as u128
             / tp.mss_bytes.max(1) as u128;
         pkts.clamp(2, u32::MAX as u128 / 2) as u32
     }
@@ -330,7 +339,7 @@ impl Westwood {
         let now = self.ticks(tp.now_ns);
         let delta = now.saturating_sub(self.rtt_win_sx);
         if self.rtt > 0 && delta > self.rtt.max(self.ticks(self.cfg.min_window.0)) {
-            let sample = (self.bk as u128 * self.rate_ticks as u128 / delta as u128) as u64;
+            let sample = (self.bk as u128 * self.cfg.rate_ticks() as u128 / delta as u128) as u64;
             if self.bw_ns_est == 0 && self.bw_est == 0 {
                 self.bw_ns_est = sample;
                 self.bw_est = sample;
@@ -475,11 +484,10 @@ impl CongestionControl for Westwood {
     fn pkts_acked(&mut self, tp: &mut CcState, sample: &AckSample) {
         match self.cfg.estimator {
             WestwoodEstimator::Linux => {
-                if let Some(rtt) = sample.rtt_ns {
-                    // Linux: `if (sample->rtt_us > 0)`, a sample under 1 µs is none
-                    if rtt >= 1000 || (rtt > 0 && self.cfg.clock == WestwoodClock::Ns) {
-                        self.rtt = self.rtt_ticks(rtt);
-                    }
+                // Linux: `if (sample->rtt_us > 0)`; in jiffies a sample under 1 µs is 0 ticks
+                let rtt = sample.rtt_ns.map_or(0, |r| self.rtt_ticks(r));
+                if rtt > 0 {
+                    self.rtt = rtt;
                 }
             }
             WestwoodEstimator::Ns3 => {
@@ -716,6 +724,12 @@ mod tests {
             cc.cwnd_event(&mut tp, CaEvent::Loss);
             assert_eq!(tp.ssthresh_pkts, ssthresh, "{clock:?}");
         }
+        // the config's check takes HZ from Kconfig's choices (tcp/cc/jiffies.rs)
+        let bad = WestwoodConfig {
+            hz: 200,
+            ..Default::default()
+        };
+        assert_eq!(bad.check().unwrap_err().0, "hz");
     }
 
     #[test]
