@@ -265,3 +265,110 @@ def test_too_many_connections_get_503(tmp_path):
         return data
 
     assert status_of(asyncio.run(go())) == 503
+
+
+# ------------------------------------------------------------------ the messages on the wire
+
+
+def test_padded_head_reaches_the_size_exactly_or_leaves_a_long_head():
+    from haslab.live.wire import padded_head
+
+    head = b"HTTP/1.1 200 \r\ncontent-length: 5\r\n\r\n"
+    out = padded_head(head, 300)
+    assert len(out) == 300 and out.endswith(b"\r\n\r\n") and out.startswith(head[:-2])
+    ev = h11.Connection(h11.CLIENT)
+    ev.send(h11.Request(method="GET", target="/", headers=[("Host", "x")]))
+    ev.send(h11.EndOfMessage())
+    ev.receive_data(out + b"hello")
+    resp = ev.next_event()
+    assert isinstance(resp, h11.Response) and (b"x-pad", b"x" * (300 - len(head) - 9)) in resp.headers
+    assert ev.next_event().data == b"hello"
+    # a head within 9 bytes of the size (or above it) has no room for the pad header
+    assert padded_head(head, len(head) + 8) == head
+    assert padded_head(head, 10) == head
+    with pytest.raises(ValueError, match="head"):
+        padded_head(b"HTTP/1.1 200 \r\n", 300)
+
+
+class _Recorder:
+    """An asyncio StreamWriter that records each write (one write = one list entry)."""
+
+    def __init__(self):
+        self.writes: list[bytes] = []
+
+    def write(self, b):
+        self.writes.append(bytes(b))
+
+    def writelines(self, pieces):
+        self.writes.append(b"".join(bytes(p) for p in pieces))
+
+    async def drain(self):
+        pass
+
+
+def test_a_segments_head_is_the_simulators_size_and_goes_out_with_the_first_body_bytes(origin):
+    """The simulator sends a response as one byte stream of a 300-byte header and the body; the
+    origin's first write is its head (padded to that size) and the body's first bytes together,
+    so TCP cuts both into the same segments."""
+    from haslab._core import HTTP_RESPONSE_HEADER_BYTES
+
+    conn = h11.Connection(h11.SERVER)
+    conn.receive_data(b"GET /v0/0/1.m4s HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert isinstance(conn.next_event(), h11.Request) and conn.next_event() == h11.EndOfMessage()
+    w = _Recorder()
+    size = VIDEO["sizes_bytes"][0][1]
+    chunks = [b"a" * 65_536, b"b" * 65_536, b"c" * (size - 2 * 65_536)]
+    asyncio.run(origin._send(conn, w, 0, "GET", "/v0/0/1.m4s", 200, "video/mp4", size, chunks, 0))
+    first = w.writes[0]
+    end = first.index(b"\r\n\r\n") + 4
+    assert end == HTTP_RESPONSE_HEADER_BYTES
+    assert first[end:] == chunks[0], "the head and the first chunk in one write"
+    assert sum(len(x) for x in w.writes) == HTTP_RESPONSE_HEADER_BYTES + size
+    # over a socket too: the head the client gets is the simulator's size
+    s = socket.create_connection(("127.0.0.1", origin.port), timeout=5)
+    s.sendall(b"GET /v0/1/0.m4s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    got = b""
+    while b"\r\n\r\n" not in got:
+        got += s.recv(1 << 16)
+    s.close()
+    assert got.index(b"\r\n\r\n") + 4 == HTTP_RESPONSE_HEADER_BYTES
+
+
+def test_the_live_players_request_is_the_simulators_size_in_one_write():
+    from haslab._core import HTTP_REQUEST_BYTES
+    from haslab.live.player import Conn, Runner
+
+    async def scenario():
+        got = []
+
+        async def serve(reader, writer):
+            head = await reader.readuntil(b"\r\n\r\n")
+            got.append(head)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc")
+            await writer.drain()
+
+        srv = await asyncio.start_server(serve, "127.0.0.1", 0)
+        port = srv.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        runner = object.__new__(Runner)
+        runner.spec, runner.t0 = {"host": "origin"}, time.monotonic_ns()
+
+        class Both(_Recorder):
+            def write(self, b):
+                super().write(b)
+                writer.write(b)
+
+            async def drain(self):
+                await writer.drain()
+
+        rec = Both()
+        body = await runner.get(Conn(reader, rec, 0, port), "/v/0/1.m4s", close=False)
+        writer.close()
+        srv.close()
+        await srv.wait_closed()
+        return body, got, rec.writes
+
+    body, got, writes = asyncio.run(scenario())
+    assert body == 3
+    assert len(got[0]) == HTTP_REQUEST_BYTES
+    assert len(writes) == 1 and len(writes[0]) == HTTP_REQUEST_BYTES

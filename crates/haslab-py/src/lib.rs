@@ -568,5 +568,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "PROGRESS_EVERY_NS",
         haslab_core::has::driver::PROGRESS_EVERY_NS,
     )?;
+    // the simulated HTTP's message sizes, which live mode's player and origin send too
+    m.add("HTTP_REQUEST_BYTES", haslab_core::has::http::REQUEST_BYTES)?;
+    m.add(
+        "HTTP_RESPONSE_HEADER_BYTES",
+        haslab_core::has::http::RESPONSE_HEADER_BYTES,
+    )?;
     Ok(())
 }

@@ -481,7 +481,14 @@ class Origin:
                     extra=None) -> None:
         headers = [("Content-Type", ctype), ("Content-Length", str(length)), ("Server", "haslab-origin"),
                    ("Cache-Control", "no-store"), ("Access-Control-Allow-Origin", "*")]
-        writer.write(conn.send(h11.Response(status_code=status, headers=headers)))
+        from haslab._core import HTTP_RESPONSE_HEADER_BYTES
+        from haslab.live.wire import padded_head
+
+        # the head padded to the simulator's response header and written with the body's first
+        # bytes, as one byte stream (wire.py): Apache's core output filter likewise writes the
+        # headers and the file's first bytes in one writev (EnableSendfile Off, its default)
+        head = padded_head(conn.send(h11.Response(status_code=status, headers=headers)),
+                           HTTP_RESPONSE_HEADER_BYTES)
         t_head = self.now()
         sent = 0
         entry = {"conn": cid, "method": method, "target": target, "status": status, "bytes": length,
@@ -495,9 +502,13 @@ class Origin:
             if method != "HEAD":
                 for c in chunks:
                     for piece in conn.send_with_data_passthrough(h11.Data(data=c)):
-                        writer.write(piece)
+                        # one write: the transport joins the pieces
+                        writer.writelines([head, piece] if head else [piece])
+                        head = b""
                     sent += len(c)
                     await asyncio.wait_for(writer.drain(), self.limits.send_timeout_s)
+            if head:
+                writer.write(head)  # no body (HEAD, or an empty file)
             writer.write(conn.send(h11.EndOfMessage()))
             await asyncio.wait_for(writer.drain(), self.limits.send_timeout_s)
         except asyncio.TimeoutError:

@@ -105,13 +105,17 @@ class Runner:
         """Sends a GET and reads the whole response; returns the body length, or None when
         ``on_progress(body_bytes)`` (called every PROGRESS_EVERY_NS while the response is in
         flight) returned True: the request is abandoned (the caller closes the connection)."""
-        from haslab._core import PROGRESS_EVERY_NS
+        from haslab._core import HTTP_REQUEST_BYTES, PROGRESS_EVERY_NS
+
+        from .wire import padded_head
 
         headers = [("Host", self.spec.get("host", "origin")), ("User-Agent", "haslab-player")]
         if close:
             headers.append(("Connection", "close"))
-        c.writer.write(c.h11.send(h11.Request(method="GET", target=target, headers=headers)))
-        c.writer.write(c.h11.send(h11.EndOfMessage()))
+        # the simulator's request size on the wire (wire.py), in one write
+        head = padded_head(c.h11.send(h11.Request(method="GET", target=target, headers=headers)),
+                           HTTP_REQUEST_BYTES)
+        c.writer.write(head + c.h11.send(h11.EndOfMessage()))
         await c.writer.drain()
         c.requests += 1
         body = 0
