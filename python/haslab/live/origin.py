@@ -502,9 +502,11 @@ class Origin:
             if method != "HEAD":
                 for c in chunks:
                     for piece in conn.send_with_data_passthrough(h11.Data(data=c)):
-                        # one write: the transport joins the pieces
-                        writer.writelines([head, piece] if head else [piece])
-                        head = b""
+                        if head:
+                            writer.writelines([head, piece])  # one write: the transport joins them
+                            head = b""
+                        else:
+                            writer.write(piece)
                     sent += len(c)
                     await asyncio.wait_for(writer.drain(), self.limits.send_timeout_s)
             if head:
