@@ -1,6 +1,7 @@
 """The live DASH origin (haslab.live.origin) on localhost, without root: correct responses,
-persistent and per-request connections, and its hardening (path traversal, malformed requests,
-size limits, slow clients)."""
+persistent and per-request connections, its hardening (path traversal, malformed requests,
+size limits, slow clients), and the sizes of the origin's and the player's messages on the wire
+(haslab.live.wire)."""
 
 from __future__ import annotations
 

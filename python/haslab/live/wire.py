@@ -5,7 +5,7 @@ The simulator models a segment request as ``HTTP_REQUEST_BYTES`` and a response 
 ``HTTP_RESPONSE_HEADER_BYTES`` followed by the body, written as one byte stream (300 bytes each:
 a browser's GET and an Apache-like response header are 250–400 and 200–350 bytes). Live mode's
 player and origin send the same sizes: their heads, built by ``h11``, are padded with an
-``X-Pad`` header up to the simulator's size (Apache 1.3 sent an ``X-Pad`` header too), and the
+``X-Pad`` header up to the simulator's size (Apache 1.3 padded some heads with an ``X-Pad`` header too), and the
 origin writes a response's head together with the first bytes of its body.
 
 Why it matters: a response's last segment is (header + body) mod MSS bytes. A drop-tail queue
