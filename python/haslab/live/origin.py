@@ -485,8 +485,8 @@ class Origin:
         from haslab.live.wire import padded_head
 
         # the head padded to the simulator's response header and written with the body's first
-        # bytes, as one byte stream (wire.py): Apache's core output filter likewise writes the
-        # headers and the file's first bytes in one writev (EnableSendfile Off, its default)
+        # bytes, as one byte stream (wire.py), as Apache httpd 2.4 sends them (core_filters.c,
+        # send_brigade_nonblocking: one writev without sendfile, TCP_CORK around the headers with)
         head = padded_head(conn.send(h11.Response(status_code=status, headers=headers)),
                            HTTP_RESPONSE_HEADER_BYTES)
         t_head = self.now()
