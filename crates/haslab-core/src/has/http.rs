@@ -8,7 +8,10 @@
 //!
 //! Sizes: a browser's segment GET with Host, User-Agent, Accept, Accept-Encoding, Connection
 //! and Range/Referer headers is typically 250–400 bytes; a response header (status line, Date,
-//! Server, Content-Type, Content-Length, Last-Modified, ETag, Connection) 200–350 bytes.
+//! Server, Content-Type, Content-Length, Last-Modified, ETag, Connection) 200–350 bytes. The
+//! header and the body form one byte stream, so a response's last segment carries
+//! (header + body) mod MSS bytes. Live mode's player and origin send the same sizes, the head
+//! written with the body's first bytes (`python/haslab/live/wire.py`).
 
 use super::video::Video;
 use crate::app::AppApi;
