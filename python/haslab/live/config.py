@@ -409,8 +409,9 @@ def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: 
     cfg.pop("algorithm", None)
     want = CC_DEFAULTS.get(cc)
     # haslab_westwood counts in the kernel's jiffies (bpf/westwood.bpf.c), so the scenario's hz
-    # (default 250) must be the kernel's CONFIG_HZ
-    ww_hz = cfg.pop("hz", 250) if cc == "westwood+" else None
+    # must be the kernel's CONFIG_HZ (a described plan always carries it, with the simulator's
+    # default)
+    ww_hz = cfg.pop("hz", None) if cc == "westwood+" else None
     if want is None and cc in ("cubic", "bbr"):
         notes.add(f"{cc}: the kernel's own algorithm with its own constants, not the simulator's")
         if cc == "cubic" and cfg.get("hz") is not None and cfg["hz"] != (hz := kernel_hz()):
@@ -433,7 +434,7 @@ def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: 
                 f"{what}: cc 'westwood+' counts in the kernel's jiffies, and this kernel's CONFIG_HZ "
                 "cannot be read (/boot/config-<release> or /proc/config.gz)"
             )
-        if hz != ww_hz:
+        if ww_hz is not None and hz != ww_hz:
             raise LiveUnsupported(
                 f"{what}: cc 'westwood+' with hz = {ww_hz}, but this kernel's CONFIG_HZ is {hz}: "
                 f"haslab_westwood counts in the kernel's jiffies (set hz = {hz})"

@@ -77,9 +77,9 @@
 //!
 //! `hz` is the kernel's `CONFIG_HZ`: 250 is Kconfig's default (kernel/Kconfig.hz), the value of
 //! Debian's and Ubuntu's generic kernels (Ubuntu 15.04's Linux 3.19 in the QoE paper's testbed
-//! too) and the live testbed's; 100, 300 and 1000 are the other choices Kconfig offers. `clock = "ns"` keeps every
-//! time in nanoseconds and the rate in bytes per second (no rounding), to see how far a result
-//! depends on the tick.
+//! too) and the live testbed's; 100, 300 and 1000 are the other choices Kconfig offers.
+//! `clock = "ns"` keeps every time in nanoseconds and the rate in bytes per second (no
+//! rounding), to see how far a result depends on the tick.
 //! Unlike the kernel's u32 arithmetic, BWE·RTT_min does not wrap above 4 GiB.
 //!
 //! Other differences from Linux: the end of recovery is detected by `set_state`
@@ -163,9 +163,7 @@ impl WestwoodConfig {
         super::jiffies::check_hz(self.hz)?;
         Ok(())
     }
-}
 
-impl WestwoodConfig {
     /// Ticks per second of the Linux estimator's clock: `hz` for jiffies, 10⁹ for ns.
     fn ticks_per_s(&self) -> u64 {
         match self.clock {
@@ -259,8 +257,8 @@ impl Westwood {
     pub fn bwe_bps(&self) -> u64 {
         match self.cfg.estimator {
             WestwoodEstimator::Linux => {
-                (self.bw_est as u128 * 8 * self.cfg.ticks_per_s() as u128 / self.cfg.rate_ticks() as u128)
-                    as u64
+                let per_s = self.cfg.ticks_per_s() as u128 / self.cfg.rate_ticks() as u128;
+                (self.bw_est as u128 * 8 * per_s) as u64
             }
             WestwoodEstimator::Ns3 | WestwoodEstimator::Ns3_17 => self.ns3_bw_bps as u64,
         }
