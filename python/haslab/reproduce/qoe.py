@@ -29,7 +29,9 @@ from .base import Claim, Context, Experiment, with_readings
 
 #: The server's algorithms, Linux 3.19's where haslab has the older rule: 3.19's CUBIC keeps its
 #: epoch through idle periods (`idle_shift = false`; Linux 4.2 moved it forward by the idle time)
-CCS = {"Westwood+": "westwood+", "YeAH": "yeah", "CUBIC": {"algorithm": "cubic", "idle_shift": False},
+#: and runs 3.19's HyStart (`hystart_variant`: a millisecond clock, delays in 1/8 ms)
+CCS = {"Westwood+": "westwood+", "YeAH": "yeah",
+       "CUBIC": {"algorithm": "cubic", "idle_shift": False, "hystart_variant": "linux-3.19"},
        "Illinois": "illinois"}
 ABRS = {"Conventional": "conventional", "PANDA": "panda", "ELASTIC": "elastic"}
 #: the 20 Mbps direction that carries the video

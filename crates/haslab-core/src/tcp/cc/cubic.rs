@@ -45,6 +45,12 @@
 //!     it exceeds delay_min + clamp(delay_min/8, `hystart_delay_min` = 4 ms,
 //!     `hystart_delay_max` = 16 ms), ssthresh = cwnd. (ns-3's TcpCubic uses 1000 ms as max.)
 //!   - RTT samples within 1 s after the epoch start are ignored (right after fast recovery).
+//! - `hystart_variant` = `"linux"` is that HyStart, Linux 6.18's; `"linux-3.19"` is the 3.19
+//!   tree's (the QoE paper's servers ran Ubuntu 15.04's 3.19): its clock in milliseconds
+//!   (`bictcp_clock`, `ktime_to_ms` for HZ < 1000), delays and delay_min in 1/8 ms, the ACK
+//!   train's threshold half the minimum in whole ms without the pacing cushion, the delay
+//!   detector's minimum of the round's first 8 samples only, and rounds started in
+//!   `bictcp_cong_avoid` after the ACK's samples ([`HystartVariant`]).
 //!
 //! Events:
 //! - Loss (fast retransmit or RTO, the `ssthresh` hook): the epoch ends; W_max as above.
@@ -63,7 +69,8 @@
 //!   as it is.
 //!
 //! Differences from Linux: time is the simulator's ns clock, read as jiffies of `hz` where
-//! Linux reads jiffies and as µs where it reads µs (HyStart's clock, the RTT samples); K is an
+//! Linux reads jiffies, as µs where it reads µs (6.18's HyStart clock, the RTT samples) and as
+//! ms where 3.19 reads its real-time ms (whose phase the simulation starts on); K is an
 //! exact integer cube root where Linux uses a table and one Newton step (within 0.2 %); the
 //! pacing cushion of the ACK-train threshold uses 64 KiB (GSO max size).
 
@@ -111,6 +118,36 @@ pub struct CubicConfig {
     /// 250 (default: Kconfig's default, Ubuntu's generic kernels' and the live testbed's), 300
     /// or 1000.
     pub hz: u32,
+    /// Which kernel's HyStart and delay bookkeeping: `"linux"` (6.18: µs) or `"linux-3.19"`
+    /// (a millisecond clock, delays in 1/8 ms; see [`HystartVariant`]).
+    pub hystart_variant: HystartVariant,
+}
+
+/// The HyStart of a kernel's tcp_cubic.c, with the unit of CUBIC's delay minimum, which HyStart
+/// and the curve's time share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum HystartVariant {
+    /// Linux 6.18: the RTT samples and delay_min in µs, HyStart on the µs clock of the ACK
+    /// (`tcp_mstamp`); a round starts in `hystart_update` when snd_una has passed `end_seq`
+    /// (before the detectors); the ACK train must exceed (delay_min + `hystart_ack_delay`)/2
+    /// unpaced; the delay detector keeps the minimum of every sample of the round and tests it
+    /// from the `hystart_min_samples`-th on.
+    Linux,
+    /// Linux 3.19 (net/ipv4/tcp_cubic.c of the 3.19 tree): `bictcp_clock()` in milliseconds
+    /// (`ktime_to_ms(ktime_get_real())` for HZ < 1000, `jiffies_to_msecs` otherwise), so the
+    /// ACK train extends while two ACKs are at most `hystart_ack_delta` = 2 *clock
+    /// milliseconds* apart (up to 3 ms less a nanosecond) and fires when the train is longer
+    /// than `delay_min >> 4` = half the minimum RTT in whole ms, with no pacing cushion;
+    /// `bictcp_acked` keeps delays in 1/8 ms (`(rtt_us << 3) / USEC_PER_MSEC`, at least 1);
+    /// the delay detector takes the minimum of the first `hystart_min_samples` samples of a
+    /// round and, from then on, compares that minimum (later samples no longer lower it) with
+    /// delay_min + clamp(delay_min/8, 4 ms, 16 ms); a new round starts in
+    /// `bictcp_cong_avoid`, in slow start and cwnd-limited, when the ACK passes `end_seq` —
+    /// after that ACK's `pkts_acked` has run the detectors on the old round; the curve adds
+    /// `msecs_to_jiffies(delay_min >> 3)`, the minimum in whole ms rounded up to a jiffy.
+    #[serde(rename = "linux-3.19")]
+    Linux319,
 }
 
 impl Default for CubicConfig {
@@ -131,6 +168,7 @@ impl Default for CubicConfig {
             initial_ssthresh: 0,
             idle_shift: true,
             hz: 250,
+            hystart_variant: HystartVariant::Linux,
         }
     }
 }
@@ -211,8 +249,8 @@ pub struct Cubic {
     bic_origin_point: u32,
     /// K in 1/1024 s.
     bic_k: u64,
-    /// Minimum RTT in µs (0: none yet).
-    delay_min_us: u64,
+    /// Minimum RTT (0: none yet), in µs or, with `hystart_variant = "linux-3.19"`, in 1/8 ms.
+    delay_min: u64,
     /// Start of the epoch in jiffies (None: no epoch).
     epoch_start: Option<u64>,
     ack_cnt: u64,
@@ -221,10 +259,12 @@ pub struct Cubic {
     // HyStart
     sample_cnt: u32,
     found: bool,
-    round_start_us: u64,
+    /// The round's start and the train's last ACK, on HyStart's clock (µs, or ms for 3.19).
+    round_start: u64,
     end_seq: u64,
-    last_ack_us: u64,
-    curr_rtt_us: u64,
+    last_ack: u64,
+    /// The round's minimum RTT, in the unit of `delay_min` (3.19: 0 for none yet).
+    curr_rtt: u64,
 }
 
 impl Cubic {
@@ -243,16 +283,16 @@ impl Cubic {
             last_time: 0,
             bic_origin_point: 0,
             bic_k: 0,
-            delay_min_us: 0,
+            delay_min: 0,
             epoch_start: None,
             ack_cnt: 0,
             tcp_cwnd: 0,
             sample_cnt: 0,
             found: false,
-            round_start_us: 0,
+            round_start: 0,
             end_seq: 0,
-            last_ack_us: 0,
-            curr_rtt_us: u64::MAX,
+            last_ack: 0,
+            curr_rtt: u64::MAX,
         }
     }
 
@@ -272,9 +312,12 @@ impl Cubic {
     pub fn hystart_found(&self) -> bool {
         self.found
     }
-    /// Minimum RTT seen (µs), as CUBIC tracks it.
+    /// Minimum RTT seen (µs), as CUBIC tracks it (3.19: a multiple of 125 µs).
     pub fn delay_min_us(&self) -> u64 {
-        self.delay_min_us
+        match self.cfg.hystart_variant {
+            HystartVariant::Linux => self.delay_min,
+            HystartVariant::Linux319 => self.delay_min * 125,
+        }
     }
 
     /// Linux `bictcp_reset`.
@@ -285,7 +328,7 @@ impl Cubic {
         self.last_time = 0;
         self.bic_origin_point = 0;
         self.bic_k = 0;
-        self.delay_min_us = 0;
+        self.delay_min = 0;
         self.epoch_start = None;
         self.ack_cnt = 0;
         self.tcp_cwnd = 0;
@@ -294,12 +337,25 @@ impl Cubic {
 
     /// Linux `bictcp_hystart_reset`: a new HyStart round.
     fn hystart_reset(&mut self, tp: &CcState) {
-        let now_us = tp.now_ns / 1000;
-        self.round_start_us = now_us;
-        self.last_ack_us = now_us;
+        let now = self.hystart_clock(tp.now_ns);
+        self.round_start = now;
+        self.last_ack = now;
         self.end_seq = tp.snd_nxt_bytes;
-        self.curr_rtt_us = u64::MAX;
+        self.curr_rtt = match self.cfg.hystart_variant {
+            HystartVariant::Linux => u64::MAX,
+            HystartVariant::Linux319 => 0,
+        };
         self.sample_cnt = 0;
+    }
+
+    /// HyStart's clock: 6.18's `bictcp_clock_us` (`tcp_mstamp`, µs) or 3.19's `bictcp_clock`
+    /// (ms).
+    #[inline]
+    fn hystart_clock(&self, t_ns: u64) -> u64 {
+        match self.cfg.hystart_variant {
+            HystartVariant::Linux => t_ns / 1000,
+            HystartVariant::Linux319 => t_ns / 1_000_000,
+        }
     }
 
     /// `tcp_jiffies32` at `t_ns`.
@@ -357,7 +413,12 @@ impl Cubic {
                 }
             };
             // t in 1/1024 s, including the minimum RTT
-            let t_j = now_j - epoch_start + self.usecs_to_jiffies(self.delay_min_us);
+            let delay_min_j = match self.cfg.hystart_variant {
+                HystartVariant::Linux => self.usecs_to_jiffies(self.delay_min),
+                // msecs_to_jiffies(delay_min >> 3)
+                HystartVariant::Linux319 => self.usecs_to_jiffies((self.delay_min >> 3) * 1000),
+            };
+            let t_j = now_j - epoch_start + delay_min_j;
             let bic_target = self.bic_target((t_j << BICTCP_HZ) / self.cfg.hz as u64);
             self.cnt = if bic_target > cwnd {
                 cwnd / (bic_target - cwnd)
@@ -388,7 +449,7 @@ impl Cubic {
         self.cnt = self.cnt.max(2);
     }
 
-    /// Linux `hystart_update`.
+    /// Linux 6.18 `hystart_update`.
     fn hystart_update(&mut self, tp: &mut CcState, delay_us: u64) {
         if tp.snd_una_bytes > self.end_seq {
             self.hystart_reset(tp);
@@ -400,8 +461,8 @@ impl Cubic {
         }
         if self.cfg.hystart_ack_train {
             let now_us = tp.now_ns / 1000;
-            if now_us.saturating_sub(self.last_ack_us) <= self.cfg.hystart_ack_delta.0 / 1000 {
-                self.last_ack_us = now_us;
+            if now_us.saturating_sub(self.last_ack) <= self.cfg.hystart_ack_delta.0 / 1000 {
+                self.last_ack = now_us;
                 // a cushion for TSO/GRO of at most 1 ms (`hystart_ack_delay`) from
                 // sk_pacing_rate, which Linux computes on every ACK whether or not it paces
                 // (`tcp_update_pacing_rate`); unpaced (SK_PACING_NONE), the train must exceed
@@ -421,26 +482,64 @@ impl Cubic {
                 let ack_delay_us = rate
                     .filter(|&r| r > 0)
                     .map_or(0, |r| (GSO_MAX_SIZE_BYTES * 8 * 4 * 1_000_000 / r).min(1000));
-                let mut threshold = self.delay_min_us + ack_delay_us;
+                let mut threshold = self.delay_min + ack_delay_us;
                 if !paced {
                     threshold >>= 1;
                 }
-                if now_us.saturating_sub(self.round_start_us) > threshold {
+                if now_us.saturating_sub(self.round_start) > threshold {
                     self.found = true;
                     tp.ssthresh_pkts = tp.cwnd_pkts;
                 }
             }
         }
         if self.cfg.hystart_delay {
-            self.curr_rtt_us = self.curr_rtt_us.min(delay_us);
+            self.curr_rtt = self.curr_rtt.min(delay_us);
             if self.sample_cnt < self.cfg.hystart_min_samples {
                 self.sample_cnt += 1;
             } else {
-                let thresh = (self.delay_min_us >> 3).clamp(
+                let thresh = (self.delay_min >> 3).clamp(
                     self.cfg.hystart_delay_min.0 / 1000,
                     self.cfg.hystart_delay_max.0 / 1000,
                 );
-                if self.curr_rtt_us > self.delay_min_us + thresh {
+                if self.curr_rtt > self.delay_min + thresh {
+                    self.found = true;
+                    tp.ssthresh_pkts = tp.cwnd_pkts;
+                }
+            }
+        }
+    }
+
+    /// Linux 3.19 `hystart_update` (net/ipv4/tcp_cubic.c of the 3.19 tree), `delay` in 1/8 ms:
+    /// no round start here (`bictcp_cong_avoid` starts rounds), the clock in ms, the train's
+    /// threshold `delay_min >> 4` (half the minimum in ms), and the delay detector's minimum
+    /// taken over the first `hystart_min_samples` samples only. `HYSTART_DELAY_MIN` and
+    /// `_MAX` are `4U<<3` and `16U<<3`, in 1/8 ms.
+    fn hystart_update_319(&mut self, tp: &mut CcState, delay: u64) {
+        if self.cfg.hystart_ack_train {
+            let now_ms = tp.now_ns / 1_000_000;
+            if now_ms.saturating_sub(self.last_ack) <= self.cfg.hystart_ack_delta.0 / 1_000_000 {
+                self.last_ack = now_ms;
+                if now_ms.saturating_sub(self.round_start) > self.delay_min >> 4 {
+                    self.found = true;
+                    tp.ssthresh_pkts = tp.cwnd_pkts;
+                }
+            }
+        }
+        // 3.19 tests `found` once, on entry: the delay detector still runs on the ACK whose
+        // train fired (setting ssthresh = cwnd again)
+        if self.cfg.hystart_delay {
+            if self.sample_cnt < self.cfg.hystart_min_samples {
+                if self.curr_rtt == 0 || self.curr_rtt > delay {
+                    self.curr_rtt = delay;
+                }
+                self.sample_cnt += 1;
+            } else {
+                let eighths = |d: Duration| d.0 * 8 / 1_000_000;
+                let thresh = (self.delay_min >> 3).clamp(
+                    eighths(self.cfg.hystart_delay_min),
+                    eighths(self.cfg.hystart_delay_max),
+                );
+                if self.curr_rtt > self.delay_min + thresh {
                     self.found = true;
                     tp.ssthresh_pkts = tp.cwnd_pkts;
                 }
@@ -481,6 +580,14 @@ impl CongestionControl for Cubic {
         }
         let mut acked = acked_pkts;
         if tp.growth_in_slow_start() {
+            // 3.19 starts HyStart's rounds here (`after(ack, ca->end_seq)`), 6.18 in
+            // `hystart_update`
+            if self.cfg.hystart_variant == HystartVariant::Linux319
+                && self.cfg.hystart
+                && tp.snd_una_bytes > self.end_seq
+            {
+                self.hystart_reset(tp);
+            }
             acked = tp.slow_start(acked);
             if acked == 0 {
                 return;
@@ -527,12 +634,30 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        let delay_us = (rtt_ns / 1000).max(1);
-        if self.delay_min_us == 0 || self.delay_min_us > delay_us {
-            self.delay_min_us = delay_us;
-        }
-        if !self.found && tp.growth_in_slow_start() && self.cfg.hystart {
-            self.hystart_update(tp, delay_us);
+        match self.cfg.hystart_variant {
+            HystartVariant::Linux => {
+                let delay_us = (rtt_ns / 1000).max(1);
+                if self.delay_min == 0 || self.delay_min > delay_us {
+                    self.delay_min = delay_us;
+                }
+                if !self.found && tp.growth_in_slow_start() && self.cfg.hystart {
+                    self.hystart_update(tp, delay_us);
+                }
+            }
+            HystartVariant::Linux319 => {
+                // `(rtt_us << 3) / USEC_PER_MSEC`, at least 1
+                let delay = ((rtt_ns / 1000) * 8 / 1000).max(1);
+                if self.delay_min == 0 || self.delay_min > delay {
+                    self.delay_min = delay;
+                }
+                if !self.found
+                    && tp.growth_in_slow_start()
+                    && self.cfg.hystart
+                    && tp.cwnd_pkts >= self.cfg.hystart_low_window
+                {
+                    self.hystart_update_319(tp, delay);
+                }
+            }
         }
     }
 }
@@ -946,6 +1071,133 @@ mod tests {
             ack_with_rtt(&mut cc, &mut tp, if i == 0 { 50 * MS } else { 90 * MS });
         }
         assert!(!cc.hystart_found());
+    }
+
+    /// Linux 3.19's `bictcp_acked`: `delay = (rtt_us << 3) / USEC_PER_MSEC`, at least 1.
+    #[test]
+    fn linux_3_19_keeps_delays_in_eighths_of_a_millisecond() {
+        for (rtt_ns, want_319_us, want_us) in [(20_300_000, 20_250, 20_300), (50_000, 125, 50)] {
+            for (variant, want) in [
+                (HystartVariant::Linux319, want_319_us),
+                (HystartVariant::Linux, want_us),
+            ] {
+                let mut cc = Cubic::new(CubicConfig {
+                    hystart_variant: variant,
+                    ..Default::default()
+                });
+                let mut tp = ca_state(32, TCP_INF);
+                cc.init(&mut tp);
+                ack_with_rtt(&mut cc, &mut tp, rtt_ns);
+                assert_eq!(cc.delay_min_us(), want, "{variant:?}, RTT {rtt_ns} ns");
+            }
+        }
+    }
+
+    /// Slow start at cwnd 32, delay detector only: one ACK at 50 ms in the first round, then a
+    /// second round whose ACKs (5 ms apart, each followed by `cong_avoid` as in `tcp_ack`)
+    /// carry `rtts`. Returns the second round's ACK (1, 2, …) at which HyStart exits.
+    fn delay_round(variant: HystartVariant, rtts: &[u64]) -> Option<usize> {
+        let mut cc = Cubic::new(CubicConfig {
+            hystart_ack_train: false,
+            hystart_variant: variant,
+            ..Default::default()
+        });
+        let mut tp = ca_state(32, TCP_INF);
+        tp.now_ns = S;
+        tp.snd_nxt_bytes = 100_000;
+        cc.init(&mut tp);
+        tp.snd_una_bytes = 2896;
+        ack_with_rtt(&mut cc, &mut tp, 50 * MS);
+        cc.cong_avoid(&mut tp, 2);
+        tp.snd_una_bytes = 100_001;
+        tp.snd_nxt_bytes = 300_000;
+        for (k, &rtt) in rtts.iter().enumerate() {
+            tp.now_ns = S + 50 * MS + k as u64 * 5 * MS;
+            ack_with_rtt(&mut cc, &mut tp, rtt);
+            if cc.hystart_found() {
+                return Some(k + 1);
+            }
+            cc.cong_avoid(&mut tp, 2);
+            tp.snd_una_bytes += 2896;
+        }
+        None
+    }
+
+    /// Linux 3.19's delay detector (net/ipv4/tcp_cubic.c of the 3.19 tree): the round starts in
+    /// `bictcp_cong_avoid`, after the first ACK past `end_seq` has been sampled into the old
+    /// round, and the minimum is that of the round's first 8 samples; 6.18 starts the round
+    /// before sampling that ACK and lowers the minimum with every sample. The threshold is
+    /// 50 ms + clamp(50/8, 4, 16) ms = 56.25 ms; 60 ms is above it.
+    #[test]
+    fn linux_3_19_delay_detector_rounds_and_minimum() {
+        let (low, high) = (50 * MS, 60 * MS);
+        // a low first ACK: 3.19 counts it in the old round, then samples 8 high ACKs and exits
+        // at the next one; in 6.18 it is the new round's minimum, so the round never exits
+        let mut rtts = vec![low];
+        rtts.extend([high; 9]);
+        assert_eq!(delay_round(HystartVariant::Linux319, &rtts), Some(10));
+        assert_eq!(delay_round(HystartVariant::Linux, &rtts), None);
+        // nine high ACKs, then a low one: 3.19's round has 8 high samples (ACKs 2-9) when the
+        // low ACK arrives; it compares their minimum and exits there, the low sample unused
+        let mut rtts = vec![high; 9];
+        rtts.push(low);
+        assert_eq!(delay_round(HystartVariant::Linux319, &rtts), Some(10));
+        // 6.18 exits at the ninth (its round's ninth sample)
+        assert_eq!(delay_round(HystartVariant::Linux, &rtts), Some(9));
+    }
+
+    /// Linux 3.19's ACK train: the clock in ms and the threshold `delay_min >> 4`, half the
+    /// minimum in whole ms, with no pacing-rate cushion. With SRTT and delay_min 41 ms and an
+    /// ACK every ms, 3.19 exits when the train exceeds 20 ms (the 21st ACK), 6.18 when it
+    /// exceeds (41 + 1)/2 = 21 ms (the 22nd).
+    #[test]
+    fn linux_3_19_ack_train_has_no_cushion() {
+        for (variant, want) in [(HystartVariant::Linux319, 21), (HystartVariant::Linux, 22)] {
+            let mut cc = Cubic::new(CubicConfig {
+                hystart_delay: false,
+                hystart_variant: variant,
+                ..Default::default()
+            });
+            let mut tp = ca_state(64, TCP_INF);
+            tp.now_ns = S;
+            tp.srtt_ns = 41 * MS;
+            tp.snd_nxt_bytes = 1_000_000;
+            cc.init(&mut tp);
+            let mut exit_at = None;
+            for i in 1..60u64 {
+                tp.now_ns = S + i * MS;
+                tp.snd_una_bytes = i * 2896;
+                ack_with_rtt(&mut cc, &mut tp, 41 * MS);
+                if cc.hystart_found() && exit_at.is_none() {
+                    exit_at = Some(i);
+                }
+            }
+            assert_eq!(exit_at, Some(want), "{variant:?}");
+        }
+    }
+
+    /// Linux 3.19 measures the ACK spacing on its millisecond clock: from a round begun on a
+    /// whole ms, an ACK 2.5 ms later reads 2 clock ms and extends the train (6.18 measures
+    /// 2,500 µs > 2 ms and does not); the next, at 5 ms, reads 3 ms after it and does not.
+    #[test]
+    fn linux_3_19_hystart_clock_is_in_milliseconds() {
+        let mut cc = Cubic::new(CubicConfig {
+            hystart_delay: false,
+            hystart_variant: HystartVariant::Linux319,
+            ..Default::default()
+        });
+        let mut tp = ca_state(64, TCP_INF);
+        tp.now_ns = S;
+        tp.snd_nxt_bytes = 1_000_000;
+        cc.init(&mut tp);
+        assert_eq!(cc.last_ack, 1000);
+        tp.now_ns = S + 2_500_000;
+        tp.snd_una_bytes = 2896;
+        ack_with_rtt(&mut cc, &mut tp, 40 * MS);
+        assert_eq!(cc.last_ack, 1002, "2.5 ms reads as 2 clock ms: the train extends");
+        tp.now_ns = S + 5_000_000;
+        ack_with_rtt(&mut cc, &mut tp, 40 * MS);
+        assert_eq!(cc.last_ack, 1002, "3 clock ms: the train does not extend");
     }
 
     #[test]
