@@ -149,6 +149,15 @@ def test_cubic_keeping_its_epoch_through_idle_is_noted_as_not_reproduced():
     assert [n for n in from_plan(haslab.validate(old)).notes if "idle_shift = false" in n]
 
 
+def test_cubic_with_the_3_19_hystart_is_noted_as_not_reproduced():
+    """The kernel's CUBIC runs its own HyStart: `hystart_variant = "linux-3.19"` is noted, the
+    default is not."""
+    cubic = dumbbell().replace('cc = "newreno"', 'cc = "cubic"')
+    assert not [n for n in from_plan(haslab.validate(cubic)).notes if "hystart_variant" in n]
+    old = dumbbell().replace('cc = "newreno"', 'cc = { algorithm = "cubic", hystart_variant = "linux-3.19" }')
+    assert [n for n in from_plan(haslab.validate(old)).notes if "hystart_variant = 'linux-3.19'" in n]
+
+
 def test_westwood_and_cubic_jiffies_must_be_the_kernels(monkeypatch):
     """haslab_westwood counts in the kernel's jiffies: a scenario's hz other than the kernel's
     CONFIG_HZ, or clock = "ns", is refused naming the field, and the kernel's HZ is accepted; the

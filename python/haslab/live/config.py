@@ -420,6 +420,9 @@ def _kernel_cc(what: str, cc: str, cc_config: Optional[dict], tcp: dict, notes: 
         if cc == "cubic" and cfg.get("idle_shift") is False:
             notes.add("cubic: idle_shift = false (Linux before 4.2) is not reproduced: the kernel's CUBIC "
                       "moves its epoch forward after an idle period")
+        if cc == "cubic" and cfg.get("hystart_variant", "linux") != "linux":
+            notes.add(f"cubic: hystart_variant = {cfg['hystart_variant']!r} is not reproduced: the kernel's "
+                      "CUBIC runs its own HyStart")
     elif cfg and cfg != want:
         diff = {k2: v for k2, v in cfg.items() if want.get(k2, object()) != v}
         if diff:
