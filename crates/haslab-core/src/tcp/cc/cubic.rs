@@ -132,7 +132,7 @@ pub enum HystartVariant {
     /// (`tcp_mstamp`); a round starts in `hystart_update` when snd_una has passed `end_seq`
     /// (before the detectors); the ACK train must exceed (delay_min + `hystart_ack_delay`)/2
     /// unpaced; the delay detector keeps the minimum of every sample of the round and tests it
-    /// from the `hystart_min_samples`-th on.
+    /// on each sample after the first `hystart_min_samples`.
     Linux,
     /// Linux 3.19 (net/ipv4/tcp_cubic.c of the 3.19 tree): `bictcp_clock()` in milliseconds
     /// (`ktime_to_ms(ktime_get_real())` for HZ < 1000, `jiffies_to_msecs` otherwise), so the
