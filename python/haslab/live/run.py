@@ -746,6 +746,9 @@ def _results(cfg: LiveConfig, raw: dict, delay_stats: dict) -> tuple[dict, dict]
             # the kernel's own account of what limited the sender (tcp_info chrono stats)
             "sndbuf_limited_ns": info["sndbuf_limited_us"] * 1000 if "sndbuf_limited_us" in info else None,
             "rwnd_limited_ns": info["rwnd_limited_us"] * 1000 if "rwnd_limited_us" in info else None,
+            # the time the socket had data to send (tcpi_busy_time: the three chronos together);
+            # the rest of the flow's time it waited for the application
+            "busy_ns": info["busy_time_us"] * 1000 if "busy_time_us" in info else None,
             "bpf_stats": snd.get("bpf_stats"),
             "error": snd.get("error") or rcv.get("error"),
         })
