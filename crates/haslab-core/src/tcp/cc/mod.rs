@@ -38,10 +38,24 @@ pub enum CaState {
     Open,
     /// Duplicate ACKs seen, fewer than the threshold.
     Disorder,
+    /// A cwnd reduction without a fast recovery (Linux `TCP_CA_CWR`): here only the one of a
+    /// tail-loss probe that repaired a loss, entered and left on the same ACK (ECN and local
+    /// congestion are not modelled).
+    Cwr,
     /// Fast recovery after a fast retransmit.
     Recovery,
     /// After an RTO: retransmitting from snd_una in slow start.
     Loss,
+}
+
+impl CaState {
+    /// Whether moving from `self` to `to` completes a cwnd reduction, where Linux's
+    /// `tcp_end_cwnd_reduction` raises `CA_EVENT_COMPLETE_CWR` (net/ipv4/tcp_input.c, 3.19 and
+    /// 6.18): a fast recovery or a CWR reduction ending in Open or Disorder (not an RTO's Loss).
+    pub fn completes_cwr(self, to: CaState) -> bool {
+        matches!(self, CaState::Recovery | CaState::Cwr)
+            && matches!(to, CaState::Open | CaState::Disorder)
+    }
 }
 
 /// Linux `enum tcp_ca_event` (the ones a simulator raises).

@@ -236,7 +236,7 @@ impl CongestionControl for Tibet {
     fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
         // Algorithm 1: cwnd = min(cwnd, ssthresh) — at the end of fast recovery, so that an
         // ssthresh above the pre-loss window does not raise cwnd
-        if tp.ca_state == CaState::Recovery && new_state == CaState::Open {
+        if tp.ca_state.completes_cwr(new_state) {
             tp.cwnd_pkts = tp.ssthresh_pkts.min(tp.prior_cwnd_pkts).max(1);
             tp.cwnd_cnt = 0;
         }

@@ -123,7 +123,7 @@ impl CongestionControl for Trickle {
     }
 
     fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
-        if tp.ca_state == CaState::Recovery && new_state == CaState::Open {
+        if tp.ca_state.completes_cwr(new_state) {
             tp.cwnd_pkts = tp.ssthresh_pkts.min(tp.prior_cwnd_pkts).max(1);
             tp.cwnd_cnt = 0;
         }

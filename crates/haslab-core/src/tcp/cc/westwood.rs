@@ -456,10 +456,7 @@ impl CongestionControl for Westwood {
 
     fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
         // Linux tcp_end_cwnd_reduction → CA_EVENT_COMPLETE_CWR at the end of fast recovery
-        if self.cfg.estimator == WestwoodEstimator::Linux
-            && tp.ca_state == CaState::Recovery
-            && new_state == CaState::Open
-        {
+        if self.cfg.estimator == WestwoodEstimator::Linux && tp.ca_state.completes_cwr(new_state) {
             tp.ssthresh_pkts = self.bw_rttmin(tp);
             tp.cwnd_pkts = tp.ssthresh_pkts.min(tp.cwnd_clamp_pkts);
             tp.cwnd_cnt = 0;
@@ -662,6 +659,22 @@ mod tests {
             tp.ssthresh_pkts
         );
         assert_eq!(tp.cwnd_pkts, tp.ssthresh_pkts);
+        let bw_rttmin = tp.ssthresh_pkts;
+        // the same at the end of a tail-loss probe's CWR reduction (Linux raises
+        // CA_EVENT_COMPLETE_CWR there too), whether the sender goes back to Open or to Disorder;
+        // not when an RTO follows a recovery
+        for (from, to, completes) in [
+            (CaState::Cwr, CaState::Open, true),
+            (CaState::Cwr, CaState::Disorder, true),
+            (CaState::Recovery, CaState::Loss, false),
+        ] {
+            tp.cwnd_pkts = 100;
+            tp.ssthresh_pkts = 50;
+            tp.ca_state = from;
+            cc.set_state(&mut tp, to);
+            let want = if completes { (bw_rttmin, bw_rttmin) } else { (100, 50) };
+            assert_eq!((tp.cwnd_pkts, tp.ssthresh_pkts), want, "{from:?} -> {to:?}");
+        }
     }
 
     #[test]

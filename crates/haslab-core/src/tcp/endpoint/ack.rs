@@ -225,7 +225,8 @@ impl Endpoint {
             );
         }
         match prior_state {
-            CaState::Open | CaState::Disorder => {
+            // CWR is entered and left on one ACK (a tail-loss probe's reduction): never prior
+            CaState::Open | CaState::Disorder | CaState::Cwr => {
                 if info.advanced {
                     // Linux tcp_fastretrans_alert (default state): tcp_reset_reno_sack
                     self.recovery.dupacks = 0;

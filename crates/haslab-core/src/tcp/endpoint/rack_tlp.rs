@@ -4,6 +4,7 @@
 use super::{Endpoint, Output, TimerKind};
 use crate::tcp::cc::CaState;
 use crate::tcp::config::{CwndLimited, RecoveryMode};
+use crate::tcp::cwv::Congestion;
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
 
 /// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000), added to 2·SRTT in the PTO when more
@@ -213,14 +214,40 @@ impl Endpoint {
         } else if ack > ep.end_seq {
             self.recovery.tlp = None;
             self.stats.loss.tlp_recoveries += 1;
-            // a reduction as on entering and leaving recovery at once (Linux: CWR)
+            // Linux tcp_process_tlp_ack (net/ipv4/tcp_input.c, 3.19 and 6.18), a reduction
+            // entered and completed on this ACK: tcp_init_cwnd_reduction (prior cwnd, the
+            // ssthresh hook), tcp_set_ca_state(CWR), tcp_end_cwnd_reduction (cwnd = ssthresh,
+            // then CA_EVENT_COMPLETE_CWR, which the algorithms here take as leaving CWR: see
+            // `CaState::completes_cwr`; 6.x skips both for a `cong_control` algorithm),
+            // tcp_try_keep_open (Disorder while segments are SACKed, lost or retransmitted)
             if !self.cc_controls {
                 self.tp.pipe_pkts = self.window_pipe();
                 self.tp.prior_cwnd_pkts = self.tp.cwnd_pkts;
                 self.tp.prior_ssthresh_pkts = self.tp.ssthresh_pkts;
                 self.tp.ssthresh_pkts = self.cc.ssthresh(&self.tp).max(2);
-                self.tp.cwnd_pkts = self.tp.cwnd_pkts.min(self.tp.ssthresh_pkts);
                 self.tp.cwnd_cnt = 0;
+                // newCWV (RFC 7661 §5): a loss in the non-validated phase, as at a fast
+                // retransmit, with the flight of the reduction's start
+                let flight_pkts = self.snd.sb.len();
+                self.cwv
+                    .on_congestion(&mut self.tp, Congestion::FastRetransmit { flight_pkts });
+            }
+            // an episode ends when a recovery or an RTO begins, so the state is Open or Disorder
+            debug_assert!(self.tp.ca_state <= CaState::Disorder);
+            self.set_ca_state(CaState::Cwr);
+            if !self.cc_controls {
+                self.tp.cwnd_pkts = self.tp.ssthresh_pkts;
+            }
+            let sb = &self.snd.sb;
+            let keep_open = if sb.sacked_out + sb.lost_out + sb.retrans_out > 0 {
+                CaState::Disorder
+            } else {
+                CaState::Open
+            };
+            self.set_ca_state(keep_open);
+            if !self.cc_controls {
+                // the end of the reduction for newCWV: no retransmission since its start
+                self.cwv.on_recovery_end(&mut self.tp, 0);
             }
         } else if pure_dupack {
             // original and probe both arrived

@@ -1499,3 +1499,59 @@ fn an_ack_that_starts_fast_recovery_grows_first_under_linux_3_19() {
         }
     }
 }
+
+/// Linux `tcp_process_tlp_ack` (3.19 and 6.18): when a tail-loss probe retransmitted the last
+/// segment and a later ACK goes beyond the probe's `tlp_high_seq` without a D-SACK, the probe
+/// repaired a loss. The reduction runs through the CWR state on that ACK: the ssthresh hook
+/// (`tcp_init_cwnd_reduction`), `tcp_set_ca_state(CWR)`, cwnd = ssthresh
+/// (`tcp_end_cwnd_reduction`, whose `CA_EVENT_COMPLETE_CWR` the algorithms here take as
+/// leaving CWR) and `tcp_try_keep_open`, back to Open.
+#[test]
+fn a_loss_repaired_by_the_probe_reduces_cwnd_through_the_cwr_state() {
+    let (mut c, mut s, take) = pair_with_hook_log(sack_cfg());
+    let mut out = Output::default();
+    // ten segments, the last lost: the probe retransmits it and repairs the loss
+    let (data, acks) = write_with_losses(&mut c, &mut s, 10 * MSS, 100 * MS, &[9], 125 * MS);
+    for h in &acks {
+        c.on_segment(h, 150 * MS, &mut out);
+    }
+    let pto_at = c
+        .recovery
+        .tlp_timer
+        .deadline_ns()
+        .expect("probe timer armed");
+    c.on_timer_entry(TimerKind::LossProbe, pto_at, &mut out);
+    let probe = headers(&mut out);
+    assert_eq!((probe.len(), probe[0].seq), (1, data[9].seq));
+    let ack = deliver(&mut s, &probe, pto_at + 25 * MS);
+    c.on_segment(&ack[0], pto_at + 50 * MS, &mut out);
+    assert_eq!(
+        c.stats.loss.tlp_recoveries, 0,
+        "the ACK reaches the probe, not beyond"
+    );
+    // the next data's ACK goes beyond the probe
+    let cwnd_before = c.tp.cwnd_pkts;
+    let (_, acks) = write_with_losses(&mut c, &mut s, MSS, pto_at + 60 * MS, &[], pto_at + 85 * MS);
+    take();
+    c.on_segment(&acks[0], pto_at + 110 * MS, &mut out);
+    assert_eq!(c.stats.loss.tlp_recoveries, 1);
+    let log = take();
+    let at = log
+        .iter()
+        .position(|h| h == "ssthresh")
+        .expect("the ssthresh hook ran");
+    assert_eq!(
+        log[at..at + 3],
+        ["ssthresh", "set_state Cwr", "set_state Open"],
+        "{log:?}"
+    );
+    assert_eq!(c.tp.ca_state, CaState::Open);
+    assert_eq!(c.tp.ssthresh_pkts, (cwnd_before / 2).max(2));
+    // cwnd = ssthresh, then this ACK's growth in Open (Reno, below ssthresh: slow start)
+    assert!(
+        c.tp.cwnd_pkts >= c.tp.ssthresh_pkts && c.tp.cwnd_pkts <= c.tp.ssthresh_pkts + 1,
+        "cwnd {} ssthresh {}",
+        c.tp.cwnd_pkts,
+        c.tp.ssthresh_pkts
+    );
+}
