@@ -277,11 +277,11 @@ impl CcState {
     }
 
     /// Linux `tcp_current_ssthresh` (include/net/tcp.h, the same in 3.19 and 6.18): in a
-    /// reduction state (fast recovery here; haslab has no CWR state) ssthresh, otherwise
+    /// reduction state (`tcp_in_cwnd_reduction`: CWR or Recovery) ssthresh, otherwise
     /// max(ssthresh, ¾·cwnd), "half-way to cwnd".
     #[inline]
     pub fn current_ssthresh(&self) -> u32 {
-        if self.ca_state == CaState::Recovery {
+        if matches!(self.ca_state, CaState::Cwr | CaState::Recovery) {
             self.ssthresh_pkts
         } else {
             self.ssthresh_pkts

@@ -211,7 +211,7 @@ impl CongestionControl for TcpHas {
 
     fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
         // Algorithm 1 (as Algorithm 4 uses it): cwnd = min(cwnd, ssthresh) after a fast
-        // retransmit, applied when recovery ends
+        // retransmit, applied when recovery (or a tail-loss probe's CWR reduction) ends
         if self.has_ladder() && tp.ca_state.completes_cwr(new_state) {
             tp.cwnd_pkts = tp.ssthresh_pkts.min(tp.prior_cwnd_pkts).max(1);
             tp.cwnd_cnt = 0;

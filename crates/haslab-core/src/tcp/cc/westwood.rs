@@ -19,7 +19,8 @@
 //!   `bw_est = (7·bw_est + bw_ns_est)/8`; the first sample fills both.
 //! - RTT_min: the minimum of the RTT samples; reset to the next sample after an RTO.
 //! - Fast retransmit: ssthresh = max(cwnd/2, 2) (`tcp_reno_ssthresh`) during recovery; at the
-//!   end of recovery (`CA_EVENT_COMPLETE_CWR`, here the Recovery → Open transition),
+//!   end of recovery (`CA_EVENT_COMPLETE_CWR`, here leaving Recovery or CWR for Open or
+//!   Disorder, `CaState::completes_cwr`; CWR is a tail-loss probe's reduction),
 //!   ssthresh = max(bw_est·RTT_min/MSS, 2) and cwnd = ssthresh.
 //! - RTO (`CA_EVENT_LOSS`): ssthresh = max(bw_est·RTT_min/MSS, 2); RTT_min resets.
 //! - No idle handling: the estimator window spans an OFF period, which drags the estimate down.
@@ -82,7 +83,7 @@
 //! rounding), to see how far a result depends on the tick.
 //! Unlike the kernel's u32 arithmetic, BWE·RTT_min does not wrap above 4 GiB.
 //!
-//! Other differences from Linux: the end of recovery is detected by `set_state`
+//! Other differences from Linux: the end of a reduction is detected by `set_state`
 //! (the sender raises no `CA_EVENT_COMPLETE_CWR`). The hooks run in Linux 6.15's order (the
 //! live testbed's kernel is 6.18): `pkts_acked` (the RTT sample), then `in_ack_event` (the
 //! window check, which sees this ACK's RTT), then recovery's entry or end (`ssthresh`,
@@ -455,7 +456,8 @@ impl CongestionControl for Westwood {
     }
 
     fn set_state(&mut self, tp: &mut CcState, new_state: CaState) {
-        // Linux tcp_end_cwnd_reduction → CA_EVENT_COMPLETE_CWR at the end of fast recovery
+        // Linux tcp_end_cwnd_reduction → CA_EVENT_COMPLETE_CWR at the end of a fast recovery
+        // or of a tail-loss probe's CWR reduction
         if self.cfg.estimator == WestwoodEstimator::Linux && tp.ca_state.completes_cwr(new_state) {
             tp.ssthresh_pkts = self.bw_rttmin(tp);
             tp.cwnd_pkts = tp.ssthresh_pkts.min(tp.cwnd_clamp_pkts);
