@@ -460,7 +460,7 @@ impl Cubic {
             return;
         }
         if self.cfg.hystart_ack_train {
-            let now_us = tp.now_ns / 1000;
+            let now_us = self.hystart_clock(tp.now_ns);
             if now_us.saturating_sub(self.last_ack) <= self.cfg.hystart_ack_delta.0 / 1000 {
                 self.last_ack = now_us;
                 // a cushion for TSO/GRO of at most 1 ms (`hystart_ack_delay`) from
@@ -516,7 +516,7 @@ impl Cubic {
     /// `_MAX` are `4U<<3` and `16U<<3`, in 1/8 ms.
     fn hystart_update_319(&mut self, tp: &mut CcState, delay: u64) {
         if self.cfg.hystart_ack_train {
-            let now_ms = tp.now_ns / 1_000_000;
+            let now_ms = self.hystart_clock(tp.now_ns);
             if now_ms.saturating_sub(self.last_ack) <= self.cfg.hystart_ack_delta.0 / 1_000_000 {
                 self.last_ack = now_ms;
                 if now_ms.saturating_sub(self.round_start) > self.delay_min >> 4 {
@@ -634,30 +634,25 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
+        // in µs, or in 3.19 `(rtt_us << 3) / USEC_PER_MSEC` (1/8 ms); at least 1
+        let delay = match self.cfg.hystart_variant {
+            HystartVariant::Linux => rtt_ns / 1000,
+            HystartVariant::Linux319 => rtt_ns / 1000 * 8 / 1000,
+        }
+        .max(1);
+        if self.delay_min == 0 || self.delay_min > delay {
+            self.delay_min = delay;
+        }
+        if self.found || !tp.growth_in_slow_start() || !self.cfg.hystart {
+            return;
+        }
         match self.cfg.hystart_variant {
-            HystartVariant::Linux => {
-                let delay_us = (rtt_ns / 1000).max(1);
-                if self.delay_min == 0 || self.delay_min > delay_us {
-                    self.delay_min = delay_us;
-                }
-                if !self.found && tp.growth_in_slow_start() && self.cfg.hystart {
-                    self.hystart_update(tp, delay_us);
-                }
+            HystartVariant::Linux => self.hystart_update(tp, delay),
+            // 3.19 calls hystart_update only from the low window on (no round start in it)
+            HystartVariant::Linux319 if tp.cwnd_pkts >= self.cfg.hystart_low_window => {
+                self.hystart_update_319(tp, delay)
             }
-            HystartVariant::Linux319 => {
-                // `(rtt_us << 3) / USEC_PER_MSEC`, at least 1
-                let delay = ((rtt_ns / 1000) * 8 / 1000).max(1);
-                if self.delay_min == 0 || self.delay_min > delay {
-                    self.delay_min = delay;
-                }
-                if !self.found
-                    && tp.growth_in_slow_start()
-                    && self.cfg.hystart
-                    && tp.cwnd_pkts >= self.cfg.hystart_low_window
-                {
-                    self.hystart_update_319(tp, delay);
-                }
-            }
+            HystartVariant::Linux319 => {}
         }
     }
 }
@@ -980,9 +975,14 @@ mod tests {
     /// Slow start at cwnd 64 with an ACK every 1 ms (< 2 ms: a train), every RTT sample
     /// `rtt_ns`; `prepare` sets SRTT or pacing. Returns the ACK (1, 2, …) at which HyStart's
     /// ACK-train detector exits, and ssthresh then.
-    fn ack_train_exit(rtt_ns: u64, prepare: impl Fn(&mut CcState)) -> (Option<u64>, u32) {
+    fn ack_train_exit(
+        variant: HystartVariant,
+        rtt_ns: u64,
+        prepare: impl Fn(&mut CcState),
+    ) -> (Option<u64>, u32) {
         let mut cc = Cubic::new(CubicConfig {
             hystart_delay: false,
+            hystart_variant: variant,
             ..Default::default()
         });
         let mut tp = ca_state(64, TCP_INF);
@@ -1005,7 +1005,7 @@ mod tests {
     #[test]
     fn hystart_ack_train_exits_when_the_train_spans_half_the_min_rtt() {
         // delay_min = 40 ms and no SRTT yet (no pacing rate: no cushion): the exit is after 20 ms
-        assert_eq!(ack_train_exit(40 * MS, |_| {}), (Some(21), 64));
+        assert_eq!(ack_train_exit(HystartVariant::Linux, 40 * MS, |_| {}), (Some(21), 64));
     }
 
     /// Linux `hystart_ack_delay`: a cushion of min(1 ms, 4 × 65,536 bytes / sk_pacing_rate),
@@ -1016,7 +1016,7 @@ mod tests {
     #[test]
     fn hystart_ack_train_adds_the_pacing_rate_cushion() {
         for (paced, want) in [(false, 22), (true, 43)] {
-            let (exit_at, _) = ack_train_exit(41 * MS, |tp| {
+            let (exit_at, _) = ack_train_exit(HystartVariant::Linux, 41 * MS, |tp| {
                 tp.srtt_ns = 41 * MS;
                 if paced {
                     tp.pacing_rate_bps = Some(64 * 1448 * 8 * 2 * 1000 / 41);
@@ -1153,25 +1153,7 @@ mod tests {
     #[test]
     fn linux_3_19_ack_train_has_no_cushion() {
         for (variant, want) in [(HystartVariant::Linux319, 21), (HystartVariant::Linux, 22)] {
-            let mut cc = Cubic::new(CubicConfig {
-                hystart_delay: false,
-                hystart_variant: variant,
-                ..Default::default()
-            });
-            let mut tp = ca_state(64, TCP_INF);
-            tp.now_ns = S;
-            tp.srtt_ns = 41 * MS;
-            tp.snd_nxt_bytes = 1_000_000;
-            cc.init(&mut tp);
-            let mut exit_at = None;
-            for i in 1..60u64 {
-                tp.now_ns = S + i * MS;
-                tp.snd_una_bytes = i * 2896;
-                ack_with_rtt(&mut cc, &mut tp, 41 * MS);
-                if cc.hystart_found() && exit_at.is_none() {
-                    exit_at = Some(i);
-                }
-            }
+            let (exit_at, _) = ack_train_exit(variant, 41 * MS, |tp| tp.srtt_ns = 41 * MS);
             assert_eq!(exit_at, Some(want), "{variant:?}");
         }
     }
