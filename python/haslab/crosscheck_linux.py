@@ -59,6 +59,10 @@ DEFAULT_TCP_RMEM = [4096, 131072, 33554432]
 #: flow of the live dumbbell (veth pairs, 1500-byte MTU). A property of the receiving path's
 #: memory, not of TCP.
 LIVE_SCALING_RATIO = 162
+#: The testbed kernel's CONFIG_HZ (/proc/config.gz of the 6.18.44-fc kernels): its TCP timers
+#: run on the timer wheel in jiffies of 4 ms, which the simulated side runs too
+#: (`timer_clock = "linux"`, tcp/timer_clock.rs).
+LIVE_HZ = 250
 
 
 def tcp_rmem() -> list[int]:
@@ -90,6 +94,8 @@ def scenario(cell: xc.Cell) -> dict:
             "tlp": cell.sack,
             "pacing": "off",
             "rcvbuf": "linux",
+            "timer_clock": "linux",
+            "hz": LIVE_HZ,
             "tcp_rmem": tcp_rmem(),
             "scaling_ratio": LIVE_SCALING_RATIO,
         }

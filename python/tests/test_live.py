@@ -158,6 +158,25 @@ def test_cubic_with_the_3_19_hystart_is_noted_as_not_reproduced():
     assert [n for n in from_plan(haslab.validate(old)).notes if "hystart_variant = 'linux-3.19'" in n]
 
 
+def test_a_timer_clock_other_than_the_kernels_wheel_is_noted(monkeypatch):
+    """The kernel runs its TCP timers on its own wheel in its own jiffies: `timer_clock =
+    "linux"` at the kernel's CONFIG_HZ and the default `"exact"` are not noted, 3.19's wheel or
+    another hz is."""
+    from haslab.live import config as live_config
+
+    monkeypatch.setattr(live_config, "kernel_hz", lambda config_text=None: 250)
+
+    def notes(extra: str) -> list[str]:
+        text = dumbbell(tcp="{ sack = true, rack = true%s }" % extra)
+        return [n for n in from_plan(haslab.validate(text)).notes if n.startswith("timers:")]
+
+    assert notes("") == []
+    assert notes(', timer_clock = "linux"') == []
+    assert notes(', timer_clock = "linux", hz = 250') == []
+    assert [n for n in notes(', timer_clock = "linux-3.19"') if "'linux-3.19'" in n and "CONFIG_HZ = 250" in n]
+    assert [n for n in notes(', timer_clock = "linux", hz = 1000') if "hz = 1000" in n]
+
+
 def test_westwood_and_cubic_jiffies_must_be_the_kernels(monkeypatch):
     """haslab_westwood counts in the kernel's jiffies: a scenario's hz other than the kernel's
     CONFIG_HZ, or clock = "ns", is refused naming the field, and the kernel's HZ is accepted; the

@@ -285,6 +285,15 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         reject("rto_formula", "the kernel computes the RTO its own way (use \"linux\")")
     if _ms(tcp["initial_rto"]) != 1000:
         reject("initial_rto", "the kernel's initial RTO is 1 s (TCP_TIMEOUT_INIT)")
+    # the kernel runs its TCP timers on its own timer wheel (the simulator's timer_clock =
+    # "linux" with the kernel's CONFIG_HZ); "exact" is the simulator's idealisation of it
+    clock = tcp.get("timer_clock", "exact")
+    if clock != "exact":
+        khz = kernel_hz()
+        if clock == "linux-3.19" or tcp.get("hz", 250) != khz:
+            notes.add(f"timers: timer_clock = {clock!r} with hz = {tcp.get('hz', 250)} is not reproduced: "
+                      f"the kernel runs its TCP timers on its own timer wheel (timer_clock = \"linux\", "
+                      f"CONFIG_HZ = {khz or 'unknown'})")
     max_rto_ms = _ms(tcp["max_rto"])
     snd["net.ipv4.tcp_rto_max_ms"] = str(max_rto_ms)
     min_rto_ms = _ms(tcp["min_rto"])

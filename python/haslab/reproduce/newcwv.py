@@ -63,10 +63,13 @@ ROTATION = {"preset.player.connection": "rotate", "preset.player.connections": 4
 #: is RACK-TLP), Linux 3.x's delayed-ACK rules and the cwnd growth of 3.13-3.18
 #: (`cwnd_growth = "linux-3"`: Reno's additive increase one per ACK, slow start to ssthresh + 1;
 #: the paper is of early 2014, when 3.12 and 3.13 were the kernels with FQ; 3.12's slow start
-#: also counted ACKs, not packets, which haslab does not model). haslab's own defaults (no SACK,
-#: RFC 5681 delayed ACKs, growth by packets) are the other reading.
+#: also counted ACKs, not packets, which haslab does not model), and the timers in jiffies on the
+#: timer wheel of kernels before 4.8 (`timer_clock = "linux-3.19"`) at Kconfig's default HZ of
+#: 250, the text naming no distribution. haslab's own defaults (no SACK, RFC 5681 delayed ACKs,
+#: growth by packets, exact timers) are the other reading.
 LINUX_STACK = {"defaults.tcp.sack": True, "defaults.tcp.recovery": "prr", "defaults.tcp.prr_variant": "linux-3",
-               "defaults.tcp.tlp": True, "defaults.tcp.delayed_ack": "linux-3", "defaults.tcp.cwnd_growth": "linux-3"}
+               "defaults.tcp.tlp": True, "defaults.tcp.delayed_ack": "linux-3", "defaults.tcp.cwnd_growth": "linux-3",
+               "defaults.tcp.timer_clock": "linux-3.19", "defaults.tcp.hz": 250}
 #: the readings (module docstring); the first is the default
 READINGS = {
     "series": {**SERIES, **LINUX_STACK},

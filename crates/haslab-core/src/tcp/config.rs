@@ -4,6 +4,7 @@
 
 use crate::sim::units::{Duration, Rate, Size};
 use crate::tcp::rtt::RtoFormula;
+use crate::tcp::timer_clock::TimerClock;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -546,6 +547,16 @@ pub struct TcpConfig {
     pub rto_formula: RtoFormula,
     /// RTO before the first RTT sample, and the SYN retransmission timer (RFC 6298: 1 s).
     pub initial_rto: Duration,
+    /// When the RTO, tail-loss-probe, RACK reordering and delayed-ACK timers fire: `exact`
+    /// (default: their timeout after they are armed, as ns-3), `linux` (Linux 4.8+'s timer
+    /// wheel, so 6.18: jiffies of `hz`, at least one jiffy late, up to 8 jiffies from 252 ms
+    /// at HZ = 250) or `linux-3.19` (the cascading wheel before 4.8: on the expiry's tick).
+    /// See tcp/timer_clock.rs.
+    pub timer_clock: TimerClock,
+    /// With `timer_clock` other than `exact`: the kernel's CONFIG_HZ, 100, 250, 300 or 1000.
+    /// Default 250: Kconfig's default, the value of Debian's and Ubuntu's generic kernels and
+    /// the live testbed's.
+    pub hz: u32,
     /// Receive window advertised by the receiver. Default 64 MiB (large: never the limit
     /// unless set). Window scaling is negotiated whenever it exceeds 65535.
     pub rwnd: Size,
@@ -748,6 +759,8 @@ impl Default for TcpConfig {
             max_rto: d_ms(120_000),
             rto_formula: RtoFormula::Linux,
             initial_rto: d_ms(1000),
+            timer_clock: TimerClock::Exact,
+            hz: 250,
             rwnd: Size(64 << 20),
             rcvbuf: RcvBufMode::Fixed,
             tcp_rmem: [Size(4096), Size(131_072), Size(33_554_432)],
@@ -827,6 +840,7 @@ impl TcpConfig {
         if self.initial_rto > self.max_rto {
             return err("initial_rto", "must not be larger than max_rto");
         }
+        crate::tcp::cc::jiffies::check_hz(self.hz)?;
         if self.delayed_ack != DelayedAckMode::Off && self.delayed_ack_timeout.0 == 0 {
             return err(
                 "delayed_ack_timeout",

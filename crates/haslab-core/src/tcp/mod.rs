@@ -19,3 +19,4 @@ pub mod rtt;
 pub mod scoreboard;
 pub mod sender_hook;
 pub mod seq;
+pub mod timer_clock;

@@ -317,7 +317,10 @@ impl Scoreboard {
 
     /// RFC 8985 §6.2 RACK_DetectLoss: marks lost every segment sent before the most recently
     /// delivered one (`rack_xmit_ns`, `rack_end`) for which `now ≥ sent + rack_rtt + reo_wnd`.
-    /// Returns (newly lost, earliest time a not-yet-lost candidate times out).
+    /// Returns (newly lost, the **latest** time a not-yet-lost candidate times out): RFC 8985's
+    /// `timeout = max(remaining, timeout)` and Linux's `tcp_rack_detect_loss` ("Record maximum
+    /// wait time", net/ipv4/tcp_recovery.c) wait for the last candidate, so that one timer
+    /// marks them all.
     pub fn mark_lost_rack(
         &mut self,
         now_ns: u64,
@@ -340,7 +343,7 @@ impl Scoreboard {
             if now_ns >= deadline {
                 marked += self.mark_lost_rack_at(i) as u32;
             } else {
-                next = Some(next.map_or(deadline, |n| n.min(deadline)));
+                next = Some(next.map_or(deadline, |n| n.max(deadline)));
             }
         }
         (marked, next)
@@ -567,7 +570,9 @@ mod tests {
         b.sack(401, 501, |_| {});
         let (lost, next) = b.mark_lost_rack(8, 4, 501, 7);
         assert_eq!(lost, 2); // sent at 0 and 1
-        assert_eq!(next, Some(9)); // segment sent at 2
+                             // segments sent at 2 and 3 wait; the timer is for the later, 3 + 7 (RFC 8985 §6.2's
+                             // `max(remaining, timeout)`), not the earlier's 9
+        assert_eq!(next, Some(10));
         b.check().unwrap();
     }
 }

@@ -41,7 +41,10 @@
 //!   no `undo_cwnd` there, so cwnd = max(cwnd, 2 × the reduced ssthresh); `prior_ssthresh =
 //!   "linux"`: ssthresh back to at least ¾ of the pre-RTO cwnd);
 //! - `CA_EVENT_TX_START` on any data segment sent with nothing in flight (`tx_start =
-//!   "linux"`: YeAH forgets its base RTT at each RTO's retransmission).
+//!   "linux"`: YeAH forgets its base RTT at each RTO's retransmission);
+//! - the timers (`timer_clock = "linux-3.19"`, `hz = 250`, tcp/timer_clock.rs): the RTO, the
+//!   probe and the delayed ACK run in jiffies on 3.19's cascading timer wheel, at Ubuntu's
+//!   generic kernel's CONFIG_HZ of 250 (4 ms), the value CUBIC's clock takes too.
 //!
 //! The viewers acknowledge as Linux 3.19 receivers (`delayed_ack = "linux-3"`: quick ACKs at
 //! a connection's first data and after a gap longer than the RTO, every second segment
@@ -154,6 +157,8 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     x.slot_tcp("cwnd_limited", json!("linux-3.19"));
     x.slot_tcp("growth_count", json!("linux-3.19"));
     x.slot_tcp("ca_sample", json!("linux-3.19"));
+    x.slot_tcp("timer_clock", json!("linux-3.19"));
+    x.slot_tcp("hz", json!(250));
     if env == 4 {
         x.loss_event("router->server", 0.5, 30_000_000_000, 31_000_000_000);
     }

@@ -173,7 +173,7 @@ impl Endpoint {
                 newly_lost += self.snd.sb.mark_lost_rfc6675(self.cfg.mss);
             }
             if self.cfg.rack_on() {
-                newly_lost += self.rack_detect_loss(now_ns, out);
+                newly_lost += self.rack_mark_lost(now_ns, out);
             }
         }
         self.tp.lost_pkts += newly_lost as u64;

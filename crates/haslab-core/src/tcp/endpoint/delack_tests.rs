@@ -167,3 +167,39 @@ fn a_linux_3_receiver_spends_a_quick_ack_on_every_segment_it_sends() {
     let (before, after) = quick_after_reply(DelayedAckMode::Linux3);
     assert_eq!(after, before - 1, "3.19: the reply carried an ACK");
 }
+
+/// The timers follow `timer_clock` (tcp/timer_clock.rs) at HZ = 250 (4 ms jiffies). A lone
+/// segment received at 150.5 ms (tick 37) by an RFC 5681 receiver arms the 40 ms delayed-ACK
+/// timer (10 jiffies, expiry tick 47): exact at 190.5 ms, on the expiry tick (188 ms) with
+/// 3.19's wheel, one tick later (192 ms) with 6.18's. The sender's RTO after the handshake's
+/// sample, 250 ms, armed at 100 ms (tick 25): 62.5 jiffies round up to 63, the first delta of
+/// the wheel's level 1, so the expiry tick 88 goes to the next 8-jiffy bucket with 6.18's
+/// wheel, tick (88 >> 3 + 1) × 8 = 96 (384 ms), where 3.19's fires on tick 88 (352 ms) and the
+/// exact clock at 350 ms.
+#[test]
+fn the_delayed_ack_and_the_rto_fire_on_the_ticks_of_the_timer_clock() {
+    use crate::tcp::timer_clock::TimerClock;
+    for (clock, delack_ms_x10, rto_ms) in [
+        (TimerClock::Exact, 1905, 350),
+        (TimerClock::Linux319, 1880, 352),
+        (TimerClock::Linux, 1920, 384),
+    ] {
+        let (mut c, mut s) = pair(TcpConfig {
+            delayed_ack: DelayedAckMode::On,
+            timer_clock: clock,
+            hz: 250,
+            ..TcpConfig::default()
+        });
+        let mut out = Output::default();
+        c.write(MSS, 1, 100 * MS, &mut out);
+        let segs = headers(&mut out);
+        let data: Vec<_> = segs.into_iter().filter(|h| h.payload_bytes > 0).collect();
+        assert_eq!(data.len(), 1);
+        let rto_at = c.snd.rto_timer.deadline_ns();
+        assert_eq!(c.tp.rto_ns, 250 * MS);
+        assert_eq!(rto_at, Some(rto_ms * MS), "{clock:?}");
+        assert!(deliver(&mut s, &data, 150 * MS + MS / 2).is_empty());
+        let delack_at = s.rcv.delack_timer.deadline_ns();
+        assert_eq!(delack_at, Some(delack_ms_x10 * MS / 10), "{clock:?}");
+    }
+}

@@ -496,11 +496,19 @@ impl Endpoint {
         }
     }
 
+    /// When a timer armed now for `timeout_ns` fires: `timeout_ns` later, or on the tick the
+    /// kernel's timer wheel gives (`timer_clock`, tcp/timer_clock.rs).
+    #[inline]
+    fn timer_fires_at(&self, now_ns: u64, timeout_ns: u64) -> u64 {
+        crate::tcp::timer_clock::fires_at(self.cfg.timer_clock, self.cfg.hz, now_ns, timeout_ns)
+    }
+
     fn arm_rto(&mut self, now_ns: u64, out: &mut Output) {
         self.tp.rto_ns = self.rtt.rto_ns();
+        let at = self.timer_fires_at(now_ns, self.tp.rto_ns);
         Self::arm(
             &mut self.snd.rto_timer,
-            now_ns + self.tp.rto_ns,
+            at,
             self.conn,
             self.side,
             TimerKind::Rto,

@@ -7,9 +7,10 @@ use crate::tcp::config::{CwndLimited, RecoveryMode};
 use crate::tcp::cwv::Congestion;
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
 
-/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000), added to 2·SRTT in the PTO when more
-/// than one packet is out.
-const TLP_MIN_EXTRA_NS: u64 = 2_000_000;
+/// Linux `TCP_TIMEOUT_MIN_US` (2 ms, include/net/tcp.h): added to 2·SRTT in the PTO when more
+/// than one packet is out (`tcp_schedule_loss_probe`), and to the reordering timer's wait
+/// (`tcp_rack_mark_lost`, net/ipv4/tcp_recovery.c).
+const TCP_TIMEOUT_MIN_NS: u64 = 2_000_000;
 /// PTO without an RTT sample (RFC 8985 §7.2, Linux `TCP_TIMEOUT_INIT`).
 const TLP_NO_RTT_NS: u64 = 1_000_000_000;
 
@@ -20,6 +21,10 @@ pub(super) struct Rack {
     pub(super) end: u64,
     pub(super) rtt_ns: u64,
     pub(super) valid: bool,
+    /// Linux `tp->rack.advanced`: an ACK delivered a segment RACK may time (set by
+    /// `tcp_rack_advance`); loss detection on an ACK runs only then, and clears it
+    /// (`tcp_rack_mark_lost`).
+    pub(super) advanced: bool,
 }
 
 impl Rack {
@@ -31,8 +36,10 @@ impl Rack {
                 end,
                 rtt_ns,
                 valid: true,
+                advanced: true,
             };
         }
+        self.advanced = true;
     }
 }
 
@@ -46,31 +53,20 @@ pub(super) struct TlpEpisode {
 }
 
 impl Endpoint {
-    /// RFC 8985 §6.2 step 4–5: marks lost what RACK says is lost, arms the reordering timer for
-    /// the rest. reo_wnd = min(min_RTT/4, SRTT), or 0 in recovery or once DupThresh segments are
-    /// SACKed, since a simulated FIFO path never reorders (§6.2 step 4 with
-    /// RACK.reordering_seen = false).
-    pub(super) fn rack_detect_loss(&mut self, now_ns: u64, out: &mut Output) -> u32 {
-        if !self.recovery.rack.valid {
+    /// RFC 8985 §6.2 step 4–5 on an ACK (Linux `tcp_rack_mark_lost`): when the ACK advanced
+    /// RACK, marks lost what RACK says is lost and arms the reordering timer for the rest, at
+    /// the latest of their deadlines plus `TCP_TIMEOUT_MIN_US` (Linux; RFC 8985 adds nothing).
+    pub(super) fn rack_mark_lost(&mut self, now_ns: u64, out: &mut Output) -> u32 {
+        if !std::mem::take(&mut self.recovery.rack.advanced) {
             return 0;
         }
-        let reo_wnd =
-            if self.tp.ca_state >= CaState::Recovery || self.snd.sb.sacked_out >= DUP_THRESH {
-                0
-            } else {
-                (self.tp.min_rtt_ns / 4).min(self.tp.srtt_ns)
-            };
-        let (lost, next) = self.snd.sb.mark_lost_rack(
-            now_ns,
-            self.recovery.rack.xmit_ns,
-            self.recovery.rack.end,
-            self.recovery.rack.rtt_ns + reo_wnd,
-        );
-        if let Some(t) = next {
+        let (lost, wait_until) = self.rack_detect_loss(now_ns);
+        if let Some(t) = wait_until {
+            let at = self.timer_fires_at(now_ns, t + TCP_TIMEOUT_MIN_NS - now_ns);
             let (c, s) = (self.conn, self.side);
             Self::arm(
                 &mut self.recovery.reorder_timer,
-                t,
+                at,
                 c,
                 s,
                 TimerKind::Reorder,
@@ -80,12 +76,38 @@ impl Endpoint {
         lost
     }
 
-    /// The RACK reordering timer expired (Linux `tcp_rack_reo_timeout`).
+    /// RFC 8985 §6.2 step 4: marks lost what RACK says is lost; returns that count and the
+    /// latest deadline of the segments still waiting. reo_wnd = min(min_RTT/4, SRTT), or 0 in
+    /// recovery or once DupThresh segments are SACKed, since a simulated FIFO path never
+    /// reorders (§6.2 step 4 with RACK.reordering_seen = false).
+    fn rack_detect_loss(&mut self, now_ns: u64) -> (u32, Option<u64>) {
+        if !self.recovery.rack.valid {
+            return (0, None);
+        }
+        let reo_wnd =
+            if self.tp.ca_state >= CaState::Recovery || self.snd.sb.sacked_out >= DUP_THRESH {
+                0
+            } else {
+                (self.tp.min_rtt_ns / 4).min(self.tp.srtt_ns)
+            };
+        self.snd.sb.mark_lost_rack(
+            now_ns,
+            self.recovery.rack.xmit_ns,
+            self.recovery.rack.end,
+            self.recovery.rack.rtt_ns + reo_wnd,
+        )
+    }
+
+    /// The RACK reordering timer expired (Linux `tcp_rack_reo_timeout`, RFC 8985 §6.2
+    /// RACK_detect_loss_and_arm_timer): loss detection whether or not an ACK advanced RACK.
+    /// Linux does not arm the reordering timer again here (its `timeout` is dropped; the
+    /// timer it shares becomes the RTO again): a candidate still waiting waits for the next ACK
+    /// or the RTO.
     pub(super) fn on_reorder_timeout(&mut self, now_ns: u64, out: &mut Output) {
         if !self.state.is_synchronized() || self.snd.sb.is_empty() {
             return;
         }
-        let lost = self.rack_detect_loss(now_ns, out);
+        let (lost, _) = self.rack_detect_loss(now_ns);
         if lost > 0 {
             self.tp.lost_pkts += lost as u64;
             if self.tp.ca_state < CaState::Recovery && self.snd.una >= self.recovery.recover {
@@ -127,7 +149,7 @@ impl Endpoint {
                 + if self.snd.sb.len() == 1 {
                     self.cfg.min_rto.0
                 } else {
-                    TLP_MIN_EXTRA_NS
+                    TCP_TIMEOUT_MIN_NS
                 }
         } else {
             TLP_NO_RTT_NS
@@ -139,10 +161,11 @@ impl Endpoint {
         if pto == 0 {
             return;
         }
+        let at = self.timer_fires_at(now_ns, pto);
         let (c, s) = (self.conn, self.side);
         Self::arm(
             &mut self.recovery.tlp_timer,
-            now_ns + pto,
+            at,
             c,
             s,
             TimerKind::LossProbe,

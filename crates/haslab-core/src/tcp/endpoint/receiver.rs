@@ -282,7 +282,8 @@ impl Endpoint {
             return true;
         }
         if !self.rcv.delack_timer.is_armed() {
-            self.arm_delack(now_ns + self.cfg.delayed_ack_timeout.0, out);
+            let at = self.timer_fires_at(now_ns, self.cfg.delayed_ack_timeout.0);
+            self.arm_delack(at, out);
         }
         false
     }
@@ -328,7 +329,7 @@ impl Endpoint {
             return Some(true);
         }
         let ato = d.timeout_ns(self.rtt.srtt_ns);
-        let mut at = now_ns + ato;
+        let mut at = self.timer_fires_at(now_ns, ato);
         if let Some(old) = self.rcv.delack_timer.deadline_ns() {
             // an armed timer about to expire: ACK now; else keep the earlier deadline
             if old <= now_ns + ato / 4 {

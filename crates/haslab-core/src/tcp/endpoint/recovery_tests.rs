@@ -963,6 +963,54 @@ fn rack_without_the_probe_repairs_a_loss_two_segments_from_the_tail() {
     }
 }
 
+/// RACK's reordering timer waits for the **last** segment still inside its window (RFC 8985
+/// §6.2: `timeout = max(remaining, timeout)`; Linux `tcp_rack_detect_loss`, "Record maximum wait
+/// time"), plus Linux's `TCP_TIMEOUT_MIN_US` (2 ms, `tcp_rack_mark_lost`), and then marks every
+/// such segment lost at once. Two tail segments sent 1 ms apart are lost and only the last one
+/// is SACKed (fewer than DupThresh, so the reordering window is min_RTT/4): one firing marks
+/// both. An ACK that delivers nothing RACK can time (a duplicate of the last ACK, after both
+/// deadlines) runs no detection (Linux runs `tcp_rack_mark_lost` only when `rack.advanced`).
+#[test]
+fn the_reordering_timer_waits_for_the_last_candidate_and_marks_all_at_once() {
+    let (mut c, mut s) = pair(TcpConfig {
+        rack: Some(true),
+        tlp: false,
+        ..sack_cfg()
+    });
+    let mut out = Output::default();
+    c.write(8 * MSS, 1, 100 * MS, &mut out);
+    c.write(2 * MSS, 2, 101 * MS, &mut out);
+    let data = headers(&mut out);
+    assert_eq!(data.len(), 10);
+    let acks = deliver(&mut s, &all_but(&data, &[7, 8]), 150 * MS);
+    deliver(&mut c, &acks, 200 * MS);
+    let lost_before = c.tp.lost_pkts;
+    assert_eq!(c.snd.sb.sacked_out, 1);
+    let rack = c.recovery.rack;
+    assert_eq!(rack.xmit_ns, 101 * MS);
+    let reo_wnd = (c.tp.min_rtt_ns / 4).min(c.tp.srtt_ns);
+    assert!(reo_wnd > 0);
+    // segment 7 was sent at 100 ms, segment 8 at 101 ms
+    let (first, last) = (
+        100 * MS + rack.rtt_ns + reo_wnd,
+        101 * MS + rack.rtt_ns + reo_wnd,
+    );
+    let at = c
+        .recovery
+        .reorder_timer
+        .deadline_ns()
+        .expect("reordering timer");
+    assert_eq!(at, last + 2 * MS, "not the first candidate's {first}");
+    // a duplicate of the last ACK after both deadlines: no detection without a delivery
+    deliver(&mut c, &acks[acks.len() - 1..], last + MS);
+    assert_eq!(c.tp.lost_pkts, lost_before);
+    c.on_timer_entry(TimerKind::Reorder, at, &mut out);
+    assert_eq!(c.tp.lost_pkts, lost_before + 2, "both marked by one firing");
+    assert!(headers(&mut out).iter().any(|h| h.seq == data[7].seq));
+    assert!(!c.recovery.reorder_timer.is_armed());
+    c.snd.sb.check().unwrap();
+}
+
 /// `rack = false` with `tlp = true` is refused, as is `rack = true` without SACK.
 #[test]
 fn rack_is_checked_against_tlp_and_sack() {
