@@ -175,6 +175,8 @@ def test_a_timer_clock_other_than_the_kernels_wheel_is_noted(monkeypatch):
     assert notes(', timer_clock = "linux", hz = 250') == []
     assert [n for n in notes(', timer_clock = "linux-3.19"') if "'linux-3.19'" in n and "CONFIG_HZ = 250" in n]
     assert [n for n in notes(', timer_clock = "linux", hz = 1000') if "hz = 1000" in n]
+    with pytest.raises(LiveUnsupported, match=r"tlp_variant.*3\.x"):
+        from_plan(haslab.validate(dumbbell(tcp='{ sack = true, tlp = true, tlp_variant = "linux-3.19" }')))
 
 
 def test_westwood_and_cubic_jiffies_must_be_the_kernels(monkeypatch):

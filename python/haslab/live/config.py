@@ -337,6 +337,7 @@ def _host_settings(flow: dict, tcp: dict, notes: set[str]) -> tuple[dict, dict, 
         ("prr_variant", "linux"),
         ("undo_cwnd", "linux"),
         ("prior_ssthresh", "linux"),
+        ("tlp_variant", "linux"),
     ):
         if tcp.get(key, linux) != linux:
             why = ("no kernel saves the ssthresh before the reduction" if key == "prior_ssthresh"

@@ -59,8 +59,9 @@ ROTATION = {"preset.player.connection": "rotate", "preset.player.connections": 4
 #: The test bed's hosts: "Clients and servers used the Linux operating system (kernel version >3.0)"
 #: with Linux 3.12's FQ pacing (§3), so Linux 3.12+ defaults for every connection (DASH and FTP,
 #: sender and receiver) under the transport's own keys: SACK (`tcp_sack` = 1), PRR (Linux 3.2+,
-#: its form before 4.3), tail loss probes (`tcp_early_retrans` = 3, Linux 3.10+; haslab's probe
-#: is RACK-TLP), Linux 3.x's delayed-ACK rules and the cwnd growth of 3.13-3.18
+#: its form before 4.3), tail loss probes (`tcp_early_retrans` = 3, Linux 3.10+: the probe's
+#: rules of 3.10-3.19, `tlp_variant = "linux-3.19"`; the losses it reveals are found by RACK),
+#: Linux 3.x's delayed-ACK rules and the cwnd growth of 3.13-3.18
 #: (`cwnd_growth = "linux-3"`: Reno's additive increase one per ACK, slow start to ssthresh + 1;
 #: the paper is of early 2014, when 3.12 and 3.13 were the kernels with FQ; 3.12's slow start
 #: also counted ACKs, not packets, which haslab does not model), and the timers in jiffies on the
@@ -69,7 +70,8 @@ ROTATION = {"preset.player.connection": "rotate", "preset.player.connections": 4
 #: growth by packets, exact timers) are the other reading.
 LINUX_STACK = {"defaults.tcp.sack": True, "defaults.tcp.recovery": "prr", "defaults.tcp.prr_variant": "linux-3",
                "defaults.tcp.tlp": True, "defaults.tcp.delayed_ack": "linux-3", "defaults.tcp.cwnd_growth": "linux-3",
-               "defaults.tcp.timer_clock": "linux-3.19", "defaults.tcp.hz": 250}
+               "defaults.tcp.tlp_variant": "linux-3.19", "defaults.tcp.timer_clock": "linux-3.19",
+               "defaults.tcp.hz": 250}
 #: the readings (module docstring); the first is the default
 READINGS = {
     "series": {**SERIES, **LINUX_STACK},

@@ -501,6 +501,7 @@ def _experiment(env: int) -> Experiment:
             "3.19's undo of a spurious RTO, `undo_cwnd = \"linux-3.19\"` and `prior_ssthresh = \"linux\"`; "
             "3.19's TX_START event on any data segment sent with nothing in flight, `tx_start = \"linux\"`; "
             "its timers in jiffies of HZ = 250 on the timer wheel before Linux 4.8, `timer_clock = \"linux-3.19\"`; "
+            "3.19's tail-loss probe timeout and episodes, `tlp_variant = \"linux-3.19\"`; "
             "CUBIC's epoch kept through idle periods, `idle_shift = false`, as before Linux 4.2, and 3.19's HyStart, "
             "`hystart_variant = \"linux-3.19\"`) and "
             "the viewers Linux 3.19's "

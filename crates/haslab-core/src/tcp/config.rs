@@ -203,6 +203,25 @@ pub enum GrowthCount {
     Linux319,
 }
 
+/// Which kernel's tail-loss probe runs with `tlp = true` (see [`TcpConfig::tlp_variant`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TlpVariant {
+    /// Linux 4.4+ (6.18) and RFC 8985: PTO = 2·SRTT + 2 ms (+ `min_rto` instead of 2 ms with
+    /// one packet out), 1 s before an RTT sample; a probe of new data or a retransmission opens
+    /// one episode at a time (default).
+    #[default]
+    Linux,
+    /// Linux 3.10-3.19 (`tcp_schedule_loss_probe`, `tcp_send_loss_probe` in the 3.19 tree's
+    /// net/ipv4/tcp_output.c): PTO = max(2·RTT, 10 ms), or max(2·RTT, 1.5·RTT + 200 ms
+    /// (`TCP_DELACK_MAX`)) with one packet out, RTT being SRTT rounded up to jiffies of `hz`;
+    /// no probe before an RTT sample, nor while cwnd has room and data waits unsent; a probe
+    /// of new data opens no episode (only a retransmission sets `tlp_high_seq`), so such probes
+    /// may follow one another, and at most one retransmission probe is outstanding.
+    #[serde(rename = "linux-3.19")]
+    Linux319,
+}
+
 /// When the sender counts as cwnd-limited, the test that gates the algorithms' growth (Linux
 /// `tcp_is_cwnd_limited`, include/net/tcp.h) and the bookkeeping behind it (`tcp_cwnd_validate`,
 /// net/ipv4/tcp_output.c). A send round is cwnd-limited when it stopped with data left to send
@@ -717,6 +736,10 @@ pub struct TcpConfig {
     /// and RACK time-based loss detection. Requires `sack`. Default off (Linux: on with SACK;
     /// ns-3: not implemented).
     pub tlp: bool,
+    /// With `tlp = true`: the probe's rules, `linux` (default: Linux 4.4+, RFC 8985) or
+    /// `linux-3.19` (Linux 3.10-3.19: another timeout, no episode for a probe of new data; see
+    /// [`TlpVariant`]). RACK's loss detection is the same in both.
+    pub tlp_variant: TlpVariant,
     /// RACK time-based loss detection (RFC 8985 §6) on its own: `true` with `tlp = false` is
     /// RACK without the probe, which is what Linux 6.17 and later do with SACK and
     /// `tcp_early_retrans = 0` (RACK is their only SACK loss detection:
@@ -794,6 +817,7 @@ impl Default for TcpConfig {
             isn: None,
             sack: false,
             tlp: false,
+            tlp_variant: TlpVariant::Linux,
             rack: None,
             pacing: PacingMode::Off,
             max_pacing_rate: None,

@@ -20,9 +20,11 @@
 //! Transport: the paper's testbed is real Ubuntu 15.04 hosts (Linux 3.19) with Apache, so the
 //! players' connections default to that kernel's loss recovery: SACK (`tcp_sack = 1`), PRR
 //! (RFC 6937, Linux's only recovery since 3.2; `prr_variant = "linux-3"`, the SSRB form of
-//! net/ipv4/tcp_input.c before 4.3) and tail loss probes (`tcp_early_retrans = 3`;
-//! haslab's probe is RACK-TLP, RFC 8985, which Linux gained in 4.4 — the 3.19 probe differs in
-//! that loss marking after it is still by duplicate ACKs) and Linux's restart after idle. The
+//! net/ipv4/tcp_input.c before 4.3) and tail loss probes (`tcp_early_retrans = 3`; the probe's
+//! own rules are 3.19's, `tlp_variant = "linux-3.19"`: its timeout, and no episode for a probe
+//! of new data; the losses it reveals are found by RACK, RFC 8985, which Linux gained in 4.4,
+//! where 3.19 still marks them by duplicate ACKs, FACK and early retransmit) and Linux's
+//! restart after idle. The
 //! sender's congestion-control plumbing follows the 3.19 tree (net/ipv4/tcp_input.c,
 //! tcp_output.c, tcp_cong.c, include/net/tcp.h) where haslab models it:
 //! - cwnd growth (`cwnd_growth = "linux-3.19"`): 3.19 already counts packets in Reno's and
@@ -148,6 +150,7 @@ pub fn household(spec: &PresetSpec) -> Result<Expansion, ScenarioError> {
     x.slot_tcp("recovery", json!("prr"));
     x.slot_tcp("prr_variant", json!("linux-3"));
     x.slot_tcp("tlp", json!(true));
+    x.slot_tcp("tlp_variant", json!("linux-3.19"));
     x.slot_tcp("idle_restart", json!("linux"));
     x.slot_tcp("delayed_ack", json!("linux-3"));
     x.slot_tcp("cwnd_growth", json!("linux-3.19"));

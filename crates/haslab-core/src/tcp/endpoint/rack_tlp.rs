@@ -3,7 +3,7 @@
 
 use super::{Endpoint, Output, TimerKind};
 use crate::tcp::cc::CaState;
-use crate::tcp::config::{CwndLimited, RecoveryMode};
+use crate::tcp::config::{CwndLimited, RecoveryMode, TlpVariant};
 use crate::tcp::cwv::Congestion;
 use crate::tcp::scoreboard::{segflags, Seg, DUP_THRESH};
 
@@ -130,10 +130,21 @@ impl Endpoint {
     pub(super) fn schedule_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
         if !self.cfg.tlp
             || !self.sack_ok
-            || self.recovery.tlp.is_some()
             || self.tp.ca_state != CaState::Open
             || self.snd.sb.is_empty()
             || !self.state.is_synchronized()
+        {
+            return;
+        }
+        let linux319 = self.cfg.tlp_variant == TlpVariant::Linux319;
+        // 6.18 (and RFC 8985): one episode at a time; 3.19 schedules regardless of
+        // `tlp_high_seq` (only its retransmission waits for it, `on_loss_probe`), but never
+        // before an RTT sample, nor "if (tp->snd_cwnd > tcp_packets_in_flight(tp)) &&
+        // tcp_send_head(sk)"
+        if (!linux319 && self.recovery.tlp.is_some())
+            || (linux319
+                && (self.tp.srtt_ns == 0
+                    || (self.snd.nxt < self.snd.stream_end() && !self.window_full(self.snd.nxt))))
         {
             return;
         }
@@ -144,7 +155,9 @@ impl Endpoint {
     /// conditions hold.
     #[inline(never)]
     fn arm_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
-        let mut pto = if self.tp.srtt_ns > 0 {
+        let mut pto = if self.cfg.tlp_variant == TlpVariant::Linux319 {
+            self.pto_319()
+        } else if self.tp.srtt_ns > 0 {
             2 * self.tp.srtt_ns
                 + if self.snd.sb.len() == 1 {
                     self.cfg.min_rto.0
@@ -173,19 +186,44 @@ impl Endpoint {
         );
     }
 
+    /// Linux 3.19's probe timeout (`tcp_schedule_loss_probe` in the 3.19 tree), in jiffies of
+    /// `hz`: rtt = `usecs_to_jiffies(srtt_us)`; 2·rtt, with one packet out at least rtt +
+    /// rtt/2 + `TCP_DELACK_MAX` (HZ/5), and at least `msecs_to_jiffies(10)`.
+    fn pto_319(&self) -> u64 {
+        use crate::tcp::cc::jiffies::usecs_to_jiffies;
+        let hz = self.cfg.hz;
+        let rtt = usecs_to_jiffies(self.tp.srtt_ns / 1000, hz);
+        let mut timeout = rtt << 1;
+        if self.snd.sb.len() == 1 {
+            timeout = timeout.max(rtt + (rtt >> 1) + hz as u64 / 5);
+        }
+        timeout = timeout.max(usecs_to_jiffies(10_000, hz));
+        (timeout as u128 * 1_000_000_000 / hz as u128) as u64
+    }
+
     /// RFC 8985 §7.3 / Linux `tcp_send_loss_probe`: one new segment if there is one, else a
-    /// retransmission of the last outstanding segment; cwnd is not changed.
+    /// retransmission of the last outstanding segment; cwnd is not changed. With `tlp_variant =
+    /// "linux-3.19"` a probe of new data opens no episode, data waiting behind the receive
+    /// window sends nothing ("if (tcp_send_head(sk) != NULL) { err = tcp_write_xmit(..); goto
+    /// rearm_timer; }"), and a retransmission waits for the open episode ("At most one
+    /// outstanding TLP retransmission").
     pub(super) fn on_loss_probe(&mut self, now_ns: u64, out: &mut Output) {
+        let linux319 = self.cfg.tlp_variant == TlpVariant::Linux319;
         if !self.state.is_synchronized()
             || self.snd.sb.is_empty()
-            || self.recovery.tlp.is_some()
+            || (!linux319 && self.recovery.tlp.is_some())
             || self.tp.ca_state != CaState::Open
         {
             return;
         }
         let len = (self.snd.write_end.saturating_sub(self.snd.nxt)).min(self.cfg.mss as u64) as u32;
-        let new_data = self.snd.nxt < self.snd.stream_end()
-            && self.snd.nxt + len as u64 - self.snd.una <= self.snd.wnd_bytes;
+        let unsent = self.snd.nxt < self.snd.stream_end();
+        let new_data = unsent && self.snd.nxt + len as u64 - self.snd.una <= self.snd.wnd_bytes;
+        if linux319 && ((unsent && !new_data) || (!unsent && self.recovery.tlp.is_some())) {
+            self.snd.rto_timer.cancel();
+            self.arm_rto(now_ns, out);
+            return;
+        }
         let retransmitted = if new_data {
             // `tcp_send_loss_probe` sends it through `tcp_write_xmit(sk, mss, TCP_NAGLE_OFF, 2,
             // ..)`, which forces it out when cwnd has no room and validates cwnd after it;
@@ -214,11 +252,13 @@ impl Endpoint {
             Some((seg.start, seg.end))
         };
         self.stats.loss.tlp_probes += 1;
-        self.recovery.tlp = Some(TlpEpisode {
-            end_seq: self.snd.nxt,
-            retransmitted,
-            dsacked: false,
-        });
+        if !(linux319 && retransmitted.is_none()) {
+            self.recovery.tlp = Some(TlpEpisode {
+                end_seq: self.snd.nxt,
+                retransmitted,
+                dsacked: false,
+            });
+        }
         self.snd.rto_timer.cancel();
         self.arm_rto(now_ns, out);
     }

@@ -1555,3 +1555,92 @@ fn a_loss_repaired_by_the_probe_reduces_cwnd_through_the_cwr_state() {
         c.tp.ssthresh_pkts
     );
 }
+
+/// `tlp_variant = "linux-3.19"` (the 3.19 tree's `tcp_schedule_loss_probe`) at HZ = 250: the
+/// RTT is SRTT rounded up to jiffies (50 ms: 12.5 → 13 jiffies, 52 ms) and the PTO is 2·RTT,
+/// 104 ms, where 6.18's is 2·SRTT + 2 ms = 102 ms. With one packet out it is max(2·RTT, RTT +
+/// RTT/2 + `TCP_DELACK_MAX`) = 13 + 6 + 50 = 69 jiffies (276 ms), 6.18's 2·SRTT + min_rto =
+/// 300 ms; both are later than the RTO (SRTT + 200 ms), so the probe takes the RTO's time ("If
+/// RTO is shorter, just schedule TLP in its place").
+#[test]
+fn the_3_19_probe_timeout_counts_jiffies_and_the_delayed_ack_maximum() {
+    use crate::tcp::config::TlpVariant;
+    for (variant, multi_ms) in [(TlpVariant::Linux, 102), (TlpVariant::Linux319, 104)] {
+        let (mut c, mut s) = pair(TcpConfig {
+            tlp_variant: variant,
+            ..sack_cfg()
+        });
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let data = headers(&mut out);
+        let acks = deliver(&mut s, &data[..8], 125 * MS);
+        deliver(&mut c, &acks, 150 * MS);
+        assert_eq!(c.tp.srtt_ns, 50 * MS);
+        let pto_at = c.recovery.tlp_timer.deadline_ns().expect("probe armed");
+        assert_eq!(pto_at, (150 + multi_ms) * MS, "{variant:?}");
+        // the last two arrive: nothing is out; then one new segment
+        let acks = deliver(&mut s, &data[8..], 125 * MS);
+        deliver(&mut c, &acks, 150 * MS);
+        assert_eq!(c.tp.srtt_ns, 50 * MS);
+        c.write(MSS, 2, 300 * MS, &mut out);
+        assert_eq!(headers(&mut out).len(), 1);
+        let pto_at = c.recovery.tlp_timer.deadline_ns().expect("probe armed");
+        assert_eq!(c.tp.rto_ns, 250 * MS);
+        assert_eq!(pto_at, 550 * MS, "{variant:?}");
+        assert_eq!(c.snd.rto_timer.deadline_ns(), Some(pto_at));
+    }
+}
+
+/// A probe of new data opens an episode in 6.18 (`tlp_high_seq` is set for it too), so no
+/// further probe is armed until an ACK covers it; in 3.19 only a retransmission sets
+/// `tlp_high_seq`, so the next ACK arms another probe while the first is unacknowledged. And
+/// 3.19 arms none while cwnd has room and data waits.
+#[test]
+fn a_3_19_probe_of_new_data_opens_no_episode() {
+    use crate::tcp::config::TlpVariant;
+    for variant in [TlpVariant::Linux, TlpVariant::Linux319] {
+        let (mut c, mut s) = pair(TcpConfig {
+            tlp_variant: variant,
+            ..sack_cfg()
+        });
+        let mut out = Output::default();
+        c.write(10 * MSS, 1, 100 * MS, &mut out);
+        let acks = deliver(&mut s, &headers(&mut out), 125 * MS);
+        deliver(&mut c, &acks, 150 * MS);
+        // cwnd 20 after slow start: 20 segments leave, 20 wait
+        c.write(40 * MSS, 2, 200 * MS, &mut out);
+        let flight = headers(&mut out);
+        assert_eq!(flight.len(), 20);
+        let pto_at = c.recovery.tlp_timer.deadline_ns().expect("probe armed");
+        c.on_timer_entry(TimerKind::LossProbe, pto_at, &mut out);
+        let probe = headers(&mut out);
+        assert_eq!(probe.len(), 1);
+        assert!(probe[0].seq != flight[19].seq, "new data");
+        assert_eq!(c.stats.loss.tlp_probes, 1);
+        assert_eq!(c.recovery.tlp.is_some(), variant == TlpVariant::Linux);
+        // the first segment's ACK: new data leaves, cwnd is full again, data still waits
+        let ack = deliver(&mut s, &flight[..1], pto_at + MS);
+        let sent = deliver(&mut c, &ack, pto_at + 2 * MS);
+        assert!(sent.iter().any(|h| h.payload_bytes > 0), "new data left");
+        assert!(c.snd.nxt < c.snd.stream_end() && c.window_full(c.snd.nxt));
+        assert_eq!(
+            c.recovery.tlp_timer.is_armed(),
+            variant == TlpVariant::Linux319,
+            "{variant:?}"
+        );
+    }
+    // 3.19: cwnd with room and data waiting behind the receive window: no probe
+    let (mut c, mut s) = pair(TcpConfig {
+        tlp_variant: TlpVariant::Linux319,
+        rwnd: crate::sim::units::Size(4 * MSS),
+        ..sack_cfg()
+    });
+    let mut out = Output::default();
+    c.write(10 * MSS, 1, 100 * MS, &mut out);
+    let first = headers(&mut out);
+    assert_eq!(first.len(), 4, "the receive window holds four");
+    let acks = deliver(&mut s, &first[..2], 125 * MS);
+    deliver(&mut c, &acks, 150 * MS);
+    assert!(c.snd.nxt < c.snd.stream_end() && !c.window_full(c.snd.nxt));
+    assert!(!c.recovery.tlp_timer.is_armed());
+}
