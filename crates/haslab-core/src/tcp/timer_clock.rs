@@ -36,7 +36,7 @@
 //! compares with the tick the timer fires on, where Linux compares with its `expires`, one
 //! jiffy earlier on level 0; and the softirq runs the timers at the tick itself.
 
-use crate::tcp::cc::jiffies::{jiffies, usecs_to_jiffies};
+use crate::tcp::cc::jiffies::{jiffies, jiffies_to_ns, ns_to_jiffies};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -68,11 +68,6 @@ fn lvl_start(n: u32) -> u64 {
     ((1u64 << LVL_BITS) - 1) << ((n - 1) * LVL_CLK_SHIFT)
 }
 
-/// The ns at which tick `j` begins: ⌈j·10⁹/HZ⌉.
-fn tick_ns(j: u64, hz: u32) -> u64 {
-    (j as u128 * 1_000_000_000).div_ceil(hz as u128) as u64
-}
-
 /// The jiffy on which a timer armed at `now_j` for `expires` runs on 4.8+'s wheel
 /// (`calc_wheel_index`, `calc_index`).
 pub fn wheel_fire_jiffy(now_j: u64, expires: u64) -> u64 {
@@ -92,12 +87,12 @@ pub fn fires_at(clock: TimerClock, hz: u32, now_ns: u64, timeout_ns: u64) -> u64
     }
     let now_j = jiffies(now_ns, hz);
     // usecs_to_jiffies of the timeout, taken from ns (the same for whole µs)
-    let expires = now_j + usecs_to_jiffies(timeout_ns.div_ceil(1000), hz);
+    let expires = now_j + ns_to_jiffies(timeout_ns, hz);
     let fire_j = match clock {
         TimerClock::Linux => wheel_fire_jiffy(now_j, expires),
         _ => expires.max(now_j + 1),
     };
-    tick_ns(fire_j, hz)
+    jiffies_to_ns(fire_j, hz)
 }
 
 #[cfg(test)]
@@ -128,12 +123,18 @@ mod tests {
         assert_eq!(fires_at(TimerClock::Linux319, 250, t, 42 * MS), 10_044 * MS);
         // HZ = 1000: 200 ms is 200 jiffies, level 1: expires 10,201, bucket 1,276, tick 10,208
         assert_eq!(fires_at(TimerClock::Linux, 1000, t, 200 * MS), 10_208 * MS);
+        // one jiffy at HZ = 300 (3,333,333 ns, as the 3.19 probe's timeout gives it) is one
+        // jiffy, not two: tick 3,001 is the expiry
+        assert_eq!(
+            fires_at(TimerClock::Linux319, 300, t, 3_333_333),
+            jiffies_to_ns(3_001, 300)
+        );
         // a zero timeout still waits for the next tick
         assert_eq!(fires_at(TimerClock::Linux319, 250, t, 0), 10_004 * MS);
         // HZ = 300: ticks at ⌈j·10⁹/300⌉ ns; 10.001 s is tick 3,000; 40 ms is 12 jiffies
         assert_eq!(
             fires_at(TimerClock::Linux, 300, t, 40 * MS),
-            tick_ns(3_013, 300)
+            jiffies_to_ns(3_013, 300)
         );
     }
 

@@ -25,6 +25,21 @@ pub fn jiffies(t_ns: u64, hz: u32) -> u64 {
     (t_ns as u128 * hz as u128 / 1_000_000_000) as u64
 }
 
+/// The ns at which tick `j` begins, ⌈j·10⁹/HZ⌉: the first instant at which [`jiffies`] reads
+/// `j`.
+#[inline]
+pub fn jiffies_to_ns(j: u64, hz: u32) -> u64 {
+    (j as u128 * 1_000_000_000).div_ceil(hz as u128) as u64
+}
+
+/// A length of `ns` rounded **up** to whole jiffies: `usecs_to_jiffies` of it in µs (the same
+/// at HZ 100, 250 and 1000, whose jiffies are whole µs), and at HZ = 300 a length of whole
+/// jiffies taken to ns by truncation comes back whole.
+#[inline]
+pub fn ns_to_jiffies(ns: u64, hz: u32) -> u64 {
+    (ns as u128 * hz as u128).div_ceil(1_000_000_000) as u64
+}
+
 /// Linux `usecs_to_jiffies`: `us` rounded **up** to whole jiffies.
 #[inline]
 pub fn usecs_to_jiffies(us: u64, hz: u32) -> u64 {
@@ -50,6 +65,29 @@ mod tests {
             assert_eq!(usecs_to_jiffies(20_300, hz), rtt_j, "HZ {hz}");
         }
         assert_eq!(usecs_to_jiffies(20_000, 250), 5);
+        // a tick begins where `jiffies` first reads it; a length of j jiffies truncated to ns is
+        // j jiffies again, at HZ = 300 too (3,333,333 ns is one jiffy, 3,333,334 two); a length
+        // in whole µs rounds as usecs_to_jiffies
+        for hz in HZ_CHOICES {
+            for j in [1u64, 2, 3, 50, 1_001] {
+                let ns = jiffies_to_ns(j, hz);
+                assert_eq!(
+                    (jiffies(ns, hz), jiffies(ns - 1, hz)),
+                    (j, j - 1),
+                    "HZ {hz}"
+                );
+                let len = (j as u128 * 1_000_000_000 / hz as u128) as u64;
+                assert_eq!(ns_to_jiffies(len, hz), j, "HZ {hz} j {j}");
+            }
+            for us in [1u64, 3_333, 3_334, 20_300, 200_050] {
+                assert_eq!(
+                    ns_to_jiffies(us * 1000, hz),
+                    usecs_to_jiffies(us, hz),
+                    "HZ {hz}"
+                );
+            }
+        }
+        assert_eq!(ns_to_jiffies(3_333_334, 300), 2);
         assert_eq!(usecs_to_jiffies(0, 250), 0);
     }
 

@@ -31,13 +31,7 @@ impl Rack {
     /// RFC 8985 §6.2 step 2 (RACK_update) with the newest delivered segment of this ACK.
     pub(super) fn update(&mut self, xmit_ns: u64, end: u64, rtt_ns: u64) {
         if !self.valid || xmit_ns > self.xmit_ns || (xmit_ns == self.xmit_ns && end > self.end) {
-            *self = Rack {
-                xmit_ns,
-                end,
-                rtt_ns,
-                valid: true,
-                advanced: true,
-            };
+            (self.xmit_ns, self.end, self.rtt_ns, self.valid) = (xmit_ns, end, rtt_ns, true);
         }
         self.advanced = true;
     }
@@ -198,6 +192,7 @@ impl Endpoint {
             timeout = timeout.max(rtt + (rtt >> 1) + hz as u64 / 5);
         }
         timeout = timeout.max(usecs_to_jiffies(10_000, hz));
+        // truncated, so that the timer reads it back as `timeout` jiffies (at HZ = 300 too)
         (timeout as u128 * 1_000_000_000 / hz as u128) as u64
     }
 
